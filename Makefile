@@ -1,0 +1,142 @@
+# smpmm: build the kernel ISO, boot it in QEMU, run every test. `make help` lists targets.
+# Everything is built out of tree in build/, with paths mirroring the source tree.
+
+# ---- user-tunable variables -------------------------------------------------------------
+SMP      ?= 40
+MEM      ?= 2G
+FIRMWARE ?= bios
+MACHINE  ?= q35
+ACCEL    ?= tcg
+CMDLINE  ?=
+TIMEOUT  ?= 300
+CROSS_COMPILE ?=
+CC       ?= gcc
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc
+endif
+LD       := $(CROSS_COMPILE)ld
+NASM     ?= nasm
+PYTHON   ?= python3
+BUILD    ?= build
+
+override MAKEFLAGS += -rR
+
+# ---- internal C flags (one block; not meant to be changed by the user) --------------------
+KCFLAGS := \
+	-std=gnu11 \
+	-O2 \
+	-g \
+	-ffreestanding \
+	-nostdlib \
+	-fno-pic \
+	-fno-pie \
+	-fno-stack-protector \
+	-fno-omit-frame-pointer \
+	-fno-common \
+	-fno-strict-aliasing \
+	-mno-red-zone \
+	-mcmodel=kernel \
+	-mno-sse \
+	-mno-sse2 \
+	-mno-mmx \
+	-mno-avx \
+	-mno-80387 \
+	-Wall \
+	-Wextra \
+	-Werror \
+	-Wno-unused-parameter \
+	-MMD \
+	-MP \
+	-I. \
+	-Iarch/x86_64/include
+KASFLAGS := -f elf64 -g -F dwarf -I. -MD
+KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
+
+# ---- sources: every file in these folders is part of the kernel ---------------------------
+KSRC_C   := $(wildcard kernel/*.c arch/x86_64/*.c mm/*.c tests/kernel/*.c)
+KSRC_ASM := $(wildcard boot/*.asm arch/x86_64/*.asm)
+KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o,$(KSRC_ASM))
+KERNEL   := $(BUILD)/smpmm.elf
+ISO      := $(BUILD)/smpmm.iso
+
+.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big
+
+all: iso
+iso: $(ISO)
+
+$(BUILD)/%.o: %.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(KCFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.asm Makefile
+	@mkdir -p $(dir $@)
+	$(NASM) $(KASFLAGS) $< -o $@
+
+$(KERNEL): $(KOBJ) linker.ld
+	$(LD) $(KLDFLAGS) -o $@ $(KOBJ)
+
+$(ISO): $(KERNEL) boot/grub.cfg
+	@mkdir -p $(BUILD)/iso/boot/grub
+	cp $(KERNEL) $(BUILD)/iso/boot/smpmm.elf
+	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
+	grub-mkrescue -o $@ $(BUILD)/iso 2>$(BUILD)/grub-mkrescue.log || \
+		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
+
+-include $(KOBJ:.o=.d)
+
+# ---- tools: install what is missing (Debian), or say how --------------------------------
+DEBIAN_PKGS := qemu-system-x86 nasm grub-pc-bin grub-efi-amd64-bin grub-common xorriso \
+	mtools ovmf python3 gcc make binutils clang gnuplot-nox valgrind
+TOOLS := qemu-system-x86_64 nasm grub-mkrescue xorriso mformat python3 clang
+
+check-tools:
+	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	[ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] || [ -e /usr/share/OVMF/OVMF_CODE.fd ] || missing="$$missing ovmf"; \
+	[ -d /usr/lib/grub/x86_64-efi ] || missing="$$missing grub-efi-amd64-bin"; \
+	[ -d /usr/lib/grub/i386-pc ] || missing="$$missing grub-pc-bin"; \
+	if [ -n "$$missing" ]; then echo "missing:$$missing"; $(MAKE) --no-print-directory deps; fi
+
+deps:
+	@if [ "$$(id -u)" = 0 ]; then \
+		echo "installing: $(DEBIAN_PKGS)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PKGS); \
+	else \
+		echo "smpmm needs Debian packages; run as root:"; \
+		echo "  apt-get update && apt-get install -y $(DEBIAN_PKGS)"; \
+		exit 1; \
+	fi
+
+# ---- running --------------------------------------------------------------------------
+RUNNER := $(PYTHON) tests/runner.py
+RUNFLAGS = --smp $(SMP) --mem $(MEM) --firmware $(FIRMWARE) --machine $(MACHINE) \
+	--accel $(ACCEL) --timeout $(TIMEOUT) --iso $(ISO)
+
+run: check-tools
+	@$(MAKE) --no-print-directory iso
+	$(RUNNER) $(RUNFLAGS) --console --log $(BUILD)/run.log --cmdline "$(CMDLINE)"
+
+debug: check-tools
+	@$(MAKE) --no-print-directory iso
+	$(RUNNER) $(RUNFLAGS) --gdb --log $(BUILD)/debug.log --cmdline "$(CMDLINE)" & \
+	sleep 1; gdb -q -x tests/gdbinit $(KERNEL); kill %1 2>/dev/null; true
+
+test: check-tools
+	@$(MAKE) --no-print-directory iso
+	$(PYTHON) tests/matrix.py --iso $(ISO) --build $(BUILD) --make "$(MAKE)"
+
+test-big: check-tools
+	@$(MAKE) --no-print-directory iso
+	$(RUNNER) --smp 255 --mem 4G --firmware bios --machine q35 --accel $(ACCEL) \
+		--timeout 900 --iso $(ISO) --log $(BUILD)/test-big.log --cmdline "test=boot.*"
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@echo "make            build $(ISO)"
+	@echo "make run        boot -smp \$$SMP (default 40) and run the default tests on this terminal"
+	@echo "make test       host tests, then the QEMU test matrix (what CI runs)"
+	@echo "make debug      boot stopped at the first instruction, with gdb attached"
+	@echo "make test-big   boot -smp 255"
+	@echo "make deps       install the Debian packages (as root)"
+	@echo "variables: SMP MEM FIRMWARE=bios|uefi MACHINE=q35|pc ACCEL=tcg|kvm CMDLINE='...'"

@@ -1,0 +1,93 @@
+/* x86-64 side of the kernel/arch.h contract: small inline accessors, the only home of inline asm. */
+#ifndef ARCH_X86_64_ARCH_OPS_H
+#define ARCH_X86_64_ARCH_OPS_H
+
+#include "kernel/compiler.h"
+
+/* Virtual layout: the direct map of all physical memory, and the kernel image at -2 GiB. */
+#define DIRECT_MAP_BASE 0xffff800000000000ull
+#define KERNEL_VMA 0xffffffff80000000ull
+
+/*
+ * The first bytes of every CPU's per-CPU area, which GS base points at. Offsets are fixed
+ * because arch_cpu_id() reads them with %gs-relative loads.
+ */
+struct arch_cpu_head {
+	struct arch_cpu_head *self;	/* %gs:0 */
+	u32 cpu_id;			/* %gs:8, 0 .. nr_cpus-1 */
+	u32 apic_id;			/* %gs:12 */
+};
+
+static __always_inline unsigned int arch_cpu_id(void)
+{
+	unsigned int id;
+
+	__asm__ __volatile__("movl %%gs:8, %0" : "=r"(id));
+	return id;
+}
+
+static __always_inline unsigned long arch_irq_save(void)
+{
+	unsigned long flags;
+
+	__asm__ __volatile__("pushfq; popq %0; cli" : "=r"(flags) : : "memory");
+	return flags;
+}
+
+static __always_inline void arch_irq_restore(unsigned long flags)
+{
+	if (flags & (1ul << 9))
+		__asm__ __volatile__("sti" ::: "memory");
+}
+
+static __always_inline void arch_irq_disable(void)
+{
+	__asm__ __volatile__("cli" ::: "memory");
+}
+
+static __always_inline void arch_irq_enable(void)
+{
+	__asm__ __volatile__("sti" ::: "memory");
+}
+
+static __always_inline bool arch_irqs_disabled(void)
+{
+	unsigned long flags;
+
+	__asm__ __volatile__("pushfq; popq %0" : "=r"(flags));
+	return !(flags & (1ul << 9));
+}
+
+static __always_inline void arch_cpu_relax(void)
+{
+	__asm__ __volatile__("pause" ::: "memory");
+}
+
+static __always_inline u64 arch_cycles(void)
+{
+	u32 lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((u64)hi << 32) | lo;
+}
+
+static __always_inline void *arch_phys_to_virt(u64 pa)
+{
+	return (void *)(uintptr_t)(pa + DIRECT_MAP_BASE);
+}
+
+/* Accepts direct-map and kernel-image addresses. */
+static __always_inline u64 arch_virt_to_phys(const void *va)
+{
+	u64 v = (u64)(uintptr_t)va;
+
+	return v >= KERNEL_VMA ? v - KERNEL_VMA : v - DIRECT_MAP_BASE;
+}
+
+/* Enable interrupts and halt until one arrives, atomically (sti's one-instruction shadow). */
+static __always_inline void arch_wait_for_interrupt(void)
+{
+	__asm__ __volatile__("sti; hlt" ::: "memory");
+}
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * The contract between generic code (kernel/, mm/) and an architecture: every arch_* below
+ * must exist. x86-64 implements it in arch/x86_64/include/arch/arch_ops.h; the host test
+ * harness implements it with pthreads in tests/host/shim/arch/arch_ops.h. Generic code
+ * includes this file and never tests which architecture it is built for.
+ *
+ *   unsigned int arch_cpu_id(void)        index of the running CPU, 0 .. nr_cpus-1
+ *   unsigned long arch_irq_save(void)     disable interrupts, return the previous state
+ *   void arch_irq_restore(unsigned long)  put back a state from arch_irq_save()
+ *   void arch_irq_disable(void), arch_irq_enable(void)
+ *   bool arch_irqs_disabled(void)
+ *   void arch_cpu_relax(void)             body of every spin-wait loop (x86: pause)
+ *   u64  arch_cycles(void)                a fast monotonic per-CPU cycle counter (x86: TSC)
+ *   void *arch_phys_to_virt(u64 pa)       direct-map address of physical address pa
+ *   u64  arch_virt_to_phys(const void *)  inverse of arch_phys_to_virt for direct-map addresses
+ *   void arch_wait_for_interrupt(void)    sleep until an interrupt (x86: sti; hlt)
+ */
+#ifndef KERNEL_ARCH_H
+#define KERNEL_ARCH_H
+
+#include "kernel/compiler.h"
+#include <arch/arch_ops.h>
+
+#define PAGE_SHIFT 12
+#define PAGE_SIZE (1ul << PAGE_SHIFT)
+#define PAGE_MASK (~(PAGE_SIZE - 1))
+
+#endif

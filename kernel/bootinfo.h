@@ -1,0 +1,51 @@
+/*
+ * What the boot loader told us, parsed out of the multiboot2 information (kernel/multiboot.c)
+ * into plain data that the rest of the kernel reads. Nothing here points into loader memory.
+ */
+#ifndef KERNEL_BOOTINFO_H
+#define KERNEL_BOOTINFO_H
+
+#include "kernel/compiler.h"
+
+#define BOOT_CMDLINE_MAX 512
+#define BOOT_MMAP_MAX 256
+
+enum mem_type {
+	MEM_USABLE = 1,		/* free RAM */
+	MEM_RESERVED = 2,
+	MEM_ACPI_RECLAIMABLE = 3,
+	MEM_ACPI_NVS = 4,
+	MEM_BAD = 5,
+};
+
+struct mem_region {
+	u64 base;
+	u64 length;
+	u32 type;		/* enum mem_type, as in the multiboot2 mmap tag */
+};
+
+struct boot_info {
+	char cmdline[BOOT_CMDLINE_MAX];
+	char loader_name[64];
+	struct mem_region mmap[BOOT_MMAP_MAX];	/* as the loader gave it: may be unsorted/overlapping */
+	unsigned int nr_mmap;
+	bool efi_mmap_present;		/* an EFI memory map tag was seen (UEFI boot) */
+	unsigned int nr_efi_mmap;	/* number of EFI descriptors */
+	u64 rsdp_phys;			/* physical address of the RSDP copy in the mbi, 0 if none */
+	u8 rsdp_copy[36];		/* the RSDP itself (v1: 20 bytes, v2: 36 bytes) */
+	u8 rsdp_revision;		/* 0: ACPI 1.0 (RSDT), >= 2: XSDT present */
+	bool rsdp_present;
+	u64 mbi_phys, mbi_size;		/* the multiboot2 information block, to reserve */
+	u64 kernel_phys_start, kernel_phys_end;	/* the loaded image, to reserve */
+};
+
+extern struct boot_info boot_info;
+
+/*
+ * Parse a multiboot2 information block of at most buf_len bytes into *bi.
+ * Returns 0, or a negative number with *err set to a message on malformed input.
+ * Pure function of its input: safe to fuzz on the host.
+ */
+int multiboot2_parse(const void *mbi, size_t buf_len, struct boot_info *bi, const char **err);
+
+#endif

@@ -1,0 +1,54 @@
+/* Compiler helpers shared by the kernel and the host test harness: no kernel state lives here. */
+#ifndef KERNEL_COMPILER_H
+#define KERNEL_COMPILER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int8_t s8;
+typedef int16_t s16;
+typedef int32_t s32;
+typedef int64_t s64;
+
+#define CACHELINE_SIZE 64
+#define __aligned(x) __attribute__((aligned(x)))
+#define __cacheline_aligned __aligned(CACHELINE_SIZE)
+#define __packed __attribute__((packed))
+#define __noreturn __attribute__((noreturn))
+#define __unused __attribute__((unused))
+#define __used __attribute__((used))
+#define __section(s) __attribute__((section(s)))
+#define __printf(a, b) __attribute__((format(printf, a, b)))
+#define __always_inline inline __attribute__((always_inline))
+#define __noinline __attribute__((noinline))
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+/* One load or store the compiler may not tear, merge or repeat. */
+#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+#define BUILD_BUG_ON(cond) _Static_assert(!(cond), #cond)
+/* Type-checks cond without generating code: the "off" form of debug asserts. */
+#define BUILD_BUG_ON_INVALID(cond) ((void)sizeof((long)(cond)))
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define CLAMP(v, lo, hi) MIN(MAX(v, lo), hi)
+#define ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
+#define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a) - 1)) == 0)
+#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+
+#endif

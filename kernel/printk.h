@@ -1,0 +1,25 @@
+/* Console output: whole lines, never interleaved between CPUs. Implemented by kernel/printk.c. */
+#ifndef KERNEL_PRINTK_H
+#define KERNEL_PRINTK_H
+
+#include <stdarg.h>
+#include "kernel/compiler.h"
+
+/*
+ * printk() writes one formatted message atomically with respect to other CPUs. A message
+ * should end with '\n'. Formats: %d %i %u %x %X %p %s %c %% with l, ll, z, h modifiers,
+ * width, '-', '0' and precision for %s.
+ */
+__printf(1, 2) void printk(const char *fmt, ...);
+void vprintk(const char *fmt, va_list ap);
+/* Like printk, but prefixed with "cpuN: " for the calling CPU. */
+__printf(1, 2) void pr_cpu(const char *fmt, ...);
+
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+__printf(3, 4) int snprintf(char *buf, size_t size, const char *fmt, ...);
+
+#define pr_info(...) printk(__VA_ARGS__)
+#define pr_warn(...) printk("WARNING: " __VA_ARGS__)
+#define pr_err(...) printk("ERROR: " __VA_ARGS__)
+
+#endif

@@ -1,0 +1,160 @@
+/*
+ * Test-and-test-and-set spinlock with pause. Chosen over FIFO locks (ticket, MCS) because
+ * vCPUs are host threads that get descheduled: with a FIFO lock the next owner may be a vCPU
+ * that is not running, and every running waiter must wait for it. Here any running waiter can
+ * take a freed lock. The price is unfairness, which nothing in this kernel depends on.
+ */
+#include "kernel/spinlock.h"
+#include "kernel/arch.h"
+#include "kernel/panic.h"
+#include "kernel/printk.h"
+
+void spin_lock_init(spinlock_t *lock, const char *name, unsigned int flags)
+{
+	lock->locked = 0;
+	lock->owner_cpu = SPIN_NO_OWNER;
+	lock->flags = (u16)flags;
+	lock->name = name;
+	lockstat_reset(lock);
+}
+
+bool spin_is_held_by_me(const spinlock_t *lock)
+{
+	return READ_ONCE(lock->locked) && READ_ONCE(lock->owner_cpu) == arch_cpu_id();
+}
+
+static inline bool __spin_try(spinlock_t *lock)
+{
+	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
+}
+
+/* Called with the lock just acquired: record owner and statistics. */
+static inline void __spin_acquired(spinlock_t *lock, u64 spins)
+{
+	lock->owner_cpu = (u16)arch_cpu_id();
+	lock->stats.acquisitions++;
+	if (spins) {
+		lock->stats.contended++;
+		lock->stats.spins += spins;
+	}
+	lock->stats.acquired_at = arch_cycles();
+}
+
+static void spin_check_lock(spinlock_t *lock)
+{
+	if (unlikely(spin_is_held_by_me(lock)))
+		panic("spinlock recursion: cpu%u already holds '%s'", arch_cpu_id(), lock->name);
+	if (unlikely((lock->flags & SPIN_IRQSAFE) && !arch_irqs_disabled()))
+		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
+}
+
+void spin_lock(spinlock_t *lock)
+{
+	u64 spins = 0;
+
+	spin_check_lock(lock);
+	while (!__spin_try(lock)) {
+		/* Spin on a plain read so waiters share the line instead of bouncing it. */
+		do {
+			arch_cpu_relax();
+			spins++;
+		} while (READ_ONCE(lock->locked));
+	}
+	__spin_acquired(lock, spins);
+}
+
+bool spin_trylock(spinlock_t *lock)
+{
+	if (READ_ONCE(lock->locked) || !__spin_try(lock)) {
+		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	__spin_acquired(lock, 0);
+	return true;
+}
+
+void spin_unlock(spinlock_t *lock)
+{
+	u64 held;
+
+	if (unlikely(!spin_is_held_by_me(lock)))
+		panic("spin_unlock of '%s' by cpu%u, owner is cpu%u", lock->name,
+		      arch_cpu_id(), lock->owner_cpu);
+	held = arch_cycles() - lock->stats.acquired_at;
+	if (held > lock->stats.max_hold_cycles)
+		lock->stats.max_hold_cycles = held;
+	lock->owner_cpu = SPIN_NO_OWNER;
+	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
+}
+
+unsigned long spin_lock_irqsave(spinlock_t *lock)
+{
+	unsigned long flags = arch_irq_save();
+
+	spin_lock(lock);
+	return flags;
+}
+
+bool spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags)
+{
+	*flags = arch_irq_save();
+	if (spin_trylock(lock))
+		return true;
+	arch_irq_restore(*flags);
+	return false;
+}
+
+void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{
+	spin_unlock(lock);
+	arch_irq_restore(flags);
+}
+
+/* ---- statistics table ---- */
+
+#define LOCKSTAT_MAX 512
+static spinlock_t *lockstat_table[LOCKSTAT_MAX];
+static unsigned int lockstat_count;
+
+void lockstat_reset(spinlock_t *lock)
+{
+	lock->stats = (struct lock_stats){ 0 };
+}
+
+void lockstat_register(spinlock_t *lock)
+{
+	unsigned int slot = __atomic_fetch_add(&lockstat_count, 1, __ATOMIC_RELAXED);
+
+	if (slot < LOCKSTAT_MAX)
+		lockstat_table[slot] = lock;
+}
+
+/* Print the n registered locks with the most contended acquisitions, most first. */
+void lockstat_print_top(unsigned int n)
+{
+	unsigned int total = MIN(READ_ONCE(lockstat_count), (unsigned int)LOCKSTAT_MAX);
+	bool shown[LOCKSTAT_MAX] = { false };
+
+	printk("%-20s %12s %10s %12s %10s %12s\n", "lock", "acquired", "contended",
+	       "spins", "tryfail", "maxhold-cyc");
+	for (unsigned int k = 0; k < n; k++) {
+		int best = -1;
+		for (unsigned int i = 0; i < total; i++) {
+			if (shown[i] || !lockstat_table[i])
+				continue;
+			if (best < 0 || lockstat_table[i]->stats.contended >
+					lockstat_table[best]->stats.contended)
+				best = (int)i;
+		}
+		if (best < 0)
+			break;
+		shown[best] = true;
+		spinlock_t *l = lockstat_table[best];
+		printk("%-20s %12llu %10llu %12llu %10llu %12llu\n", l->name,
+		       (unsigned long long)l->stats.acquisitions,
+		       (unsigned long long)l->stats.contended,
+		       (unsigned long long)l->stats.spins,
+		       (unsigned long long)l->stats.trylock_failed,
+		       (unsigned long long)l->stats.max_hold_cycles);
+	}
+}

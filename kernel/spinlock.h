@@ -1,0 +1,52 @@
+/*
+ * Spinlocks for many vCPUs on few host cores, with debug checks and xv6-style statistics.
+ * Not a sleeping lock: there is no scheduler. Implemented in kernel/spinlock.c.
+ *
+ * API (Linux names): spin_lock / spin_unlock, spin_trylock, spin_lock_irqsave /
+ * spin_unlock_irqrestore, spin_trylock_irqsave. A lock initialised with SPIN_IRQSAFE must be
+ * taken with interrupts disabled; taking it with interrupts on prints a warning.
+ */
+#ifndef KERNEL_SPINLOCK_H
+#define KERNEL_SPINLOCK_H
+
+#include "kernel/compiler.h"
+
+#define SPIN_NO_OWNER 0xffffu
+#define SPIN_IRQSAFE 0x1u	/* must be held with IRQs off (e.g. zone->lock) */
+
+/* Statistics, updated only by the holder, so plain (non-atomic) arithmetic is safe. */
+struct lock_stats {
+	u64 acquisitions;	/* successful lock + trylock */
+	u64 contended;		/* acquisitions that had to wait at least once */
+	u64 spins;		/* wait-loop iterations, summed over all waiters */
+	u64 trylock_failed;	/* trylocks that found it held */
+	u64 max_hold_cycles;	/* longest hold, arch_cycles() units */
+	u64 acquired_at;	/* arch_cycles() at the current acquisition */
+};
+
+typedef struct spinlock {
+	u32 locked;		/* 0 free, 1 held: the only word waiters spin on */
+	u16 owner_cpu;		/* debug: holder's CPU or SPIN_NO_OWNER */
+	u16 flags;		/* SPIN_IRQSAFE */
+	const char *name;
+	struct lock_stats stats;
+} spinlock_t;
+
+void spin_lock_init(spinlock_t *lock, const char *name, unsigned int flags);
+void spin_lock(spinlock_t *lock);
+bool spin_trylock(spinlock_t *lock);
+void spin_unlock(spinlock_t *lock);
+unsigned long spin_lock_irqsave(spinlock_t *lock);
+bool spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags);
+void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+
+/* True if this CPU holds the lock (debug: uses owner_cpu). */
+bool spin_is_held_by_me(const spinlock_t *lock);
+#define assert_spin_locked(l) VM_BUG_ON(!spin_is_held_by_me(l))
+
+/* Long-lived kernel locks can be registered to appear in lockstat_print_top(). */
+void lockstat_register(spinlock_t *lock);
+void lockstat_reset(spinlock_t *lock);
+void lockstat_print_top(unsigned int n);
+
+#endif
