@@ -49,8 +49,8 @@ KCFLAGS := \
 	-MP \
 	-I. \
 	-Iarch/x86_64/include
-KASFLAGS := -f elf64 -g -F dwarf -I. -MD
-KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
+KASFLAGS := -f elf64 -g -F dwarf -I.
+KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments -T linker.ld
 
 # ---- sources: every file in these folders is part of the kernel ---------------------------
 KSRC_C   := $(wildcard kernel/*.c arch/x86_64/*.c mm/*.c tests/kernel/*.c)
@@ -64,22 +64,29 @@ ISO      := $(BUILD)/smpmm.iso
 all: iso
 iso: $(ISO)
 
+# V=1 shows full command lines.
+Q := $(if $(V),,@)
+
 $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(KCFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.asm Makefile
 	@mkdir -p $(dir $@)
-	$(NASM) $(KASFLAGS) $< -o $@
+	@$(if $(Q),echo "  NASM    $<")
+	$(Q)$(NASM) $(KASFLAGS) -MD $(@:.o=.d) -MP $< -o $@
 
 $(KERNEL): $(KOBJ) linker.ld
-	$(LD) $(KLDFLAGS) -o $@ $(KOBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJ)
 
 $(ISO): $(KERNEL) boot/grub.cfg
 	@mkdir -p $(BUILD)/iso/boot/grub
-	cp $(KERNEL) $(BUILD)/iso/boot/smpmm.elf
-	cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
-	grub-mkrescue -o $@ $(BUILD)/iso 2>$(BUILD)/grub-mkrescue.log || \
+	@$(if $(Q),echo "  ISO     $@")
+	$(Q)cp $(KERNEL) $(BUILD)/iso/boot/smpmm.elf
+	$(Q)cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
+	$(Q)grub-mkrescue -o $@ $(BUILD)/iso 2>$(BUILD)/grub-mkrescue.log || \
 		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
 
 -include $(KOBJ:.o=.d)

@@ -15,6 +15,9 @@ void vprintk(const char *fmt, va_list ap);
 /* Like printk, but prefixed with "cpuN: " for the calling CPU. */
 __printf(1, 2) void pr_cpu(const char *fmt, ...);
 
+/* After panic(): print without the console lock (a stopped CPU may hold it). */
+void printk_emergency(void);
+
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 __printf(3, 4) int snprintf(char *buf, size_t size, const char *fmt, ...);
 

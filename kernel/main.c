@@ -1,0 +1,107 @@
+/*
+ * kmain: the bootstrap CPU's path from the first C instruction to the tests. Each step is
+ * one call; the subsystems live in their own files. APs start in arch/x86_64/smp.c.
+ */
+#include "kernel/arch.h"
+#include "kernel/bootinfo.h"
+#include "kernel/printk.h"
+#include "kernel/panic.h"
+#include "kernel/string.h"
+#include <arch/console.h>
+
+#define MB2_BOOT_MAGIC 0x36d76289u
+
+struct boot_info boot_info;
+u64 boot_tsc_start;	/* TSC at kmain entry: the zero of "time to all CPUs online" */
+
+extern char __kernel_phys_start[], __kernel_phys_end[];
+void arch_early_init(void);
+
+static const char *mem_type_name(u32 type)
+{
+	switch (type) {
+	case MEM_USABLE: return "usable";
+	case MEM_RESERVED: return "reserved";
+	case MEM_ACPI_RECLAIMABLE: return "ACPI reclaimable";
+	case MEM_ACPI_NVS: return "ACPI NVS";
+	case MEM_BAD: return "bad RAM";
+	default: return "unknown";
+	}
+}
+
+/* The loader's memory map as a table, as given (unsorted input is shown unsorted). */
+static void print_memory_map(const struct boot_info *bi)
+{
+	u64 usable = 0;
+
+	printk("memory map (%u entries from the loader%s):\n", bi->nr_mmap,
+	       bi->efi_mmap_present ? ", EFI memory map also present" : "");
+	printk("  %-18s %-18s %10s  %s\n", "start", "end", "size KiB", "type");
+	for (unsigned int i = 0; i < bi->nr_mmap; i++) {
+		const struct mem_region *r = &bi->mmap[i];
+
+		printk("  0x%016llx 0x%016llx %10llu  %s\n", (unsigned long long)r->base,
+		       (unsigned long long)(r->base + r->length - 1),
+		       (unsigned long long)(r->length >> 10), mem_type_name(r->type));
+		if (r->type == MEM_USABLE)
+			usable += r->length;
+	}
+	printk("  usable: %llu MiB\n", (unsigned long long)(usable >> 20));
+}
+
+static void parse_boot_info(u32 magic, u64 mbi_phys)
+{
+	const char *err;
+	u32 size;
+
+	if (magic != MB2_BOOT_MAGIC)
+		panic("no multiboot2 magic (eax=0x%x): boot smpmm with a multiboot2 loader", magic);
+	memcpy(&size, arch_phys_to_virt(mbi_phys), 4);
+	if (multiboot2_parse(arch_phys_to_virt(mbi_phys), size, &boot_info, &err))
+		panic("bad multiboot2 information: %s", err);
+	boot_info.mbi_phys = mbi_phys;
+	boot_info.mbi_size = size;
+	boot_info.kernel_phys_start = (u64)(uintptr_t)__kernel_phys_start;
+	boot_info.kernel_phys_end = (u64)(uintptr_t)__kernel_phys_end;
+	arch_fwcfg_cmdline(boot_info.cmdline, strlen(boot_info.cmdline), sizeof(boot_info.cmdline));
+}
+
+__noreturn void kmain(u32 magic, u64 mbi_phys)
+{
+	boot_tsc_start = arch_cycles();
+	arch_early_init();
+	printk("\nsmpmm: an SMP memory-management teaching kernel\n");
+	parse_boot_info(magic, mbi_phys);
+	printk("loader: %s\ncommand line: %s\n", boot_info.loader_name, boot_info.cmdline);
+	printk("kernel image: 0x%llx-0x%llx\n", (unsigned long long)boot_info.kernel_phys_start,
+	       (unsigned long long)boot_info.kernel_phys_end);
+	print_memory_map(&boot_info);
+
+	/* ---- subsystem initialisation, in order (one call each) ---- */
+
+	/* ---- nothing left to run ---- */
+	printk("smpmm: boot complete, no tests registered\n");
+	arch_exit_qemu(0x10);
+}
+
+/*
+ * Fallbacks used only until kernel/panic.c provides the real ones (which stop every CPU):
+ * weak, so the strong definitions replace them at link time.
+ */
+__attribute__((weak)) __noreturn void panic(const char *fmt, ...)
+{
+	va_list ap;
+
+	printk_emergency();
+	printk("\nPANIC: ");
+	va_start(ap, fmt);
+	vprintk(fmt, ap);
+	va_end(ap);
+	printk("\nEXIT: STATUS=%d\n", (0x7f << 1) | 1);
+	arch_exit_qemu(0x7f);
+}
+
+__attribute__((weak)) void warn_slowpath(const char *file, int line, const char *cond)
+{
+	printk("WARNING: %s at %s:%d\n", cond, file, line);
+}
