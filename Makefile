@@ -91,9 +91,12 @@ $(ISO): $(KERNEL) boot/grub.cfg
 
 -include $(KOBJ:.o=.d)
 
+# ---- host-side builds: fuzzers (tests/fuzz), host harness (tests/host) ------------------
+include tests/fuzz/fuzz.mk
+
 # ---- tools: install what is missing (Debian), or say how --------------------------------
 DEBIAN_PKGS := qemu-system-x86 nasm grub-pc-bin grub-efi-amd64-bin grub-common xorriso \
-	mtools ovmf python3 gcc make binutils clang gnuplot-nox valgrind
+	mtools ovmf python3 gcc make binutils clang libclang-rt-14-dev gnuplot-nox valgrind
 TOOLS := qemu-system-x86_64 nasm grub-mkrescue xorriso mformat python3 clang
 
 check-tools:

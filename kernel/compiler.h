@@ -15,17 +15,38 @@ typedef int16_t s16;
 typedef int32_t s32;
 typedef int64_t s64;
 
+/* Host libc headers define some of these too; theirs are equivalent. */
 #define CACHELINE_SIZE 64
+#ifndef __aligned
 #define __aligned(x) __attribute__((aligned(x)))
+#endif
+#ifndef __cacheline_aligned
 #define __cacheline_aligned __aligned(CACHELINE_SIZE)
+#endif
+#ifndef __packed
 #define __packed __attribute__((packed))
+#endif
+#ifndef __noreturn
 #define __noreturn __attribute__((noreturn))
+#endif
+#ifndef __unused
 #define __unused __attribute__((unused))
+#endif
+#ifndef __used
 #define __used __attribute__((used))
+#endif
+#ifndef __section
 #define __section(s) __attribute__((section(s)))
+#endif
+#ifndef __printf
 #define __printf(a, b) __attribute__((format(printf, a, b)))
+#endif
+#ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
+#endif
+#ifndef __noinline
 #define __noinline __attribute__((noinline))
+#endif
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

@@ -1,0 +1,53 @@
+# libFuzzer targets (clang, ASan + UBSan) over the kernel's pure parsers and the allocator.
+# `make fuzz-smoke` (part of make test): each target for FUZZ_SMOKE_SECONDS.
+# `make fuzz`: each target for FUZZ_SECONDS. New inputs go to build/fuzz/corpus/, never the tree.
+
+FUZZ_CC            ?= clang
+FUZZ_SMOKE_SECONDS ?= 15
+FUZZ_SECONDS       ?= 150
+FUZZ_BUILD         := $(BUILD)/fuzz
+FUZZ_CFLAGS := \
+	-std=gnu11 \
+	-g \
+	-O1 \
+	-fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined \
+	-Wall \
+	-Wextra \
+	-Werror \
+	-Wno-unused-parameter \
+	-I. \
+	-Itests/host/shim
+
+# Each target: tests/fuzz/<name>_fuzz.c plus the kernel sources it drives.
+FUZZ_TARGETS := multiboot
+FUZZ_SRCS_multiboot := kernel/multiboot.c
+
+$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.mk
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@
+
+.PHONY: fuzz fuzz-smoke fuzz-build
+fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%_fuzz)
+
+# Runs every target for $(1) seconds on a scratch copy of its seed corpus.
+define fuzz_run
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+		cp -n tests/fuzz/corpus/$$t/* $(FUZZ_BUILD)/corpus/$$t/ 2>/dev/null || true; \
+		echo "fuzz: $$t for $(1) s"; \
+		$(FUZZ_BUILD)/$${t}_fuzz -max_total_time=$(1) -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_BUILD)/crash-$$t- $(FUZZ_BUILD)/corpus/$$t \
+			> $(FUZZ_BUILD)/$$t.log 2>&1 || { tail -40 $(FUZZ_BUILD)/$$t.log; \
+			echo "fuzz: $$t FAILED (reproducer in $(FUZZ_BUILD)/crash-$$t-*)"; exit 1; }; \
+		grep -E "^stat::number_of_executed_units" $(FUZZ_BUILD)/$$t.log | \
+			sed "s/^stat::number_of_executed_units: */fuzz: $$t ok, executions: /"; \
+	done
+endef
+
+fuzz-smoke: fuzz-build
+	$(call fuzz_run,$(FUZZ_SMOKE_SECONDS))
+
+fuzz: fuzz-build
+	$(call fuzz_run,$(FUZZ_SECONDS))
