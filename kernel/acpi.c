@@ -1,0 +1,281 @@
+/*
+ * Pure ACPI parser: finds the MADT from an RSDP and lists CPUs and I/O APICs (kernel/acpi.h).
+ * It reads memory only through the caller's map callback and writes only *out; it neither
+ * prints nor allocates. Table layouts follow ACPI 6.5 sections 5.2.5-5.2.12.
+ */
+#include "kernel/acpi.h"
+
+#define SDT_HEADER_LEN 36	/* signature, length, revision, checksum, OEM ids, creator */
+#define MADT_FIXED_LEN 44	/* header + local APIC address + flags */
+#define SDT_MAX_LEN (1u << 20)	/* sanity cap: no real MADT/XSDT comes near 1 MiB */
+
+#define MADT_LAPIC 0
+#define MADT_IOAPIC 1
+#define MADT_ISO 2
+#define MADT_LAPIC_OVERRIDE 5
+#define MADT_X2APIC 9
+#define MADT_CPU_ENABLED 0x1u	/* bit 1 "online capable" = hot-pluggable later: not now */
+
+/* Little-endian loads byte by byte: tables are not aligned for us. */
+static u32 rd16(const u8 *p) { return p[0] | (u32)p[1] << 8; }
+static u32 rd32(const u8 *p) { return rd16(p) | rd16(p + 2) << 16; }
+static u64 rd64(const u8 *p) { return rd32(p) | (u64)rd32(p + 4) << 32; }
+
+static u8 checksum(const u8 *p, size_t len)
+{
+	u8 sum = 0;
+
+	while (len--)
+		sum += *p++;
+	return sum;
+}
+
+static bool sig_is(const u8 *p, const char *sig, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != (u8)sig[i])
+			return false;
+	return true;
+}
+
+/* ---- error messages without a printf (the host and the kernel both link this file) ---- */
+
+static void err_put(struct acpi_madt_info *out, const char *s)
+{
+	size_t n = 0;
+
+	while (n < sizeof(out->error) - 1 && out->error[n])
+		n++;
+	while (*s && n < sizeof(out->error) - 1)
+		out->error[n++] = *s++;
+	out->error[n] = 0;
+}
+
+static void err_hex(struct acpi_madt_info *out, u64 v)
+{
+	char buf[19] = "0x";
+	int i, len = 0;
+
+	for (i = 60; i > 0 && !((v >> i) & 0xf); i -= 4)
+		;
+	for (; i >= 0; i -= 4)
+		buf[2 + len++] = "0123456789abcdef"[(v >> i) & 0xf];
+	buf[2 + len] = 0;
+	err_put(out, buf);
+}
+
+/* Set out->error to "<table>: <what> (at <pa>)" and return status. */
+static int fail(struct acpi_madt_info *out, int status, const char *table, const char *what,
+		u64 pa)
+{
+	if (!out)
+		return status;
+	out->error[0] = 0;
+	err_put(out, table);
+	err_put(out, ": ");
+	err_put(out, what);
+	err_put(out, " (at ");
+	err_hex(out, pa);
+	err_put(out, ")");
+	return status;
+}
+
+int acpi_check_rsdp(const void *buf, size_t len, struct acpi_madt_info *out)
+{
+	const u8 *p = buf;
+	u32 full;
+
+	if (!p || len < ACPI_RSDP_V1_LEN || !sig_is(p, "RSD PTR ", 8))
+		return fail(out, ACPI_ERR_BAD_TABLE, "RSDP", "bad signature or too short", 0);
+	if (checksum(p, ACPI_RSDP_V1_LEN))
+		return fail(out, ACPI_ERR_CHECKSUM, "RSDP", "bad checksum", 0);
+	if (p[15] < 2)
+		return ACPI_OK;
+	full = rd32(p + 20);
+	if (full < ACPI_RSDP_V2_LEN || full > len)
+		return fail(out, ACPI_ERR_BAD_TABLE, "RSDP", "bad v2 length", full);
+	if (checksum(p, full))
+		return fail(out, ACPI_ERR_CHECKSUM, "RSDP", "bad extended checksum", 0);
+	return ACPI_OK;
+}
+
+/* Check every 16-byte boundary of [base, base + len) for a valid RSDP. */
+static u64 scan_range(acpi_map_fn map, void *ctx, u64 base, u64 len)
+{
+	for (u64 pa = base; pa + ACPI_RSDP_V1_LEN <= base + len; pa += 16) {
+		const u8 *p = map(ctx, pa, ACPI_RSDP_V1_LEN);
+		size_t full = ACPI_RSDP_V1_LEN;
+
+		if (!p || !sig_is(p, "RSD PTR ", 8))
+			continue;
+		if (p[15] >= 2) {
+			full = ACPI_RSDP_V2_LEN;
+			p = map(ctx, pa, full);
+		}
+		if (p && acpi_check_rsdp(p, full, NULL) == ACPI_OK)
+			return pa;
+	}
+	return 0;
+}
+
+u64 acpi_scan_rsdp(acpi_map_fn map, void *ctx)
+{
+	const u8 *seg = map(ctx, 0x40e, 2);
+	u64 ebda = seg ? (u64)rd16(seg) << 4 : 0;
+	u64 pa = 0;
+
+	if (ebda >= 0x80000 && ebda < 0xa0000)	/* where an EBDA can be */
+		pa = scan_range(map, ctx, ebda, 1024);
+	return pa ? pa : scan_range(map, ctx, 0xe0000, 0x20000);
+}
+
+/*
+ * Map and validate a whole system description table at pa with signature sig (NULL: any).
+ * On success *table points at its header and the return value is ACPI_OK.
+ */
+static int map_sdt(acpi_map_fn map, void *ctx, u64 pa, const char *name, const char *sig,
+		   const u8 **table, struct acpi_madt_info *out)
+{
+	const u8 *h = pa ? map(ctx, pa, SDT_HEADER_LEN) : NULL;
+	u32 len;
+
+	if (!h)
+		return fail(out, ACPI_ERR_BAD_TABLE, name, "pointer to unmapped memory", pa);
+	if (sig && !sig_is(h, sig, 4))
+		return fail(out, ACPI_ERR_BAD_TABLE, name, "bad signature", pa);
+	len = rd32(h + 4);
+	if (len < SDT_HEADER_LEN || len > SDT_MAX_LEN)
+		return fail(out, ACPI_ERR_BAD_TABLE, name, "bad length", pa);
+	h = map(ctx, pa, len);
+	if (!h)
+		return fail(out, ACPI_ERR_BAD_TABLE, name, "table runs into unmapped memory", pa);
+	if (checksum(h, len))
+		return fail(out, ACPI_ERR_CHECKSUM, name, "bad checksum", pa);
+	*table = h;
+	return ACPI_OK;
+}
+
+/* Walk the RSDT (4-byte entries) or XSDT (8-byte entries) for the first "APIC" table. */
+static int find_madt(const u8 *sdt, bool xsdt, acpi_map_fn map, void *ctx, u64 *madt_pa,
+		     struct acpi_madt_info *out)
+{
+	unsigned int esz = xsdt ? 8 : 4;
+	u32 n = (rd32(sdt + 4) - SDT_HEADER_LEN) / esz;
+
+	for (u32 i = 0; i < n; i++) {
+		const u8 *e = sdt + SDT_HEADER_LEN + i * esz;
+		u64 pa = xsdt ? rd64(e) : rd32(e);
+		const u8 *h = pa ? map(ctx, pa, SDT_HEADER_LEN) : NULL;
+
+		if (!h)
+			return fail(out, ACPI_ERR_BAD_TABLE, xsdt ? "XSDT" : "RSDT",
+				    "entry points to unmapped memory", pa);
+		if (sig_is(h, "APIC", 4)) {
+			*madt_pa = pa;
+			return ACPI_OK;
+		}
+	}
+	return fail(out, ACPI_ERR_NO_MADT, xsdt ? "XSDT" : "RSDT", "no MADT (APIC) table listed",
+		    0);
+}
+
+/* Record one enabled CPU unless its APIC ID is already known; count past the cap. */
+static void add_cpu(struct acpi_madt_info *out, u32 apic_id, u32 uid, bool x2)
+{
+	for (unsigned int i = 0; i < out->nr_cpus; i++) {
+		if (out->cpus[i].apic_id == apic_id) {
+			out->nr_duplicates++;
+			return;
+		}
+	}
+	out->nr_cpus_enabled++;
+	if (out->nr_cpus >= ACPI_MAX_CPUS)
+		return;
+	out->cpus[out->nr_cpus].apic_id = apic_id;
+	out->cpus[out->nr_cpus].uid = uid;
+	out->cpus[out->nr_cpus].from_x2apic_entry = x2;
+	out->nr_cpus++;
+}
+
+static void add_ioapic(struct acpi_madt_info *out, const u8 *e)
+{
+	struct acpi_ioapic *io;
+
+	if (out->nr_ioapics >= ACPI_MAX_IOAPICS)
+		return;
+	io = &out->ioapics[out->nr_ioapics++];
+	io->id = e[2];
+	io->phys = rd32(e + 4);
+	io->gsi_base = rd32(e + 8);
+}
+
+/* Decode one MADT entry of length len (already bounds-checked). */
+static void madt_entry(struct acpi_madt_info *out, const u8 *e, u8 len)
+{
+	u8 type = e[0];
+
+	if (type == MADT_LAPIC && len >= 8) {
+		if (rd32(e + 4) & MADT_CPU_ENABLED)
+			add_cpu(out, e[3], e[2], false);
+		else
+			out->nr_cpus_disabled++;
+	} else if (type == MADT_X2APIC && len >= 16) {
+		if (rd32(e + 8) & MADT_CPU_ENABLED)
+			add_cpu(out, rd32(e + 4), rd32(e + 12), true);
+		else
+			out->nr_cpus_disabled++;
+	} else if (type == MADT_IOAPIC && len >= 12) {
+		add_ioapic(out, e);
+	} else if (type == MADT_ISO && len >= 10) {
+		out->nr_overrides++;
+	} else if (type == MADT_LAPIC_OVERRIDE && len >= 12) {
+		out->lapic_phys = rd64(e + 4);
+		out->lapic_override = true;
+	}
+}
+
+static int parse_madt_entries(const u8 *madt, u64 pa, struct acpi_madt_info *out)
+{
+	u32 len = rd32(madt + 4), off = MADT_FIXED_LEN;
+
+	if (len < MADT_FIXED_LEN)
+		return fail(out, ACPI_ERR_BAD_TABLE, "MADT", "shorter than its fixed part", pa);
+	out->lapic_phys = rd32(madt + 36);
+	out->pcat_compat = rd32(madt + 40) & 1;
+	while (off + 2 <= len) {
+		u8 elen = madt[off + 1];
+
+		if (elen < 2 || off + elen > len)
+			return fail(out, ACPI_ERR_BAD_TABLE, "MADT", "bad entry length", pa + off);
+		madt_entry(out, madt + off, elen);
+		off += elen;
+	}
+	return ACPI_OK;
+}
+
+int acpi_parse_madt(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
+		    struct acpi_madt_info *out)
+{
+	const u8 *p = rsdp, *sdt, *madt;
+	u64 sdt_pa, madt_pa = 0;
+	int ret;
+
+	*out = (struct acpi_madt_info){ 0 };
+	ret = acpi_check_rsdp(rsdp, rsdp_len, out);
+	if (ret)
+		return ret;
+	out->rsdp_revision = p[15];
+	for (int i = 0; i < 6; i++)
+		out->oem_id[i] = (char)p[9 + i];
+	out->used_xsdt = p[15] >= 2 && rd64(p + 24);
+	sdt_pa = out->used_xsdt ? rd64(p + 24) : rd32(p + 16);
+	ret = map_sdt(map, ctx, sdt_pa, out->used_xsdt ? "XSDT" : "RSDT",
+		      out->used_xsdt ? "XSDT" : "RSDT", &sdt, out);
+	if (!ret)
+		ret = find_madt(sdt, out->used_xsdt, map, ctx, &madt_pa, out);
+	if (!ret)
+		ret = map_sdt(map, ctx, madt_pa, "MADT", "APIC", &madt, out);
+	if (!ret)
+		ret = parse_madt_entries(madt, madt_pa, out);
+	return ret;
+}

@@ -1,0 +1,83 @@
+/*
+ * ACPI table parser: RSDP -> XSDT/RSDT -> MADT, every checksum checked. A pure function of the
+ * bytes it is shown through a map callback (kernel/acpi.c): no global state, no printing, so the
+ * host can fuzz it. It finds CPUs and interrupt controllers; it is not an AML interpreter.
+ */
+#ifndef KERNEL_ACPI_H
+#define KERNEL_ACPI_H
+
+#include "kernel/compiler.h"
+
+#define ACPI_MAX_CPUS 256	/* = MAX_CPUS; entries past this are counted, not recorded */
+#define ACPI_MAX_IOAPICS 16
+#define ACPI_RSDP_V1_LEN 20
+#define ACPI_RSDP_V2_LEN 36
+
+/*
+ * Map len bytes at physical address pa and return a pointer to them, or NULL if that range is
+ * not valid memory. The kernel passes the direct map; the host test passes a bounds-checked
+ * buffer. Every table byte the parser reads goes through this, so a wild pointer in a table
+ * becomes an error, not a crash.
+ */
+typedef const void *(*acpi_map_fn)(void *ctx, u64 pa, u64 len);
+
+enum acpi_status {
+	ACPI_OK = 0,
+	ACPI_ERR_NO_RSDP = -1,		/* no valid RSDP anywhere */
+	ACPI_ERR_NO_MADT = -2,		/* RSDT/XSDT lists no "APIC" table */
+	ACPI_ERR_CHECKSUM = -3,		/* a table's checksum is wrong (message names it) */
+	ACPI_ERR_BAD_TABLE = -4,	/* bad signature, length or pointer (message names it) */
+};
+
+struct acpi_cpu {
+	u32 apic_id;		/* local APIC ID (8 bits from type 0, 32 bits from type 9) */
+	u32 uid;		/* ACPI processor UID */
+	bool from_x2apic_entry;	/* listed as a type 9 (local x2APIC) entry */
+};
+
+struct acpi_ioapic {
+	u32 id;
+	u32 phys;		/* MMIO base */
+	u32 gsi_base;
+};
+
+/* What the MADT says, plus where it came from. Filled by acpi_parse_madt(). */
+struct acpi_madt_info {
+	u64 lapic_phys;		/* local APIC MMIO base: header field or type 5 override */
+	bool lapic_override;	/* a type 5 entry replaced the 32-bit header address */
+	bool pcat_compat;	/* MADT flags bit 0: legacy 8259 PICs present (must be masked) */
+	bool used_xsdt;		/* found through the XSDT (ACPI >= 2.0), else through the RSDT */
+	u8 rsdp_revision;
+	char oem_id[7];		/* from the RSDP, NUL-terminated */
+	struct acpi_cpu cpus[ACPI_MAX_CPUS];	/* enabled CPUs, MADT order, duplicates dropped */
+	unsigned int nr_cpus;		/* recorded in cpus[] (<= ACPI_MAX_CPUS) */
+	unsigned int nr_cpus_enabled;	/* enabled entries seen, including those past the cap */
+	unsigned int nr_cpus_disabled;	/* entries with the Enabled flag clear (skipped) */
+	unsigned int nr_duplicates;	/* enabled entries repeating an APIC ID (skipped) */
+	struct acpi_ioapic ioapics[ACPI_MAX_IOAPICS];
+	unsigned int nr_ioapics;
+	unsigned int nr_overrides;	/* type 2 interrupt source overrides (counted only) */
+	char error[96];		/* on failure: what went wrong, naming the table */
+};
+
+/*
+ * Validate an RSDP held in buf (len bytes): signature, v1 checksum over 20 bytes and, for
+ * revision >= 2, the length field and the extended checksum over all of it.
+ * Returns ACPI_OK, ACPI_ERR_BAD_TABLE or ACPI_ERR_CHECKSUM with out->error set (out may be NULL).
+ */
+int acpi_check_rsdp(const void *buf, size_t len, struct acpi_madt_info *out);
+
+/*
+ * Look for the RSDP where BIOSes put it: the first KiB of the EBDA (segment at 0x40e), then
+ * 0xe0000-0xfffff, on 16-byte boundaries. Returns its physical address, or 0 if none is valid.
+ */
+u64 acpi_scan_rsdp(acpi_map_fn map, void *ctx);
+
+/*
+ * Parse the MADT reached from the RSDP in rsdp[0..rsdp_len). Fills *out (zeroed first).
+ * Returns ACPI_OK or a negative enum acpi_status with out->error describing the fault.
+ */
+int acpi_parse_madt(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
+		    struct acpi_madt_info *out);
+
+#endif
