@@ -8,6 +8,7 @@
 #include "kernel/panic.h"
 #include "kernel/string.h"
 #include <arch/console.h>
+#include <arch/paging.h>
 
 #define MB2_BOOT_MAGIC 0x36d76289u
 
@@ -76,6 +77,7 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	printk("kernel image: 0x%llx-0x%llx\n", (unsigned long long)boot_info.kernel_phys_start,
 	       (unsigned long long)boot_info.kernel_phys_end);
 	print_memory_map(&boot_info);
+	arch_paging_init(&boot_info);
 
 	/* ---- subsystem initialisation, in order (one call each) ---- */
 
