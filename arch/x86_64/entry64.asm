@@ -3,6 +3,7 @@
 
 global kernel_entry64
 global bsp_stack_top
+global bsp_stack_guard
 extern kmain
 
 BSP_STACK_SIZE equ 16384

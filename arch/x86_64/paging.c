@@ -27,6 +27,7 @@ static u64 pte_nx;		/* PTE_NX if the CPU has NX, else 0 */
 
 extern char __text_start[], __text_end[], __rodata_start[], __rodata_end[];
 extern char __data_start[], __bss_end[];
+extern char bsp_stack_guard[];	/* arch/x86_64/entry64.asm */
 
 static u64 *pt_alloc(void)
 {
@@ -117,6 +118,7 @@ void arch_paging_init(const struct boot_info *bi)
 	map_image_range(__rodata_start, __rodata_end, pte_nx);
 	map_image_range(__data_start, __bss_end, PTE_W | pte_nx);
 	__asm__ __volatile__("mov %0, %%cr3" : : "r"(pt_phys(kernel_pml4)) : "memory");
+	arch_unmap_kernel_page(bsp_stack_guard);	/* an overflow of the BSP stack now faults */
 	printk("paging: direct map 0-0x%llx, kernel text RX / rodata R / data RW+NX%s, %u table pages\n",
 	       (unsigned long long)direct_map_end, pte_nx ? "" : " (no NX on this CPU)", pt_pool_used);
 }
