@@ -8,6 +8,8 @@
 #include "kernel/panic.h"
 #include "kernel/string.h"
 #include <arch/console.h>
+#include "kernel/cmdline.h"
+#include "kernel/ktest.h"
 #include <arch/paging.h>
 
 #define MB2_BOOT_MAGIC 0x36d76289u
@@ -80,10 +82,13 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	arch_paging_init(&boot_info);
 
 	/* ---- subsystem initialisation, in order (one call each) ---- */
+	cmdline_init(boot_info.cmdline);
 
-	/* ---- nothing left to run ---- */
-	printk("smpmm: boot complete, no tests registered\n");
-	arch_exit_qemu(0x10);
+	/* ---- tests (kernel/ktest.c): exit QEMU with their status, unless ktest.noexit ---- */
+	ktest_run_all();
+	printk("smpmm: tests done, idling (ktest.noexit)\n");
+	for (;;)
+		arch_wait_for_interrupt();
 }
 
 /*

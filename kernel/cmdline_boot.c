@@ -1,0 +1,96 @@
+/*
+ * The boot command line applied to every registered option (the "cmdline_options" section),
+ * with a message for each bad word. The parsing itself is in kernel/cmdline.c.
+ */
+#include "kernel/cmdline.h"
+#include "kernel/printk.h"
+#include "kernel/string.h"
+
+extern const struct cmdline_option *const __start_cmdline_options[];
+extern const struct cmdline_option *const __stop_cmdline_options[];
+
+static const char *boot_cmdline = "";
+
+static size_t nr_options(void)
+{
+	return (size_t)(__stop_cmdline_options - __start_cmdline_options);
+}
+
+static const char *const error_text[] = {
+	[CMDLINE_OK] = "ok",
+	[CMDLINE_E_UNKNOWN] = "unknown option",
+	[CMDLINE_E_VALUE] = "bad value",
+	[CMDLINE_E_NEED_VALUE] = "needs a value (key=value)",
+	[CMDLINE_E_TOO_LONG] = "value too long",
+	[CMDLINE_E_QUOTE] = "unterminated quote",
+};
+
+/* "key" or "key=value" of a token, truncated to fit buf. */
+static void token_text(const struct cmdline_token *tok, char *buf, size_t size)
+{
+	size_t n = MIN(tok->key_len, size - 1);
+
+	memcpy(buf, tok->key, n);
+	if (tok->value && n + 1 < size) {
+		buf[n++] = '=';
+		size_t v = MIN(tok->value_len, size - 1 - n);
+
+		memcpy(buf + n, tok->value, v);
+		n += v;
+	}
+	buf[n] = '\0';
+}
+
+static void report(enum cmdline_error err, const struct cmdline_token *tok,
+		   const struct cmdline_option *opt, void *arg)
+{
+	bool *unknown_seen = arg;
+	char word[128];
+
+	if (err == CMDLINE_E_UNKNOWN)
+		*unknown_seen = true;
+	token_text(tok, word, sizeof(word));
+	printk("cmdline: %s: '%s' (ignored)%s%s\n", error_text[err], word,
+	       opt ? "; " : "", opt ? opt->help : "");
+}
+
+/* Options sorted by name, printed one per line: selection sort over indices, n is small. */
+void cmdline_print_options(void)
+{
+	const struct cmdline_option *const *opts = __start_cmdline_options;
+	const char *last = "";
+	size_t n = nr_options();
+
+	printk("cmdline: valid options (%zu):\n", n);
+	for (size_t printed = 0; printed < n; printed++) {
+		const struct cmdline_option *next = NULL;
+
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(opts[i]->name, last) > 0 &&
+			    (!next || strcmp(opts[i]->name, next->name) < 0))
+				next = opts[i];
+		if (!next)
+			break;
+		printk("  %-20s %s\n", next->name, next->help);
+		last = next->name;
+	}
+}
+
+void cmdline_init(const char *cmdline)
+{
+	bool unknown_seen = false;
+	unsigned int failed;
+
+	boot_cmdline = cmdline;
+	failed = cmdline_apply(cmdline, __start_cmdline_options, nr_options(), report,
+			       &unknown_seen);
+	if (unknown_seen)
+		cmdline_print_options();
+	if (failed)
+		printk("cmdline: %u word(s) ignored, boot continues\n", failed);
+}
+
+const char *cmdline_get(void)
+{
+	return boot_cmdline;
+}

@@ -1,0 +1,289 @@
+/*
+ * ktest runner: selects cases with the `test=` filter, runs them one at a time on the calling
+ * CPU, prints KTAP version 1, and exits QEMU with a pass/fail status. The checks (KT_EXPECT_*)
+ * with their messages, and the filter, are in kernel/ktest_check.c; suites are in tests/kernel/.
+ *
+ * Output, as `kunit.py parse` expects it (suites are subtests, indented two spaces):
+ *
+ *	KTAP version 1
+ *	# ktest: seed=123 filter="*"
+ *	1..2
+ *	  KTAP version 1
+ *	  # Subtest: boot
+ *	  1..3
+ *	    # cpus_online_count: EXPECTATION FAILED at tests/kernel/boot_smp.c:20
+ *	    # Expected nr == 40, but nr == 39 (0x27)
+ *	  not ok 1 cpus_online_count
+ *	  ok 2 apic_ids_unique
+ *	  ok 3 timer_every_cpu # SKIP needs the LAPIC timer
+ *	not ok 1 boot
+ *	...
+ *	# ktest: 1 passed, 1 failed, 1 skipped
+ *	EXIT: STATUS=35
+ */
+#include "kernel/ktest.h"
+#include "kernel/arch.h"
+#include "kernel/cmdline.h"
+#include "kernel/printk.h"
+#include "kernel/string.h"
+#include <arch/console.h>
+
+/* isa-debug-exit values: QEMU exits with (v << 1) | 1, so 33 = pass, 35 = fail. */
+#define KTEST_EXIT_PASS 0x10
+#define KTEST_EXIT_FAIL 0x11
+
+extern const struct ktest_suite *const __start_ktest_suites[];
+extern const struct ktest_suite *const __stop_ktest_suites[];
+
+static char ktest_filter[256];
+CMDLINE_STRING("test", ktest_filter,
+	       "comma-separated globs of suite.case to run, '-glob' excludes (default: all)");
+static u64 ktest_seed;
+static bool ktest_seed_given;
+static int set_seed(const char *val);
+CMDLINE_FUNC("seed", set_seed, "random seed for the tests (default: the TSC; always printed)");
+static bool ktest_noexit;
+CMDLINE_BOOL("ktest.noexit", ktest_noexit, "stay up (idle) after the tests instead of exiting QEMU");
+
+static int set_seed(const char *val)
+{
+	if (!val || !cmdline_parse_u64(val, strlen(val), &ktest_seed))
+		return -1;
+	ktest_seed_given = true;
+	return 0;
+}
+
+u64 ktest_run_seed(void)
+{
+	return ktest_seed;
+}
+
+/* The case running on ktest_cpu, if any: where traps and KT_ASSERT send control back to. */
+static struct ktest *ktest_current;
+static unsigned int ktest_cpu;
+
+struct ktest_totals {
+	unsigned int passed, failed, skipped;
+};
+
+/* ---- random numbers ------------------------------------------------------------------ */
+
+/*
+ * splitmix64 (Steele, Lea, Flood 2014): add the golden-ratio increment, then mix with two
+ * xor-shift-multiply rounds. Every seed gives a full-period (2^64) sequence, so a per-case
+ * seed derived by hashing is as good as any.
+ */
+static u64 splitmix64(u64 *state)
+{
+	u64 z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+u64 ktest_rand(struct ktest *t)
+{
+	return splitmix64(&t->rng);
+}
+
+/* Lemire's multiply-shift would need 128-bit maths; rejection keeps it exact and simple. */
+u64 ktest_rand_below(struct ktest *t, u64 n)
+{
+	u64 limit = ~0ull - (~0ull % n);	/* largest multiple of n, exclusive */
+	u64 r;
+
+	do
+		r = ktest_rand(t);
+	while (r >= limit);
+	return r % n;
+}
+
+/* FNV-1a of "suite.case" mixed with the run seed: the case's seed, independent of order. */
+static u64 case_seed(const char *suite, const char *tcase)
+{
+	u64 h = 0xcbf29ce484222325ull, s;
+
+	for (const char *p = suite; *p; p++)
+		h = (h ^ (u8)*p) * 0x100000001b3ull;
+	h = (h ^ '.') * 0x100000001b3ull;
+	for (const char *p = tcase; *p; p++)
+		h = (h ^ (u8)*p) * 0x100000001b3ull;
+	s = h ^ ktest_seed;
+	return splitmix64(&s);
+}
+
+/* ---- running one case ------------------------------------------------------------------ */
+
+static void ktest_init_case(struct ktest *t, const char *suite, const struct ktest_case *c,
+			    int depth)
+{
+	memset(t, 0, sizeof(*t));
+	t->suite_name = suite;
+	t->case_name = c->name;
+	t->status = KTEST_PASS;
+	t->seed = case_seed(suite, c->name);
+	t->rng = t->seed;
+	t->depth = depth;
+}
+
+/*
+ * Run c under a recovery point: KT_ASSERT, KT_SKIP and a CPU exception all come back here
+ * through __builtin_longjmp (ktest_abort, ktest_trap_recover). The suite's exit hook runs
+ * either way. Interrupts are put back as they were, since an exception entry disables them.
+ */
+static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struct ktest_case *c)
+{
+	void *jmp[5];
+	struct ktest *outer = ktest_current;
+	unsigned long flags = arch_irq_save();
+
+	arch_irq_restore(flags);
+	t->abort_ctx = jmp;
+	ktest_current = t;
+	ktest_cpu = arch_cpu_id();
+	if (__builtin_setjmp(jmp) == 0) {
+		if (s && s->init && s->init(t))
+			KT_FAIL(t, "suite init failed");
+		else
+			c->run(t);
+	}
+	arch_irq_disable();
+	arch_irq_restore(flags);
+	if (t->trapped)
+		ktest_printf(t, "EXCEPTION: vector %llu at ip 0x%llx ended the case",
+			     (unsigned long long)t->trap_vector, (unsigned long long)t->trap_ip);
+	if (s && s->exit)
+		s->exit(t);
+	ktest_current = outer;
+	t->abort_ctx = NULL;
+}
+
+__noreturn void ktest_abort(struct ktest *t)
+{
+	if (t->status == KTEST_PASS)
+		t->status = KTEST_FAIL;
+	__builtin_longjmp(t->abort_ctx, 1);
+}
+
+__noreturn void ktest_skip(struct ktest *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->skip_reason, sizeof(t->skip_reason), fmt, ap);
+	va_end(ap);
+	if (t->status == KTEST_PASS)
+		t->status = KTEST_SKIP;
+	__builtin_longjmp(t->abort_ctx, 1);
+}
+
+/*
+ * Called by the exception handler before it would panic. If this CPU is running a case, the
+ * case is marked failed and resumed at its recovery point (this call does not return);
+ * otherwise it returns false and the handler goes on to panic. Prints nothing: the fault may
+ * have happened inside printk.
+ */
+bool ktest_trap_recover(unsigned int vector, u64 ip)
+{
+	struct ktest *t = READ_ONCE(ktest_current);
+
+	if (!t || !t->abort_ctx || ktest_cpu != arch_cpu_id())
+		return false;
+	t->trapped = true;
+	t->trap_vector = vector;
+	t->trap_ip = ip;
+	t->status = KTEST_FAIL;
+	__builtin_longjmp(t->abort_ctx, 1);
+}
+
+void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest *out)
+{
+	ktest_init_case(out, t->suite_name, c, t->depth + 1);
+	ktest_printf(t, "nested case %s: start", c->name);
+	ktest_exec(out, NULL, c);
+	ktest_printf(t, "nested case %s: %s%s", c->name,
+		     out->status == KTEST_PASS ? "pass" :
+		     out->status == KTEST_SKIP ? "skip" : "fail",
+		     out->trapped ? " (exception)" : "");
+}
+
+/* ---- suites and the KTAP stream ---------------------------------------------------------- */
+
+static unsigned int selected_cases(const struct ktest_suite *s)
+{
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < s->nr_cases; i++)
+		n += ktest_filter_match(ktest_filter, s->name, s->cases[i].name);
+	return n;
+}
+
+static void print_result(unsigned int n, const struct ktest *t)
+{
+	if (t->status == KTEST_SKIP)
+		printk("  ok %u %s # SKIP %s\n", n, t->case_name, t->skip_reason);
+	else
+		printk("  %s %u %s\n", t->status == KTEST_PASS ? "ok" : "not ok", n, t->case_name);
+}
+
+/* One suite as a KTAP subtest; returns true if none of its cases failed. */
+static bool run_suite(const struct ktest_suite *s, unsigned int number, struct ktest_totals *tot)
+{
+	unsigned int n = 0, failed = 0;
+	struct ktest t;
+
+	printk("  KTAP version 1\n  # Subtest: %s\n  1..%u\n", s->name, selected_cases(s));
+	for (size_t i = 0; i < s->nr_cases; i++) {
+		if (!ktest_filter_match(ktest_filter, s->name, s->cases[i].name))
+			continue;
+		ktest_init_case(&t, s->name, &s->cases[i], 0);
+		ktest_exec(&t, s, &s->cases[i]);
+		print_result(++n, &t);
+		tot->passed += t.status == KTEST_PASS;
+		tot->skipped += t.status == KTEST_SKIP;
+		failed += t.status == KTEST_FAIL;
+	}
+	tot->failed += failed;
+	printk("%s %u %s\n", failed ? "not ok" : "ok", number, s->name);
+	return failed == 0;
+}
+
+static unsigned int selected_suites(void)
+{
+	unsigned int n = 0;
+
+	for (const struct ktest_suite *const *s = __start_ktest_suites; s < __stop_ktest_suites; s++)
+		n += selected_cases(*s) > 0;
+	return n;
+}
+
+static __noreturn void ktest_exit(bool pass)
+{
+	u8 code = pass ? KTEST_EXIT_PASS : KTEST_EXIT_FAIL;
+
+	printk("EXIT: STATUS=%d\n", (code << 1) | 1);
+	arch_exit_qemu(code);
+}
+
+unsigned int ktest_run_all(void)
+{
+	struct ktest_totals tot = { 0, 0, 0 };
+	unsigned int nr_suites = selected_suites(), number = 0;
+
+	if (!ktest_seed_given)
+		ktest_seed = arch_cycles();
+	printk("KTAP version 1\n# ktest: seed=%llu filter=\"%s\" (repeat with seed=%llu)\n",
+	       (unsigned long long)ktest_seed, ktest_filter[0] ? ktest_filter : "*",
+	       (unsigned long long)ktest_seed);
+	printk("1..%u\n", nr_suites);
+	for (const struct ktest_suite *const *s = __start_ktest_suites; s < __stop_ktest_suites; s++)
+		if (selected_cases(*s))
+			run_suite(*s, ++number, &tot);
+	if (!nr_suites)
+		printk("# ktest: the filter \"%s\" selects no test\n", ktest_filter);
+	printk("# ktest: %u passed, %u failed, %u skipped\n", tot.passed, tot.failed, tot.skipped);
+	if (!ktest_noexit)
+		ktest_exit(tot.failed == 0 && nr_suites > 0);
+	return tot.failed;
+}

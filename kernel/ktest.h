@@ -1,0 +1,197 @@
+/*
+ * ktest: the in-kernel test framework. Suites of cases, registered at link time, print KTAP
+ * version 1 on the console (readable unchanged by Linux's `kunit.py parse`). Not a benchmark
+ * harness and not thread-safe: cases run one at a time on the CPU that calls ktest_run_all().
+ *
+ * Writing a suite (tests/kernel/<area>_<topic>.c):
+ *
+ *	// Every online CPU has a distinct per-CPU area.
+ *	static void percpu_areas_distinct(struct ktest *t)
+ *	{
+ *		KT_EXPECT_NE(t, per_cpu_area(0), per_cpu_area(1));
+ *	}
+ *
+ *	static const struct ktest_case boot_cases[] = {
+ *		KTEST_CASE(percpu_areas_distinct),
+ *	};
+ *	KTEST_SUITE(boot, boot_cases);
+ *
+ * Each case is "suite.case" for the command-line filter: `test=boot.*,mm_*,-mm_pcp.slow_*`.
+ * KT_EXPECT_* record a failure and go on; KT_ASSERT_* record it and end the case at once;
+ * KT_SKIP ends the case as skipped. A CPU exception inside a case ends that case as failed
+ * (when the arch provides trap recovery, see ktest.c) instead of hanging the run.
+ */
+#ifndef KERNEL_KTEST_H
+#define KERNEL_KTEST_H
+
+#include "kernel/compiler.h"
+
+enum ktest_status {
+	KTEST_PASS = 0,
+	KTEST_FAIL,
+	KTEST_SKIP,
+};
+
+/* The state of the running case; the only argument every case and macro takes. */
+struct ktest {
+	const char *suite_name;
+	const char *case_name;
+	enum ktest_status status;
+	unsigned int nr_failed_checks;	/* KT_EXPECT/KT_ASSERT failures so far */
+	bool trapped;			/* the case ended by a CPU exception */
+	u64 trap_vector, trap_ip;	/* valid if trapped */
+	u64 seed;			/* per-case seed: hash of the run seed and "suite.case" */
+	u64 rng;			/* ktest_rand() state, starts at seed */
+	void *priv;			/* free for the suite's init/exit and its cases */
+	int depth;			/* 0: a top-level case; 1: run by ktest_run_nested() */
+	void *abort_ctx;		/* ktest.c private: where KT_ASSERT/KT_SKIP/traps return to */
+	char skip_reason[96];
+};
+
+typedef void (*ktest_fn)(struct ktest *t);
+
+struct ktest_case {
+	const char *name;
+	ktest_fn run;
+};
+
+struct ktest_suite {
+	const char *name;
+	const struct ktest_case *cases;
+	size_t nr_cases;
+	int (*init)(struct ktest *t);	/* optional, before each case; non-zero fails the case */
+	void (*exit)(struct ktest *t);	/* optional, after each case (also after an abort) */
+};
+
+#define KTEST_CASE(fn) { .name = #fn, .run = fn }
+
+/*
+ * KTEST_SUITE(name, cases[, .init = f, .exit = g]): define and register a suite. The pointer
+ * goes into the "ktest_suites" section, which linker.ld brackets with __start/__stop symbols.
+ */
+#define KTEST_SUITE(sname, case_array, ...)                                        \
+	static const struct ktest_suite __ktest_suite_##sname = {                 \
+		.name = #sname,                                                    \
+		.cases = case_array,                                               \
+		.nr_cases = ARRAY_SIZE(case_array),                                \
+		__VA_ARGS__                                                        \
+	};                                                                         \
+	static const struct ktest_suite *const __ktest_suite_ptr_##sname           \
+		__used __section("ktest_suites") __aligned(8) = &__ktest_suite_##sname
+
+/* ---- running ------------------------------------------------------------------------- */
+
+/*
+ * Run every selected case (the `test=` glob list, default all), print KTAP and a summary,
+ * then leave QEMU through isa-debug-exit unless `ktest.noexit` was given.
+ * Returns the number of failed cases (only when it does not exit).
+ */
+unsigned int ktest_run_all(void);
+
+/*
+ * Run one case as a nested test of t (for tests of the framework itself, e.g. a case that
+ * must fault): its output becomes diagnostics of t, its outcome is returned in *out.
+ */
+void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest *out);
+
+/* The selection logic, pure: does "suite.case" pass a `test=` filter? (exported for tests) */
+bool ktest_filter_match(const char *filter, const char *suite, const char *tcase);
+/* Shell-style glob: '*' any run, '?' any one character. */
+bool ktest_glob(const char *pattern, size_t pattern_len, const char *s);
+
+/* Per-case pseudo-random numbers (splitmix64): reproducible from the printed run seed. */
+u64 ktest_rand(struct ktest *t);
+/* Uniform in [0, n), n > 0. */
+u64 ktest_rand_below(struct ktest *t, u64 n);
+/* The run seed (`seed=` or the TSC at boot). */
+u64 ktest_run_seed(void);
+
+/*
+ * For the arch exception handler, before it panics: if this CPU is running a case, mark the
+ * case failed and resume at its recovery point (does not return); otherwise return false.
+ */
+bool ktest_trap_recover(unsigned int vector, u64 ip);
+
+/* ---- checks: the macros below call these; they return true when the check held ------- */
+
+enum ktest_cmp { KT_EQ, KT_NE, KT_LT, KT_LE, KT_GT, KT_GE };
+
+bool ktest_check_int(struct ktest *t, const char *file, int line, enum ktest_cmp op,
+		     const char *lhs, long long a, const char *rhs, long long b);
+bool ktest_check_uint(struct ktest *t, const char *file, int line, enum ktest_cmp op,
+		      const char *lhs, unsigned long long a, const char *rhs, unsigned long long b);
+bool ktest_check_ptr(struct ktest *t, const char *file, int line, enum ktest_cmp op,
+		     const char *lhs, const void *a, const char *rhs, const void *b);
+bool ktest_check_str(struct ktest *t, const char *file, int line, bool want_equal,
+		     const char *lhs, const char *a, const char *rhs, const char *b);
+bool ktest_check_true(struct ktest *t, const char *file, int line, bool want,
+		      const char *expr, bool value);
+__printf(4, 5) void ktest_fail_at(struct ktest *t, const char *file, int line,
+				  const char *fmt, ...);
+/* A "# " diagnostic line belonging to the running case. */
+__printf(2, 3) void ktest_printf(struct ktest *t, const char *fmt, ...);
+/* End the running case now (after a failed KT_ASSERT). */
+__noreturn void ktest_abort(struct ktest *t);
+/* End the running case now as skipped. */
+__noreturn __printf(2, 3) void ktest_skip(struct ktest *t, const char *fmt, ...);
+
+/* Compares as signed if either side is a signed type, else as unsigned. */
+#define __KT_IS_SIGNED(x) ((__typeof__(x))-1 < (__typeof__(x))1)
+#define __KT_CHECK(t, op, a, b)                                                         \
+	({                                                                               \
+		__typeof__(a) __a = (a);                                                 \
+		__typeof__(b) __b = (b);                                                 \
+		(__KT_IS_SIGNED(__a) || __KT_IS_SIGNED(__b)) ?                           \
+			ktest_check_int(t, __FILE__, __LINE__, op, #a, (long long)__a,   \
+					#b, (long long)__b) :                            \
+			ktest_check_uint(t, __FILE__, __LINE__, op, #a,                  \
+					 (unsigned long long)__a, #b,                    \
+					 (unsigned long long)__b);                       \
+	})
+#define __KT_PTR(t, op, a, b) \
+	ktest_check_ptr(t, __FILE__, __LINE__, op, #a, (const void *)(a), #b, (const void *)(b))
+
+#define KT_EXPECT_EQ(t, a, b) ((void)__KT_CHECK(t, KT_EQ, a, b))
+#define KT_EXPECT_NE(t, a, b) ((void)__KT_CHECK(t, KT_NE, a, b))
+#define KT_EXPECT_LT(t, a, b) ((void)__KT_CHECK(t, KT_LT, a, b))
+#define KT_EXPECT_LE(t, a, b) ((void)__KT_CHECK(t, KT_LE, a, b))
+#define KT_EXPECT_GT(t, a, b) ((void)__KT_CHECK(t, KT_GT, a, b))
+#define KT_EXPECT_GE(t, a, b) ((void)__KT_CHECK(t, KT_GE, a, b))
+#define KT_EXPECT_TRUE(t, c) ((void)ktest_check_true(t, __FILE__, __LINE__, true, #c, !!(c)))
+#define KT_EXPECT_FALSE(t, c) ((void)ktest_check_true(t, __FILE__, __LINE__, false, #c, !!(c)))
+#define KT_EXPECT_PTR_EQ(t, a, b) ((void)__KT_PTR(t, KT_EQ, a, b))
+#define KT_EXPECT_PTR_NE(t, a, b) ((void)__KT_PTR(t, KT_NE, a, b))
+#define KT_EXPECT_NULL(t, p) ((void)__KT_PTR(t, KT_EQ, p, NULL))
+#define KT_EXPECT_NOT_NULL(t, p) ((void)__KT_PTR(t, KT_NE, p, NULL))
+#define KT_EXPECT_STREQ(t, a, b) \
+	((void)ktest_check_str(t, __FILE__, __LINE__, true, #a, a, #b, b))
+#define KT_EXPECT_STRNE(t, a, b) \
+	((void)ktest_check_str(t, __FILE__, __LINE__, false, #a, a, #b, b))
+/* A failure with a free-form message; the case goes on. */
+#define KT_FAIL(t, ...) ktest_fail_at(t, __FILE__, __LINE__, __VA_ARGS__)
+
+#define KT_ASSERT_EQ(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_EQ, a, b))
+#define KT_ASSERT_NE(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_NE, a, b))
+#define KT_ASSERT_LT(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_LT, a, b))
+#define KT_ASSERT_LE(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_LE, a, b))
+#define KT_ASSERT_GT(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_GT, a, b))
+#define KT_ASSERT_GE(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_GE, a, b))
+#define KT_ASSERT_TRUE(t, c) \
+	__KT_ASSERT_ON(t, ktest_check_true(t, __FILE__, __LINE__, true, #c, !!(c)))
+#define KT_ASSERT_FALSE(t, c) \
+	__KT_ASSERT_ON(t, ktest_check_true(t, __FILE__, __LINE__, false, #c, !!(c)))
+#define KT_ASSERT_PTR_EQ(t, a, b) __KT_ASSERT_ON(t, __KT_PTR(t, KT_EQ, a, b))
+#define KT_ASSERT_PTR_NE(t, a, b) __KT_ASSERT_ON(t, __KT_PTR(t, KT_NE, a, b))
+#define KT_ASSERT_NOT_NULL(t, p) __KT_ASSERT_ON(t, __KT_PTR(t, KT_NE, p, NULL))
+#define KT_ASSERT_STREQ(t, a, b) \
+	__KT_ASSERT_ON(t, ktest_check_str(t, __FILE__, __LINE__, true, #a, a, #b, b))
+#define __KT_ASSERT_ON(t, check)           \
+	do {                               \
+		if (!(check))              \
+			ktest_abort(t);    \
+	} while (0)
+
+/* End the case as skipped, with a reason: KT_SKIP(t, "needs %d CPUs", 2). */
+#define KT_SKIP(t, ...) ktest_skip(t, __VA_ARGS__)
+
+#endif

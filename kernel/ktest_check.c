@@ -1,0 +1,198 @@
+/*
+ * ktest checks and the `test=` filter: what KT_EXPECT_* / KT_ASSERT_* evaluate and print, and
+ * which "suite.case" names a filter selects. The filter and glob are pure functions.
+ * Running cases and the KTAP stream are in kernel/ktest.c.
+ */
+#include "kernel/ktest.h"
+#include "kernel/printk.h"
+#include "kernel/string.h"
+
+/* KTAP nesting: a case's diagnostics sit 4 spaces in, a nested case's 2 more. */
+static const char *indent(const struct ktest *t)
+{
+	return t->depth ? "      " : "    ";
+}
+
+void ktest_printf(struct ktest *t, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	printk("%s# %s\n", indent(t), buf);
+}
+
+static void record_failure(struct ktest *t, const char *file, int line)
+{
+	t->nr_failed_checks++;
+	t->status = KTEST_FAIL;
+	printk("%s# %s: EXPECTATION FAILED at %s:%d\n", indent(t), t->case_name, file, line);
+}
+
+void ktest_fail_at(struct ktest *t, const char *file, int line, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	record_failure(t, file, line);
+	printk("%s# %s\n", indent(t), buf);
+}
+
+static const char *const cmp_text[] = {
+	[KT_EQ] = "==", [KT_NE] = "!=", [KT_LT] = "<",
+	[KT_LE] = "<=", [KT_GT] = ">", [KT_GE] = ">=",
+};
+
+/* The comparison, as -1/0/1 of a versus b, against the operator. */
+static bool cmp_holds(enum ktest_cmp op, int order)
+{
+	switch (op) {
+	case KT_EQ: return order == 0;
+	case KT_NE: return order != 0;
+	case KT_LT: return order < 0;
+	case KT_LE: return order <= 0;
+	case KT_GT: return order > 0;
+	case KT_GE: return order >= 0;
+	}
+	return false;
+}
+
+bool ktest_check_int(struct ktest *t, const char *file, int line, enum ktest_cmp op,
+		     const char *lhs, long long a, const char *rhs, long long b)
+{
+	if (cmp_holds(op, (a > b) - (a < b)))
+		return true;
+	record_failure(t, file, line);
+	printk("%s# Expected %s %s %s, but %s == %lld (0x%llx), %s == %lld (0x%llx)\n",
+	       indent(t), lhs, cmp_text[op], rhs, lhs, a, (unsigned long long)a, rhs, b,
+	       (unsigned long long)b);
+	return false;
+}
+
+bool ktest_check_uint(struct ktest *t, const char *file, int line, enum ktest_cmp op,
+		      const char *lhs, unsigned long long a, const char *rhs, unsigned long long b)
+{
+	if (cmp_holds(op, (a > b) - (a < b)))
+		return true;
+	record_failure(t, file, line);
+	printk("%s# Expected %s %s %s, but %s == %llu (0x%llx), %s == %llu (0x%llx)\n",
+	       indent(t), lhs, cmp_text[op], rhs, lhs, a, a, rhs, b, b);
+	return false;
+}
+
+bool ktest_check_ptr(struct ktest *t, const char *file, int line, enum ktest_cmp op,
+		     const char *lhs, const void *a, const char *rhs, const void *b)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	if (cmp_holds(op, (x > y) - (x < y)))
+		return true;
+	record_failure(t, file, line);
+	printk("%s# Expected %s %s %s, but %s == %p, %s == %p\n", indent(t), lhs, cmp_text[op],
+	       rhs, lhs, a, rhs, b);
+	return false;
+}
+
+bool ktest_check_str(struct ktest *t, const char *file, int line, bool want_equal,
+		     const char *lhs, const char *a, const char *rhs, const char *b)
+{
+	bool equal = a && b ? strcmp(a, b) == 0 : a == b;
+
+	if (equal == want_equal)
+		return true;
+	record_failure(t, file, line);
+	printk("%s# Expected %s %s %s, but %s == \"%s\", %s == \"%s\"\n", indent(t), lhs,
+	       want_equal ? "==" : "!=", rhs, lhs, a ? a : "(null)", rhs, b ? b : "(null)");
+	return false;
+}
+
+bool ktest_check_true(struct ktest *t, const char *file, int line, bool want,
+		      const char *expr, bool value)
+{
+	if (value == want)
+		return true;
+	record_failure(t, file, line);
+	printk("%s# Expected %s to be %s\n", indent(t), expr, want ? "true" : "false");
+	return false;
+}
+
+/* ---- the filter ---------------------------------------------------------------------- */
+
+/*
+ * Glob match with backtracking to the last '*' only: on a mismatch, the last star absorbs
+ * one more character and matching resumes after it. Linear in practice, O(n*m) worst case.
+ */
+bool ktest_glob(const char *pat, size_t plen, const char *s)
+{
+	size_t p = 0, star = (size_t)-1;
+	const char *resume = NULL;
+
+	while (*s) {
+		if (p < plen && (pat[p] == '?' || pat[p] == *s)) {
+			p++;
+			s++;
+		} else if (p < plen && pat[p] == '*') {
+			star = p++;
+			resume = s;
+		} else if (star != (size_t)-1) {
+			p = star + 1;
+			s = ++resume;
+		} else {
+			return false;
+		}
+	}
+	while (p < plen && pat[p] == '*')
+		p++;
+	return p == plen;
+}
+
+static bool has_dot(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '.')
+			return true;
+	return false;
+}
+
+/* A pattern with a '.' is matched against "suite.case", one without against the suite. */
+static bool pattern_matches(const char *pat, size_t len, const char *suite, const char *tcase)
+{
+	char full[128];
+
+	if (!has_dot(pat, len))
+		return ktest_glob(pat, len, suite);
+	snprintf(full, sizeof(full), "%s.%s", suite, tcase);
+	return ktest_glob(pat, len, full);
+}
+
+/*
+ * filter: comma-separated globs; "-glob" excludes. A case runs if no positive glob is given
+ * or one matches, and no exclusion matches. Empty filter: everything.
+ */
+bool ktest_filter_match(const char *filter, const char *suite, const char *tcase)
+{
+	bool have_positive = false, selected = false;
+	const char *p = filter;
+
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		bool exclude = *p == '-';
+		const char *pat = p + exclude;
+		size_t plen = len - exclude;
+
+		if (plen && pattern_matches(pat, plen, suite, tcase)) {
+			if (exclude)
+				return false;
+			selected = true;
+		}
+		have_positive |= !exclude && plen;
+		p += len + (end != NULL);
+	}
+	return selected || !have_positive;
+}
