@@ -60,6 +60,7 @@ u64 ktest_run_seed(void)
 
 /* The case running on ktest_cpu, if any: where traps and KT_ASSERT send control back to. */
 static struct ktest *ktest_current;
+bool ktest_traps_wired;
 static unsigned int ktest_cpu;
 
 struct ktest_totals {
@@ -200,7 +201,7 @@ bool ktest_trap_recover(unsigned int vector, u64 ip)
 void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest *out)
 {
 	ktest_init_case(out, t->suite_name, c, t->depth + 1);
-	ktest_printf(t, "nested case %s: start", c->name);
+	ktest_printf(t, "nested case %s: start (its failures are checked, not counted)", c->name);
 	ktest_exec(out, NULL, c);
 	ktest_printf(t, "nested case %s: %s%s", c->name,
 		     out->status == KTEST_PASS ? "pass" :

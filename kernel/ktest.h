@@ -111,6 +111,9 @@ u64 ktest_run_seed(void);
  * case failed and resume at its recovery point (does not return); otherwise return false.
  */
 bool ktest_trap_recover(unsigned int vector, u64 ip);
+/* Set by the arch once its exception handlers call ktest_trap_recover(); until then the
+ * tests that fault on purpose skip instead of crashing the run. */
+extern bool ktest_traps_wired;
 
 /* ---- checks: the macros below call these; they return true when the check held ------- */
 

@@ -1,0 +1,162 @@
+/*
+ * Tests of the command-line parser (kernel/cmdline.c) on a private option table: splitting,
+ * values of each type, errors, and the last-word-wins rule. The boot registry is not touched.
+ */
+#include "kernel/ktest.h"
+#include "kernel/cmdline.h"
+#include "kernel/string.h"
+
+static bool opt_flag;
+static unsigned int opt_uint;
+static u64 opt_u64;
+static char opt_str[8];
+static char func_value[32];	/* last value given to set_func, "(bare)" for a bare word */
+
+static int set_func(const char *val)
+{
+	const char *v = val ? val : "(bare)";
+	size_t n = MIN(strlen(v), sizeof(func_value) - 1);
+
+	if (val && !strcmp(val, "bad"))
+		return -1;
+	memcpy(func_value, v, n);
+	func_value[n] = '\0';
+	return 0;
+}
+
+static const struct cmdline_option o_flag = {
+	.name = "t.flag", .help = "", .type = CMDLINE_T_BOOL, .var = &opt_flag };
+static const struct cmdline_option o_uint = {
+	.name = "t.uint", .help = "", .type = CMDLINE_T_UINT, .var = &opt_uint };
+static const struct cmdline_option o_u64 = {
+	.name = "t.u64", .help = "", .type = CMDLINE_T_U64, .var = &opt_u64 };
+static const struct cmdline_option o_str = {
+	.name = "t.str", .help = "", .type = CMDLINE_T_STRING, .var = opt_str,
+	.size = sizeof(opt_str) };
+static const struct cmdline_option o_func = {
+	.name = "t.func", .help = "", .type = CMDLINE_T_FUNC, .set = set_func };
+static const struct cmdline_option *const table[] = { &o_flag, &o_uint, &o_u64, &o_str, &o_func };
+
+/* What the report callback saw: the last error and how many. */
+struct seen {
+	unsigned int n;
+	enum cmdline_error last;
+	char key[16];
+};
+
+static void record(enum cmdline_error err, const struct cmdline_token *tok,
+		   const struct cmdline_option *opt, void *arg)
+{
+	struct seen *s = arg;
+	size_t n = MIN(tok->key_len, sizeof(s->key) - 1);
+
+	s->n++;
+	s->last = err;
+	memcpy(s->key, tok->key, n);
+	s->key[n] = '\0';
+}
+
+static unsigned int apply(const char *line, struct seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	opt_flag = false;
+	opt_uint = 0;
+	opt_u64 = 0;
+	opt_str[0] = '\0';
+	func_value[0] = '\0';
+	return cmdline_apply(line, table, ARRAY_SIZE(table), record, s);
+}
+
+/* Every type is set from its word; surrounding and repeated spaces do not matter. */
+static void cmdline_apply_all_types(struct ktest *t)
+{
+	struct seen s;
+
+	KT_EXPECT_EQ(t, apply("  t.flag t.uint=42\tt.u64=0x10K  t.str=abc t.func=x  ", &s), 0u);
+	KT_EXPECT_TRUE(t, opt_flag);
+	KT_EXPECT_EQ(t, opt_uint, 42u);
+	KT_EXPECT_EQ(t, opt_u64, 0x4000u);
+	KT_EXPECT_STREQ(t, opt_str, "abc");
+	KT_EXPECT_STREQ(t, func_value, "x");
+}
+
+/* A later word overrides an earlier one (GRUB's line, then the fw_cfg one). */
+static void cmdline_apply_last_wins(struct ktest *t)
+{
+	struct seen s;
+
+	KT_EXPECT_EQ(t, apply("t.uint=1 t.flag t.uint=2 t.flag=off", &s), 0u);
+	KT_EXPECT_EQ(t, opt_uint, 2u);
+	KT_EXPECT_FALSE(t, opt_flag);
+}
+
+/* An unknown word is reported by name and the others still apply. */
+static void cmdline_apply_unknown_reported(struct ktest *t)
+{
+	struct seen s;
+
+	KT_EXPECT_EQ(t, apply("t.uint=7 nosuch=1 t.flag", &s), 1u);
+	KT_EXPECT_EQ(t, s.last, CMDLINE_E_UNKNOWN);
+	KT_EXPECT_STREQ(t, s.key, "nosuch");
+	KT_EXPECT_EQ(t, opt_uint, 7u);
+	KT_EXPECT_TRUE(t, opt_flag);
+}
+
+/* Bad values: junk, overflow, a bare word for an integer, a string too long, a FUNC refusal. */
+static void cmdline_apply_bad_values(struct ktest *t)
+{
+	struct seen s;
+
+	KT_EXPECT_EQ(t, apply("t.uint=12x", &s), 1u);
+	KT_EXPECT_EQ(t, s.last, CMDLINE_E_VALUE);
+	KT_EXPECT_EQ(t, apply("t.uint=4294967296", &s), 1u);
+	KT_EXPECT_EQ(t, apply("t.u64=18446744073709551616", &s), 1u);
+	KT_EXPECT_EQ(t, apply("t.u64=0x", &s), 1u);
+	KT_EXPECT_EQ(t, apply("t.uint", &s), 1u);
+	KT_EXPECT_EQ(t, s.last, CMDLINE_E_NEED_VALUE);
+	KT_EXPECT_EQ(t, apply("t.str=12345678", &s), 1u);
+	KT_EXPECT_EQ(t, s.last, CMDLINE_E_TOO_LONG);
+	KT_EXPECT_EQ(t, apply("t.flag=maybe", &s), 1u);
+	KT_EXPECT_EQ(t, apply("t.func=bad", &s), 1u);
+	KT_EXPECT_EQ(t, s.last, CMDLINE_E_VALUE);
+	KT_EXPECT_EQ(t, opt_uint, 0u);
+}
+
+/* Quotes keep spaces in a value; an unterminated quote is an error, not a hang. */
+static void cmdline_next_quotes(struct ktest *t)
+{
+	struct seen s;
+
+	KT_EXPECT_EQ(t, apply("t.func=\"a b  c\" t.uint=3", &s), 0u);
+	KT_EXPECT_STREQ(t, func_value, "a b  c");
+	KT_EXPECT_EQ(t, opt_uint, 3u);
+	KT_EXPECT_EQ(t, apply("t.func=\"open t.uint=3", &s), 1u);
+	KT_EXPECT_EQ(t, s.last, CMDLINE_E_QUOTE);
+	KT_EXPECT_EQ(t, opt_uint, 0u);
+}
+
+/* Integer suffixes multiply by 1024^n and are checked for overflow. */
+static void cmdline_parse_u64_suffixes(struct ktest *t)
+{
+	u64 v = 0;
+
+	KT_EXPECT_TRUE(t, cmdline_parse_u64("2M", 2, &v));
+	KT_EXPECT_EQ(t, v, 2ull << 20);
+	KT_EXPECT_TRUE(t, cmdline_parse_u64("0x1g", 4, &v));
+	KT_EXPECT_EQ(t, v, 1ull << 30);
+	KT_EXPECT_TRUE(t, cmdline_parse_u64("18446744073709551615", 20, &v));
+	KT_EXPECT_EQ(t, v, ~0ull);
+	KT_EXPECT_FALSE(t, cmdline_parse_u64("17179869184G", 12, &v));
+	KT_EXPECT_FALSE(t, cmdline_parse_u64("K", 1, &v));
+	KT_EXPECT_FALSE(t, cmdline_parse_u64("", 0, &v));
+}
+
+static const struct ktest_case cmdline_cases[] = {
+	KTEST_CASE(cmdline_apply_all_types),
+	KTEST_CASE(cmdline_apply_last_wins),
+	KTEST_CASE(cmdline_apply_unknown_reported),
+	KTEST_CASE(cmdline_apply_bad_values),
+	KTEST_CASE(cmdline_next_quotes),
+	KTEST_CASE(cmdline_parse_u64_suffixes),
+};
+KTEST_SUITE(cmdline, cmdline_cases);

@@ -1,0 +1,434 @@
+#!/usr/bin/env python3
+"""Boot smpmm once in QEMU, watch its serial console, and judge the KTAP it prints.
+
+One run: start qemu-system-x86_64 with the chosen CPUs, memory, firmware, machine type and
+accelerator; give the kernel its command line through QEMU's fw_cfg (file opt/smpmm/cmdline,
+appended by the kernel to GRUB's line, so no ISO rebuild per run); copy the serial output to a
+log file; stop QEMU at a timeout; parse the KTAP; exit non-zero on any failed case, crash, panic,
+timeout or missing result. The last line is always `N passed, N failed, N skipped`.
+Not a build tool: `make` builds the ISO first. tests/matrix.py runs this for many configurations.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+# isa-debug-exit statuses chosen by kernel/ktest.c: (value << 1) | 1.
+EXIT_PASS = 33    # 0x10
+EXIT_FAIL = 35    # 0x11
+OVMF_CODE = ["/usr/share/OVMF/OVMF_CODE_4M.fd", "/usr/share/OVMF/OVMF_CODE.fd"]
+OVMF_VARS = ["/usr/share/OVMF/OVMF_VARS_4M.fd", "/usr/share/OVMF/OVMF_VARS.fd"]
+OVMF_WHOLE = "/usr/share/ovmf/OVMF.fd"
+
+# A line that means the kernel died, whatever the tests printed before it.
+CRASH_RE = re.compile(r"^\s*(PANIC\b|Kernel panic|panic:|.*\bcpu\d+: EXCEPTION\b|"
+                      r"!!! |.*\bdouble fault\b)")
+EXIT_LINE_RE = re.compile(r"^EXIT: STATUS=(\d+)\s*$")
+
+
+# ---- KTAP -------------------------------------------------------------------------------
+
+class Node:
+    """A KTAP test: a leaf case, or a parent (a suite, or the whole run) with children."""
+
+    def __init__(self, level, name="", leaf=False):
+        self.level = level          # indentation of this test's own plan and child results
+        self.name = name
+        self.leaf = leaf
+        self.plan = None            # N from "1..N"
+        self.children = []
+        self.result = None          # "ok" / "not ok" / "skip"; None: no result line yet
+        self.log = []               # diagnostics ("# ...") printed before its result
+
+    def walk(self, path=""):
+        """(dotted name, node) for every test below this one."""
+        for c in self.children:
+            full = f"{path}.{c.name}" if path else c.name
+            yield full, c
+            yield from c.walk(full)
+
+
+VERSION_RE = re.compile(r"^(K?TAP) version (\d+)$")
+PLAN_RE = re.compile(r"^1\.\.(\d+)")
+RESULT_RE = re.compile(r"^(ok|not ok) (\d+)(?: -)?(?: ([^#]*?))?\s*(?:#\s*(\w+)\b\s*(.*))?$")
+SUBTEST_RE = re.compile(r"^# Subtest: (.*)$")
+
+
+class KtapParser:
+    """Incremental KTAP v1 parser: feed() lines as they arrive, then finish().
+
+    Structure comes from indentation, as in Documentation/dev-tools/ktap.rst: a subtest's
+    lines are indented two more spaces than its parent's, and its own result line sits at
+    the parent's indentation. Lines that are not KTAP (other kernel output) are ignored.
+    """
+
+    def __init__(self, on_result=None):
+        self.root = None
+        self.stack = []             # open parents, outermost first
+        self.errors = []
+        self.on_result = on_result  # callback(node, parent) for progress
+        self.pending_log = []
+
+    def _parent_at(self, indent):
+        while len(self.stack) > 1 and self.stack[-1].level > indent:
+            node = self.stack.pop()
+            self.errors.append(f"{node.name or 'subtest'}: no result line")
+        return self.stack[-1]
+
+    def feed(self, line):
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        text = stripped.rstrip()
+        if self.root is None:
+            if VERSION_RE.match(text):
+                self.root = Node(indent, "")
+                self.base = indent
+                self.stack = [self.root]
+            return
+        indent -= self.base
+        if indent < 0:
+            return
+        m = VERSION_RE.match(text)
+        if m:
+            parent = self._parent_at(indent - 2)
+            node = Node(indent)
+            parent.children.append(node)
+            self.stack.append(node)
+            self.pending_log = []
+            return
+        if self._feed_header(indent, text):
+            self.pending_log = []
+            return
+        m = RESULT_RE.match(text)
+        if m:
+            self._result(indent, m)
+        elif text.startswith("#"):
+            self.pending_log.append(text)
+
+    def _feed_header(self, indent, text):
+        m = SUBTEST_RE.match(text)
+        if m:
+            node = self.stack[-1]
+            if node.level == indent and node is not self.root:
+                node.name = m.group(1).strip()
+            return True
+        m = PLAN_RE.match(text)
+        if m:
+            node = self._parent_at(indent)
+            if node.level == indent:
+                node.plan = int(m.group(1))
+            return True
+        return False
+
+    def _result(self, indent, m):
+        status, num, name = m.group(1), int(m.group(2)), (m.group(3) or "").strip()
+        directive = (m.group(4) or "").upper()
+        self._parent_at(indent + 2)
+        if len(self.stack) > 1 and self.stack[-1].level == indent + 2:
+            node = self.stack.pop()          # the result of an open subtest
+            if node.name and name and node.name != name:
+                self.errors.append(f"subtest {node.name}: result line names {name}")
+            node.name = node.name or name
+        else:
+            node = Node(indent + 2, name, leaf=True)
+        parent = self._parent_at(indent)
+        if node not in parent.children:
+            parent.children.append(node)
+        if num != len(parent.children):
+            self.errors.append(f"{parent.name or 'top'}: result {num} out of order")
+        node.result = "skip" if directive == "SKIP" else status
+        node.log, self.pending_log = self.pending_log, []
+        if self.on_result:
+            self.on_result(node, parent)
+
+    def finish(self):
+        if self.root is None:
+            self.errors.append("no KTAP output (no 'KTAP version 1' line)")
+            return
+        while len(self.stack) > 1:
+            node = self.stack.pop()
+            self.errors.append(f"{node.name or 'subtest'}: no result line (output cut off)")
+        self._check_plans(self.root, "")
+
+    def _check_plans(self, node, path):
+        name = f"{path}.{node.name}" if path else (node.name or "top level")
+        if node.plan is not None and node.plan != len(node.children):
+            self.errors.append(f"{name}: plan 1..{node.plan} but {len(node.children)} results")
+        for c in node.children:
+            if not c.leaf:
+                self._check_plans(c, name if node is not self.root else "")
+
+    def counts(self):
+        """(passed, failed, skipped) over leaf cases. A parent that failed with no failed
+        case under it (e.g. its result line says so) counts as one failure."""
+        passed = failed = skipped = 0
+        for _, node in (self.root.walk() if self.root else []):
+            if node.leaf:
+                passed += node.result == "ok"
+                skipped += node.result == "skip"
+                failed += node.result not in ("ok", "skip")
+            elif node.result == "not ok" and not self._has_failed_leaf(node):
+                failed += 1
+        return passed, failed, skipped
+
+    def _has_failed_leaf(self, node):
+        return any(n.leaf and n.result not in ("ok", "skip") for _, n in node.walk())
+
+    def failed_cases(self):
+        return [(name, node) for name, node in (self.root.walk() if self.root else [])
+                if node.result not in ("ok", "skip") and
+                (node.leaf or not self._has_failed_leaf(node))]
+
+
+# ---- QEMU -------------------------------------------------------------------------------
+
+def first_existing(paths):
+    for p in paths:
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def fw_cfg_escape(s):
+    """QEMU option values double their commas."""
+    return s.replace(",", ",,")
+
+
+def qemu_command(args, tmpdir):
+    cmd = [args.qemu, "-M", args.machine, "-m", args.mem, "-smp", str(args.smp),
+           "-accel", args.accel, "-display", "none", "-serial", "stdio", "-monitor", "none",
+           "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
+           "-cdrom", args.iso, "-boot", "d"]
+    if args.cpu:
+        cmd += ["-cpu", args.cpu]
+    if args.firmware == "uefi":
+        code, vars_ = first_existing(OVMF_CODE), first_existing(OVMF_VARS)
+        if code and vars_:
+            vars_copy = os.path.join(tmpdir, "OVMF_VARS.fd")
+            shutil.copyfile(vars_, vars_copy)
+            cmd += ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,file={code}",
+                    "-drive", f"if=pflash,format=raw,unit=1,file={vars_copy}"]
+        elif os.path.exists(OVMF_WHOLE):
+            cmd += ["-bios", OVMF_WHOLE]
+        else:
+            raise SystemExit("runner: no OVMF firmware found (install the 'ovmf' package)")
+    cmdline = kernel_cmdline(args)
+    if cmdline:
+        cmd += ["-fw_cfg", f"name=opt/smpmm/cmdline,string={fw_cfg_escape(cmdline)}"]
+    if args.gdb:
+        cmd += ["-s", "-S"]
+    return cmd + args.qemu_arg
+
+
+def kernel_cmdline(args):
+    words = []
+    if args.expect_cpus is not None and args.expect_cpus >= 0:
+        words.append(f"expect_cpus={args.expect_cpus}")
+    if args.cmdline:
+        words.append(args.cmdline)
+    return " ".join(words)
+
+
+class Run:
+    """One QEMU process: a reader thread copies serial output to the log and the parser."""
+
+    def __init__(self, args, out):
+        self.args = args
+        self.out = out
+        self.lines = []
+        self.exit_line = None
+        self.crash = None
+        self.first_test_at = None
+        self.parser = KtapParser(on_result=self._progress)
+        self.suite_marks = {}
+
+    def say(self, msg):
+        self.out.write(f"{self.args.prefix}{msg}\n")
+        self.out.flush()
+
+    def _progress(self, node, parent):
+        if self.args.console or self.args.progress == "none":
+            return
+        if parent is self.parser.root:
+            bad = [c.name for c in node.children if c.result not in ("ok", "skip")]
+            n = len(node.children)
+            if bad:
+                self.say(f"{node.name}: {n - len(bad)}/{n} passed, FAILED: {', '.join(bad)}")
+            elif self.args.progress == "lines":
+                self.say(f"{node.name}: {n} ok")
+        elif self.args.progress == "cases" or (self.args.progress == "failures" and
+                                                node.result not in ("ok", "skip")):
+            self.say(f"  {parent.name}.{node.name}: {node.result}")
+
+    def _line(self, raw, start):
+        line = raw.decode("utf-8", "replace").replace("\r", "").rstrip("\n")
+        self.lines.append(line)
+        if self.args.console:
+            self.out.write(line + "\n")
+            self.out.flush()
+        if self.first_test_at is None and VERSION_RE.match(line.strip()):
+            self.first_test_at = time.monotonic() - start
+            if not self.args.console and self.args.progress != "none":
+                self.say(f"tests started {self.first_test_at:.1f}s after QEMU start")
+        m = EXIT_LINE_RE.match(line)
+        if m:
+            self.exit_line = int(m.group(1))
+        if self.crash is None and CRASH_RE.match(line):
+            self.crash = line.strip()
+        self.parser.feed(line)
+
+    def _reader(self, proc, log, start):
+        for raw in iter(proc.stdout.readline, b""):
+            log.write(raw)
+            log.flush()
+            self._line(raw, start)
+
+    def execute(self):
+        with tempfile.TemporaryDirectory(prefix="smpmm-run-") as tmpdir:
+            cmd = qemu_command(self.args, tmpdir)
+            os.makedirs(os.path.dirname(os.path.abspath(self.args.log)), exist_ok=True)
+            with open(self.args.log, "wb") as log:
+                log.write(("# " + " ".join(cmd) + "\n").encode())
+                return self._wait(cmd, log)
+
+    def _wait(self, cmd, log):
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+        reader = threading.Thread(target=self._reader, args=(proc, log, start), daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=None if self.args.gdb else self.args.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            proc.kill()
+            proc.wait()
+        except KeyboardInterrupt:
+            proc.kill()
+            proc.wait()
+            raise
+        reader.join(timeout=5)
+        self.elapsed = time.monotonic() - start
+        self.timed_out = timed_out
+        self.status = proc.returncode
+        self.parser.finish()
+        return self
+
+
+def verdict(run):
+    """Run-level problems (each counts as one failure) on top of the failed cases."""
+    problems = list(run.parser.errors)
+    if run.timed_out:
+        problems.append(f"timeout after {run.args.timeout}s")
+    if run.crash:
+        problems.append(f"crash: {run.crash}")
+    passed, failed, _ = run.parser.counts()
+    if not run.timed_out:
+        if run.status not in (EXIT_PASS, EXIT_FAIL):
+            problems.append(f"QEMU exit status {run.status}: not a ktest exit "
+                            "(crash, triple fault or reset)")
+        elif run.status == EXIT_PASS and failed:
+            problems.append("kernel said pass but the KTAP has failures")
+        elif run.status == EXIT_FAIL and not failed and not problems:
+            problems.append("kernel reported failure (exit 35) with no failed case "
+                            "(a filter that selects nothing?)")
+        if run.exit_line is None and run.status in (EXIT_PASS, EXIT_FAIL):
+            problems.append("no 'EXIT: STATUS=' line")
+    if passed + failed == 0 and not problems:
+        problems.append("no test ran")
+    return problems
+
+
+def kunit_crosscheck(path, log):
+    """Optional: Linux's tools/testing/kunit/kunit.py parse on the same log."""
+    res = subprocess.run([sys.executable, path, "parse", log], capture_output=True, text=True)
+    tail = (res.stdout.strip().splitlines() or [""])[-1]
+    return res.returncode, tail
+
+
+def report(run, problems, out):
+    say = run.say
+    for name, leaf in run.parser.failed_cases():
+        say(f"FAILED {name}")
+        for line in leaf.log[-8:]:
+            say(f"    {line}")
+    for p in problems:
+        say(f"ERROR {p}")
+    if problems and not run.args.console:
+        say(f"last serial lines ({run.args.log}):")
+        for line in run.lines[-15:]:
+            say(f"    | {line}")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--iso", default="build/smpmm.iso")
+    ap.add_argument("--smp", type=int, default=40)
+    ap.add_argument("--mem", default="2G")
+    ap.add_argument("--firmware", choices=["bios", "uefi"], default="bios")
+    ap.add_argument("--machine", choices=["q35", "pc"], default="q35")
+    ap.add_argument("--accel", default="tcg", help="tcg, kvm, or e.g. tcg,thread=single")
+    ap.add_argument("--cpu", default=None, help="QEMU -cpu model (default: QEMU's)")
+    ap.add_argument("--cmdline", default="", help="kernel command line (test=, seed=, ...)")
+    ap.add_argument("--expect-cpus", type=int, default=None,
+                    help="CPUs the boot tests expect online (default: --smp; -1: none)")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds before QEMU is killed")
+    ap.add_argument("--log", default=None, help="serial log file (default build/runs/NAME.log)")
+    ap.add_argument("--name", default=None, help="label for this run")
+    ap.add_argument("--console", action="store_true", help="copy the serial console here")
+    ap.add_argument("--progress", choices=["lines", "cases", "failures", "none"],
+                    default="lines", help="without --console: a line per suite (default), "
+                    "per case, only failures, or nothing")
+    ap.add_argument("--gdb", action="store_true", help="QEMU waits for gdb on :1234 (-s -S)")
+    ap.add_argument("--qemu", default="qemu-system-x86_64")
+    ap.add_argument("--qemu-arg", action="append", default=[], help="extra QEMU argument")
+    ap.add_argument("--kunit", default=os.environ.get("KUNIT_PY"),
+                    help="path to Linux's kunit.py: also check the log with `kunit.py parse`")
+    args = ap.parse_args(argv)
+    if args.expect_cpus is None:
+        args.expect_cpus = args.smp
+    args.name = args.name or f"{args.machine}-{args.firmware}-smp{args.smp}"
+    args.log = args.log or os.path.join("build", "runs", args.name + ".log")
+    args.prefix = ""
+    return args
+
+
+def run_one(args, out=sys.stdout):
+    """Boot once; returns (passed, failed, skipped, problems, run)."""
+    if not os.path.exists(args.iso):
+        raise SystemExit(f"runner: {args.iso} not found; run `make` first")
+    run = Run(args, out)
+    if not args.console:
+        run.say(f"booting {args.name}: -M {args.machine} -smp {args.smp} -m {args.mem} "
+                f"{args.firmware} {args.accel} cmdline '{kernel_cmdline(args)}'")
+    run.execute()
+    problems = verdict(run)
+    if args.kunit and os.path.exists(args.kunit):
+        rc, tail = kunit_crosscheck(args.kunit, args.log)
+        run.say(f"kunit.py parse: exit {rc}: {tail}")
+        passed_, failed_, _ = run.parser.counts()
+        if (rc == 0) != (failed_ == 0 and not run.parser.errors):
+            problems.append("kunit.py parse disagrees with this runner")
+    passed, failed, skipped = run.parser.counts()
+    report(run, problems, out)
+    return passed, failed + len(problems), skipped, problems, run
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    passed, failed, skipped, problems, run = run_one(args)
+    when = f", first test at {run.first_test_at:.1f}s" if run.first_test_at is not None else ""
+    print(f"{args.name}: QEMU exit {run.status} in {run.elapsed:.1f}s{when}; log {args.log}")
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
