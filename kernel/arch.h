@@ -14,6 +14,7 @@
  *   void *arch_phys_to_virt(u64 pa)       direct-map address of physical address pa
  *   u64  arch_virt_to_phys(const void *)  inverse of arch_phys_to_virt for direct-map addresses
  *   void arch_wait_for_interrupt(void)    sleep until an interrupt (x86: sti; hlt)
+ *   void arch_flush_tlb_local(void)       flush this CPU's TLB (the local half of a shootdown)
  */
 #ifndef KERNEL_ARCH_H
 #define KERNEL_ARCH_H

@@ -84,6 +84,14 @@ static __always_inline u64 arch_virt_to_phys(const void *va)
 	return v >= KERNEL_VMA ? v - KERNEL_VMA : v - DIRECT_MAP_BASE;
 }
 
+/* Flush this CPU's TLB (non-global entries): the local half of a TLB shootdown. */
+static __always_inline void arch_flush_tlb_local(void)
+{
+	unsigned long cr3;
+
+	__asm__ __volatile__("mov %%cr3, %0; mov %0, %%cr3" : "=r"(cr3) : : "memory");
+}
+
 /* Enable interrupts and halt until one arrives, atomically (sti's one-instruction shadow). */
 static __always_inline void arch_wait_for_interrupt(void)
 {
