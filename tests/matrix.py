@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""`make test`: the host tests, then the kernel's KTAP tests on a table of QEMU configurations.
+
+Host tests come first (`make host-test`, provided by tests/host/host.mk; skipped with a note if
+that target does not exist yet). Then every row of MATRIX boots once through tests/runner.py,
+two QEMUs at a time (this is sized for a 2-core machine). Everything is summed into the last
+line, `N passed, N failed, N skipped`; the exit status is non-zero if anything failed.
+To add a configuration, add a row. Not a benchmark: the times printed are for orientation.
+"""
+
+import argparse
+import concurrent.futures
+import fnmatch
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runner  # noqa: E402
+
+# name, firmware, machine, CPUs, memory, timeout (s), extra kernel command line
+MATRIX = [
+    ("bios-q35-smp1", "bios", "q35", 1, "2G", 180, ""),
+    ("bios-q35-smp2", "bios", "q35", 2, "2G", 180, ""),
+    ("bios-q35-smp40", "bios", "q35", 40, "2G", 300, ""),
+    ("uefi-q35-smp40", "uefi", "q35", 40, "2G", 300, ""),
+    ("bios-pc-smp4", "bios", "pc", 4, "2G", 180, ""),
+]
+
+SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
+
+
+class Out:
+    """Whole lines to stdout from several threads."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+
+    def write(self, s):
+        with self.lock:
+            sys.stdout.write(s)
+
+    def flush(self):
+        with self.lock:
+            sys.stdout.flush()
+
+
+def host_tests(make):
+    """Run `make host-test`; returns (passed, failed, skipped, note)."""
+    probe = subprocess.run(make.split() + ["-n", "host-test"], capture_output=True, text=True)
+    if probe.returncode != 0 or "Nothing to be done" in probe.stdout + probe.stderr:
+        return 0, 0, 0, "host tests: no `host-test` target yet (tests/host/host.mk), skipped"
+    print("== host tests: make host-test", flush=True)
+    start = time.monotonic()
+    proc = subprocess.run(make.split() + ["--no-print-directory", "host-test"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sys.stdout.write(proc.stdout)
+    took = time.monotonic() - start
+    for line in reversed(proc.stdout.splitlines()):
+        m = SUMMARY_RE.match(line.strip())
+        if m:
+            passed, failed, skipped = int(m[1]), int(m[2]), int(m[3] or 0)
+            if proc.returncode != 0 and failed == 0:
+                failed = 1     # the make target failed after its summary line
+            return passed, failed, skipped, f"host tests: exit {proc.returncode} in {took:.0f}s"
+    # No summary line: count the whole target as one test.
+    ok = proc.returncode == 0
+    return int(ok), int(not ok), 0, f"host tests: exit {proc.returncode} in {took:.0f}s " \
+        "(no 'N passed, N failed' line)"
+
+
+def run_row(row, opts, out):
+    name, firmware, machine, smp, mem, timeout, cmdline = row
+    argv = ["--iso", opts.iso, "--name", name, "--firmware", firmware, "--machine", machine,
+            "--smp", str(smp), "--mem", mem, "--timeout", str(timeout * opts.timeout_scale),
+            "--accel", opts.accel, "--cmdline", " ".join(w for w in (cmdline, opts.cmdline) if w),
+            "--log", os.path.join(opts.build, "runs", name + ".log"),
+            "--progress", opts.progress]
+    args = runner.parse_args(argv)
+    args.prefix = f"[{name}] "
+    passed, failed, skipped, problems, run = runner.run_one(args, out)
+    return row, passed, failed, skipped, run
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--iso", default="build/smpmm.iso")
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--make", default="make")
+    ap.add_argument("--jobs", type=int, default=2, help="QEMUs at a time (default 2)")
+    ap.add_argument("--only", default="*", help="glob over configuration names")
+    ap.add_argument("--no-host", action="store_true", help="skip the host tests")
+    ap.add_argument("--accel", default="tcg")
+    ap.add_argument("--cmdline", default="", help="appended to every row's command line")
+    ap.add_argument("--timeout-scale", type=float, default=1.0)
+    ap.add_argument("--progress", default="lines", choices=["lines", "cases", "failures", "none"])
+    opts = ap.parse_args()
+
+    start = time.monotonic()
+    totals = [0, 0, 0]
+    notes = []
+    if not opts.no_host:
+        hp, hf, hs, note = host_tests(opts.make)
+        totals = [hp, hf, hs]
+        notes.append(f"{note}: {hp} passed, {hf} failed, {hs} skipped")
+        print(f"== {notes[-1]}", flush=True)
+
+    rows = [r for r in MATRIX if fnmatch.fnmatch(r[0], opts.only)]
+    print(f"== QEMU matrix: {len(rows)} configurations, {opts.jobs} at a time", flush=True)
+    out = Out()
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+        futures = [pool.submit(run_row, r, opts, out) for r in rows]
+        for f in futures:
+            results.append(f.result())
+
+    print("== summary", flush=True)
+    for note in notes:
+        print(f"  {note}")
+    for row, passed, failed, skipped, run in results:
+        first = f"{run.first_test_at:5.1f}s" if run.first_test_at is not None else "    -"
+        verdict = "PASS" if failed == 0 else "FAIL"
+        print(f"  {verdict} {row[0]:<16} {passed:4d} passed {failed:3d} failed {skipped:3d} "
+              f"skipped   first test {first}  total {run.elapsed:5.1f}s")
+        totals = [totals[0] + passed, totals[1] + failed, totals[2] + skipped]
+    print(f"  wall time {time.monotonic() - start:.0f}s")
+    print(f"{totals[0]} passed, {totals[1]} failed, {totals[2]} skipped")
+    return 1 if totals[1] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
