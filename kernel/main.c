@@ -11,6 +11,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/ktest.h"
 #include <arch/paging.h>
+#include "kernel/smp.h"
 
 #define MB2_BOOT_MAGIC 0x36d76289u
 
@@ -73,6 +74,7 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 {
 	boot_tsc_start = arch_cycles();
 	arch_early_init();
+	arch_early_cpu_init();	/* GDT/TSS/IDT, GS base = cpu 0 area (arch/x86_64/smp.c) */
 	printk("\nsmpmm: an SMP memory-management teaching kernel\n");
 	parse_boot_info(magic, mbi_phys);
 	printk("loader: %s\ncommand line: %s\n", boot_info.loader_name, boot_info.cmdline);
@@ -83,6 +85,7 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 
 	/* ---- subsystem initialisation, in order (one call each) ---- */
 	cmdline_init(boot_info.cmdline);
+	arch_smp_init();	/* ACPI MADT, LAPIC + timer, start every AP; interrupts on */
 
 	/* ---- tests (kernel/ktest.c): exit QEMU with their status, unless ktest.noexit ---- */
 	ktest_run_all();

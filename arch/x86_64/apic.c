@@ -1,0 +1,172 @@
+/*
+ * Local APIC driver: xAPIC through MMIO in the direct map, or x2APIC through MSRs when CPUID
+ * has it (QEMU 7.2 TCG does not, so xAPIC is what runs there). Registers, EOI and IPIs. Also
+ * puts the legacy 8259 PICs out of the way. The timer on top of it is in timer.c.
+ */
+#include "kernel/arch.h"
+#include "kernel/cmdline.h"
+#include "kernel/panic.h"
+#include "kernel/printk.h"
+#include "cpu.h"
+#include "io.h"
+
+#define APIC_BASE_ENABLE (1ull << 11)
+#define APIC_BASE_EXTD (1ull << 10)	/* x2APIC mode */
+#define APIC_SVR_ENABLE (1u << 8)
+#define ICR_BUSY (1u << 12)		/* xAPIC delivery status: send pending */
+#define ICR_ASSERT (1u << 14)
+#define ICR_FIXED (0u << 8)
+#define ICR_NMI (4u << 8)
+#define ICR_INIT (5u << 8)
+#define ICR_STARTUP (6u << 8)
+#define ICR_SPIN_LIMIT 1000000u		/* polls of a busy ICR (>= 100 ms even on fast hosts) */
+#define X2APIC_MSR(reg) (0x800u + ((reg) >> 4))
+
+static bool x2apic_mode;
+static volatile u32 *lapic_mmio;	/* xAPIC registers in the direct map */
+
+static bool force_xapic;
+CMDLINE_BOOL("apic.xapic", force_xapic, "use xAPIC (MMIO) even if the CPU has x2APIC");
+
+bool apic_is_x2apic(void)
+{
+	return x2apic_mode;
+}
+
+u32 apic_read(u32 reg)
+{
+	if (x2apic_mode)
+		return (u32)rdmsr(X2APIC_MSR(reg));
+	return lapic_mmio[reg / 4];
+}
+
+void apic_write(u32 reg, u32 val)
+{
+	if (x2apic_mode)
+		wrmsr(X2APIC_MSR(reg), val);
+	else
+		lapic_mmio[reg / 4] = val;
+}
+
+u32 apic_read_id(void)
+{
+	return x2apic_mode ? apic_read(APIC_ID) : apic_read(APIC_ID) >> 24;
+}
+
+void apic_eoi(void)
+{
+	apic_write(APIC_EOI, 0);
+}
+
+/* Remap the 8259s to 0x20-0x2f (so a spurious IRQ 7 cannot look like #DF) and mask them. */
+void pic_disable(void)
+{
+	static const u8 init[][2] = {
+		{ 0x20, 0x11 }, { 0xa0, 0x11 },		/* ICW1: init, ICW4 follows */
+		{ 0x21, VEC_PIC_BASE }, { 0xa1, VEC_PIC_BASE + 8 },	/* ICW2: vector base */
+		{ 0x21, 0x04 }, { 0xa1, 0x02 },		/* ICW3: cascade on IRQ 2 */
+		{ 0x21, 0x01 }, { 0xa1, 0x01 },		/* ICW4: 8086 mode */
+		{ 0x21, 0xff }, { 0xa1, 0xff },		/* mask every line */
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(init); i++)
+		outb(init[i][0], init[i][1]);
+}
+
+void apic_init_bsp(u64 lapic_phys)
+{
+	u32 a, b, c, d;
+
+	cpuid(1, 0, &a, &b, &c, &d);
+	if (!(d & (1u << 9)))
+		panic("this CPU has no local APIC: smpmm needs one for timers and IPIs");
+	x2apic_mode = (c & (1u << 21)) && !force_xapic;
+	if (!lapic_phys)
+		lapic_phys = rdmsr(MSR_APIC_BASE) & ~0xfffull;
+	lapic_mmio = arch_phys_to_virt(lapic_phys);
+	apic_init_cpu();
+	printk("apic: %s mode, LAPIC at 0x%llx, BSP APIC id %u\n",
+	       x2apic_mode ? "x2APIC (MSR)" : "xAPIC (MMIO)", (unsigned long long)lapic_phys,
+	       apic_read_id());
+}
+
+void apic_init_cpu(void)
+{
+	u64 base = rdmsr(MSR_APIC_BASE) | APIC_BASE_ENABLE;
+
+	wrmsr(MSR_APIC_BASE, base);	/* enable first: disabled -> x2APIC is not allowed */
+	if (x2apic_mode)
+		wrmsr(MSR_APIC_BASE, base | APIC_BASE_EXTD);
+	apic_write(APIC_TPR, 0);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_LINT1, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
+	apic_write(APIC_SVR, APIC_SVR_ENABLE | VEC_SPURIOUS);
+	if (!x2apic_mode) {
+		apic_write(APIC_ESR, 0);	/* back-to-back writes clear it */
+		apic_write(APIC_ESR, 0);
+	}
+	apic_eoi();
+}
+
+/* xAPIC: wait until the previous IPI has left. x2APIC has no delivery status to wait for. */
+static int icr_wait_idle(void)
+{
+	if (x2apic_mode)
+		return 0;
+	for (u32 i = 0; i < ICR_SPIN_LIMIT; i++) {
+		if (!(apic_read(APIC_ICR_LO) & ICR_BUSY))
+			return 0;
+		arch_cpu_relax();
+	}
+	return -1;
+}
+
+/*
+ * Write the ICR: dest in the high half, command in the low half. Interrupts are off across
+ * it so an interrupt handler cannot send its own IPI between the two xAPIC writes. The
+ * fence orders our earlier memory writes (the call queue) before the IPI.
+ */
+static int icr_send(u32 dest, u32 cmd)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	if (!x2apic_mode && dest > 0xff)
+		return -1;	/* xAPIC cannot address it */
+	flags = arch_irq_save();
+	__asm__ __volatile__("mfence" ::: "memory");
+	if (x2apic_mode) {
+		wrmsr(X2APIC_MSR(APIC_ICR_LO), (u64)dest << 32 | cmd);
+	} else {
+		ret = icr_wait_idle();
+		if (!ret) {
+			apic_write(APIC_ICR_HI, dest << 24);
+			apic_write(APIC_ICR_LO, cmd);
+			ret = icr_wait_idle();
+		}
+	}
+	arch_irq_restore(flags);
+	return ret;
+}
+
+int apic_send_ipi(u32 apic_id, u8 vector)
+{
+	return icr_send(apic_id, ICR_ASSERT | ICR_FIXED | vector);
+}
+
+int apic_send_nmi(u32 apic_id)
+{
+	return icr_send(apic_id, ICR_ASSERT | ICR_NMI);
+}
+
+int apic_send_init(u32 apic_id)
+{
+	return icr_send(apic_id, ICR_ASSERT | ICR_INIT);
+}
+
+int apic_send_sipi(u32 apic_id, u8 page)
+{
+	return icr_send(apic_id, ICR_ASSERT | ICR_STARTUP | page);
+}

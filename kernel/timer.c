@@ -1,0 +1,109 @@
+/*
+ * Generic time keeping on top of the arch's calibrated cycle counter and periodic tick:
+ * cycle conversions, delays, per-CPU tick counts and tick hooks (kernel/timer.h).
+ */
+#include "kernel/timer.h"
+#include "kernel/smp.h"
+#include "kernel/panic.h"
+#include "kernel/printk.h"
+
+u64 cycles_khz;
+static tick_hook_fn tick_hooks[TIMER_MAX_HOOKS];	/* NULL = free slot */
+static spinlock_t hooks_lock = { .owner_cpu = SPIN_NO_OWNER, .name = "tick_hooks" };
+
+/* c / khz ms = c * 10^6 / khz ns, split so that nothing overflows 64 bits (khz < 2^32). */
+u64 cycles_to_ns(u64 cycles)
+{
+	u64 khz = READ_ONCE(cycles_khz);
+
+	BUG_ON(!khz);
+	return cycles / khz * 1000000 + cycles % khz * 1000000 / khz;
+}
+
+u64 cycles_to_us(u64 cycles)
+{
+	return cycles_to_ns(cycles) / 1000;
+}
+
+u64 us_to_cycles(u64 us)
+{
+	BUG_ON(!cycles_khz);
+	return us / 1000 * cycles_khz + us % 1000 * cycles_khz / 1000;
+}
+
+void udelay(u64 us)
+{
+	u64 end = arch_cycles() + us_to_cycles(us);
+
+	while ((s64)(arch_cycles() - end) < 0)
+		arch_cpu_relax();
+}
+
+void mdelay(u64 ms)
+{
+	udelay(ms * 1000);
+}
+
+u64 timer_ticks(unsigned int cpu)
+{
+	return READ_ONCE(cpu_ptr(cpu)->ticks);
+}
+
+/* Hooks first, then the tick count: a count that moved means that CPU's earlier hooks ended. */
+void timer_tick(void)
+{
+	struct cpu *c = this_cpu();
+
+	for (unsigned int i = 0; i < TIMER_MAX_HOOKS; i++) {
+		tick_hook_fn fn = __atomic_load_n(&tick_hooks[i], __ATOMIC_ACQUIRE);
+
+		if (fn)
+			fn(c->arch.cpu_id);
+	}
+	__atomic_store_n(&c->ticks, c->ticks + 1, __ATOMIC_RELEASE);
+}
+
+int timer_add_tick_hook(tick_hook_fn fn)
+{
+	unsigned long flags = spin_lock_irqsave(&hooks_lock);
+	int ret = -1;
+
+	for (unsigned int i = 0; i < TIMER_MAX_HOOKS && ret; i++) {
+		if (!tick_hooks[i]) {
+			__atomic_store_n(&tick_hooks[i], fn, __ATOMIC_RELEASE);
+			ret = 0;
+		}
+	}
+	spin_unlock_irqrestore(&hooks_lock, flags);
+	return ret;
+}
+
+/* Wait until every online CPU has completed a tick after the hook left the table. */
+static void wait_for_tick_everywhere(void)
+{
+	u64 seen[MAX_CPUS];
+	u64 deadline = arch_cycles() + us_to_cycles(10ull * 1000 * 1000);
+
+	for_each_online_cpu(cpu)
+		seen[cpu] = timer_ticks(cpu);
+	for_each_online_cpu(cpu) {
+		while (timer_ticks(cpu) == seen[cpu]) {
+			if ((s64)(arch_cycles() - deadline) > 0)
+				panic("timer: cpu%u took no tick for 10 s (interrupts off?)", cpu);
+			arch_cpu_relax();
+		}
+	}
+}
+
+void timer_remove_tick_hook(tick_hook_fn fn)
+{
+	unsigned long flags;
+
+	WARN_ON(arch_irqs_disabled());
+	flags = spin_lock_irqsave(&hooks_lock);
+	for (unsigned int i = 0; i < TIMER_MAX_HOOKS; i++)
+		if (tick_hooks[i] == fn)
+			__atomic_store_n(&tick_hooks[i], NULL, __ATOMIC_RELEASE);
+	spin_unlock_irqrestore(&hooks_lock, flags);
+	wait_for_tick_everywhere();
+}
