@@ -93,6 +93,7 @@ $(ISO): $(KERNEL) boot/grub.cfg
 
 # ---- host-side builds: fuzzers (tests/fuzz), host harness (tests/host) ------------------
 include tests/fuzz/fuzz.mk
+include tests/host/host.mk
 
 # ---- tools: install what is missing (Debian), or say how --------------------------------
 DEBIAN_PKGS := qemu-system-x86 nasm grub-pc-bin grub-efi-amd64-bin grub-common xorriso \

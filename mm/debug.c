@@ -1,0 +1,328 @@
+/*
+ * Checking the page allocator: bad_page() reports, poisoning of free pages, mm_verify(),
+ * and /proc-style dumps (buddyinfo, zoneinfo, pagetypeinfo). No allocation logic here.
+ */
+#include "mm/internal.h"
+#include "kernel/string.h"
+
+static const char *const migratetype_names[MIGRATE_TYPES] = { "Unmovable", "Movable",
+							       "Reclaimable" };
+
+/* Report a page in a state it must not be in; count it; carry on (the caller decides
+ * whether the page is used, skipped or leaked). */
+void bad_page(const struct page *page, const char *fmt, ...)
+{
+	char reason[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	printk("BUG: Bad page state: pfn 0x%lx (phys 0x%llx) node %u zone %u flags 0x%x "
+	       "refcount %d order %u mt %u: %s\n",
+	       (unsigned long)page->pfn, (unsigned long long)page_to_phys(page), page->nid,
+	       page->zone, page_flags(page), page_count(page), page->order, page->mt, reason);
+	__atomic_fetch_add(&page_pgdat(page)->bad_pages, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- poisoning: fill on free, verify on allocation (catches writes after free) ---- */
+
+void poison_pages(struct page *page, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++) {
+		memset(page_address(page + i), PAGE_POISON, PAGE_SIZE);
+		__set_page_flag(page + i, PG_poisoned);
+	}
+}
+
+static void check_poison_page(struct page *page)
+{
+	const u64 *w = page_address(page);
+	const u64 pattern = 0x0101010101010101ull * PAGE_POISON;
+
+	for (unsigned int i = 0; i < PAGE_SIZE / sizeof(u64); i++) {
+		if (likely(w[i] == pattern))
+			continue;
+		for (unsigned int b = 0; b < 8; b++) {
+			u8 v = ((const u8 *)&w[i])[b];
+
+			if (v != PAGE_POISON) {
+				bad_page(page, "use after free: byte at offset %u is 0x%x, poison 0x%x",
+					 i * 8 + b, v, PAGE_POISON);
+				return;
+			}
+		}
+	}
+}
+
+void check_poison_pages(struct page *page, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++) {
+		if (!(page_flags(page + i) & PG_poisoned))
+			continue;
+		check_poison_page(page + i);
+		__clear_page_flag(page + i, PG_poisoned);
+	}
+}
+
+/* ---- mm_verify ---- */
+
+#define verify_fail(...) (printk("mm_verify: " __VA_ARGS__), 1ul)
+
+unsigned long verify_mark_block(const char *where, struct page *page, unsigned int order)
+{
+	unsigned long errors = 0;
+
+	for (unsigned long i = 0; i < (1ul << order); i++) {
+		struct page *p = page + i;
+
+		if (page_flags(p) & PG_seen)
+			errors += verify_fail("pfn 0x%lx in two places (second: %s)\n",
+					      (unsigned long)p->pfn, where);
+		if (i && (page_count(p) || (page_flags(p) & (PG_buddy | PG_pcp | PG_reserved))))
+			errors += verify_fail("pfn 0x%lx: tail of a free order-%u block (%s) has "
+					      "flags 0x%x refcount %d\n", (unsigned long)p->pfn,
+					      order, where, page_flags(p), page_count(p));
+		__set_page_flag(p, PG_seen);
+	}
+	return errors;
+}
+
+static unsigned long verify_free_block(struct zone *zone, struct page *page, unsigned int o,
+				       int mt)
+{
+	unsigned long errors = 0, pfn = page->pfn;
+
+	if (!PageBuddy(page) || page->order != o || page->mt != mt || page_count(page))
+		errors += verify_fail("%s free_list[%u][%s]: pfn 0x%lx has flags 0x%x order %u "
+				      "mt %u refcount %d\n", zone->name, o, migratetype_names[mt],
+				      pfn, page_flags(page), page->order, page->mt,
+				      page_count(page));
+	if (pfn & ((1ul << o) - 1))
+		errors += verify_fail("%s: free block pfn 0x%lx not aligned to order %u\n",
+				      zone->name, pfn, o);
+	if (!zone_spans_pfn(zone, pfn) || pfn + (1ul << o) > zone_end_pfn(zone))
+		errors += verify_fail("%s: free block pfn 0x%lx order %u outside the zone\n",
+				      zone->name, pfn, o);
+	return errors + verify_mark_block("buddy", page, o);
+}
+
+/* Every block on every free list: right flags, order, alignment, zone; counters agree. */
+static unsigned long verify_free_lists(struct zone *zone, unsigned long *free)
+{
+	unsigned long errors = 0;
+
+	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
+		unsigned long blocks = 0;
+
+		for (int mt = 0; mt < MIGRATE_TYPES; mt++) {
+			struct page *page;
+
+			list_for_each_entry(page, &zone->free_area[o].free_list[mt], lru) {
+				if (++blocks > zone->spanned_pages)
+					return errors + verify_fail("%s: free list loops\n",
+								    zone->name);
+				errors += verify_free_block(zone, page, o, mt);
+				*free += 1ul << o;
+			}
+		}
+		if (blocks != zone->free_area[o].nr_free)
+			errors += verify_fail("%s order %u: nr_free %lu but %lu blocks listed\n",
+					      zone->name, o, zone->free_area[o].nr_free, blocks);
+	}
+	if (*free != zone_free_pages(zone))
+		errors += verify_fail("%s: free_pages %ld but %lu pages on free lists\n",
+				      zone->name, zone->free_pages, *free);
+	return errors;
+}
+
+/* One pfn not marked seen: it must be reserved or the head of an allocated block. Returns
+ * how many pfns it accounts for (a whole allocated block). */
+static unsigned long verify_unlisted(struct zone *zone, struct page *page, unsigned long *alloc,
+				     unsigned long *errors)
+{
+	unsigned long nr;
+
+	if (page_flags(page) & PG_reserved)
+		return 1;
+	if (page_count(page) <= 0 || (page_flags(page) & (PG_buddy | PG_pcp))) {
+		*errors += verify_fail("%s: pfn 0x%lx lost: flags 0x%x refcount %d, on no list\n",
+				       zone->name, (unsigned long)page->pfn, page_flags(page),
+				       page_count(page));
+		return 1;
+	}
+	nr = 1ul << MIN(page->order, MAX_ORDER);
+	for (unsigned long i = 1; i < nr && page->pfn + i < zone_end_pfn(zone); i++) {
+		struct page *t = page + i;
+
+		if (page_count(t) || (page_flags(t) & (PG_buddy | PG_pcp | PG_reserved | PG_seen)))
+			*errors += verify_fail("%s: pfn 0x%lx inside allocated order-%u block at "
+					       "0x%lx has flags 0x%x refcount %d\n", zone->name,
+					       (unsigned long)t->pfn, page->order,
+					       (unsigned long)page->pfn, page_flags(t),
+					       page_count(t));
+	}
+	*alloc += nr;
+	return nr;
+}
+
+/* Second pass over the zone's span: clear marks, account for everything unlisted. */
+static unsigned long verify_span(struct zone *zone, unsigned long *alloc)
+{
+	struct pglist_data *pgdat = zone->node;
+	unsigned long errors = 0, pfn = zone->zone_start_pfn;
+
+	while (pfn < zone_end_pfn(zone)) {
+		struct page *page;
+
+		if (!pfn_valid(pgdat, pfn)) {
+			pfn = ALIGN_UP(pfn + 1, PAGES_PER_SECTION);
+			continue;
+		}
+		page = pfn_to_page(pgdat, pfn);
+		if (page_flags(page) & PG_seen) {
+			__clear_page_flag(page, PG_seen);
+			pfn++;
+			continue;
+		}
+		pfn += verify_unlisted(zone, page, alloc, &errors);
+	}
+	return errors;
+}
+
+static unsigned long verify_zone(struct zone *zone)
+{
+	unsigned long errors, flags, free = 0, pcp = 0, alloc = 0;
+
+	errors = pcp_verify_zone(zone, &pcp);
+	flags = spin_lock_irqsave(&zone->lock);
+	errors += verify_free_lists(zone, &free);
+	spin_unlock_irqrestore(&zone->lock, flags);
+	errors += verify_span(zone, &alloc);
+	if (free + pcp + alloc != zone->managed_pages)
+		errors += verify_fail("%s: managed %lu != free %lu + pcp %lu + allocated %lu\n",
+				      zone->name, zone->managed_pages, free, pcp, alloc);
+	return errors;
+}
+
+unsigned long mm_verify(struct pglist_data *pgdat)
+{
+	unsigned long errors = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		if (pgdat->node_zones[z].spanned_pages)
+			errors += verify_zone(&pgdat->node_zones[z]);
+	if (errors)
+		printk("mm_verify: %s: %lu problems\n", pgdat->name, errors);
+	return errors;
+}
+
+/* ---- counters and dumps ---- */
+
+unsigned long node_free_pages(struct pglist_data *pgdat)
+{
+	unsigned long n = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		n += zone_free_pages(&pgdat->node_zones[z]) + zone_pcp_count(&pgdat->node_zones[z]);
+	return n;
+}
+
+unsigned long node_managed_pages(struct pglist_data *pgdat)
+{
+	unsigned long n = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		n += pgdat->node_zones[z].managed_pages;
+	return n;
+}
+
+/* Like /proc/buddyinfo: free blocks per order, per zone. */
+void show_buddyinfo(struct pglist_data *pgdat)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+		char line[256];
+		int len;
+
+		if (!zone_populated(zone))
+			continue;
+		len = snprintf(line, sizeof(line), "Node %d, zone %8s", pgdat->node_id, zone->name);
+		for (unsigned int o = 0; o <= MAX_ORDER; o++)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " %6lu",
+					READ_RACY(zone->free_area[o].nr_free));
+		printk("%s\n", line);
+	}
+}
+
+/* Like /proc/zoneinfo, the allocator's part of it. */
+void show_zoneinfo(struct pglist_data *pgdat)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		printk("Node %d, zone %8s\n  pages free     %lu\n        min      %lu\n"
+		       "        low      %lu\n        high     %lu\n        spanned  %lu\n"
+		       "        present  %lu\n        managed  %lu\n"
+		       "        protection: (%lu, %lu, %lu)\n  start_pfn:     %lu\n"
+		       "  pagesets: high %d batch %d, %lu pages on per-CPU lists\n",
+		       pgdat->node_id, zone->name, zone_free_pages(zone), zone->_watermark[WMARK_MIN],
+		       zone->_watermark[WMARK_LOW], zone->_watermark[WMARK_HIGH],
+		       zone->spanned_pages, zone->present_pages, zone->managed_pages,
+		       zone->lowmem_reserve[0], zone->lowmem_reserve[1], zone->lowmem_reserve[2],
+		       zone->zone_start_pfn, zone->pageset_high, zone->pageset_batch,
+		       zone_pcp_count(zone));
+	}
+}
+
+static void show_free_per_type(struct zone *zone, int mt)
+{
+	char line[256];
+	int len = snprintf(line, sizeof(line), "Node %4d, zone %8s, type %12s",
+			   zone->node->node_id, zone->name, migratetype_names[mt]);
+
+	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
+		unsigned long n = 0;
+		struct list_head *pos;
+
+		list_for_each(pos, &zone->free_area[o].free_list[mt])
+			n++;
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " %6lu", n);
+	}
+	printk("%s\n", line);
+}
+
+static void show_blocks_per_type(struct zone *zone)
+{
+	unsigned long count[MIGRATE_TYPES] = { 0 };
+
+	for (unsigned long pfn = zone->zone_start_pfn; pfn < zone_end_pfn(zone);
+	     pfn += pageblock_nr_pages)
+		if (pfn_valid(zone->node, pfn))
+			count[get_pageblock_migratetype(pfn_to_page(zone->node, pfn))]++;
+	printk("Node %d, zone %8s %12lu %12lu %12lu\n", zone->node->node_id, zone->name,
+	       count[MIGRATE_UNMOVABLE], count[MIGRATE_MOVABLE], count[MIGRATE_RECLAIMABLE]);
+}
+
+/* Like /proc/pagetypeinfo: free blocks per order and type, and pageblocks per type. */
+void show_pagetypeinfo(struct pglist_data *pgdat)
+{
+	printk("Page block order: %d\nPages per block:  %lu\n", pageblock_order, pageblock_nr_pages);
+	printk("Free pages count per migrate type at order 0..%d:\n", MAX_ORDER);
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+		unsigned long flags;
+
+		if (!zone_populated(zone))
+			continue;
+		flags = spin_lock_irqsave(&zone->lock);
+		for (int mt = 0; mt < MIGRATE_TYPES; mt++)
+			show_free_per_type(zone, mt);
+		spin_unlock_irqrestore(&zone->lock, flags);
+	}
+	printk("Number of blocks type     %12s %12s %12s\n", migratetype_names[0],
+	       migratetype_names[1], migratetype_names[2]);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		if (zone_populated(&pgdat->node_zones[z]))
+			show_blocks_per_type(&pgdat->node_zones[z]);
+}

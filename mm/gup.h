@@ -1,0 +1,77 @@
+/*
+ * Pinning pages of an address space (FOLL_PIN) and taking plain references (FOLL_GET), as
+ * Linux's get_user_pages family: a lockless fast walk with IRQs off, a slow path under
+ * mm->lock, FOLL_LONGTERM migration, and the has-pinned flag written once (mm/gup.c).
+ */
+#ifndef MM_GUP_H
+#define MM_GUP_H
+
+#include "mm/vm.h"
+#include "mm/mmzone.h"
+
+#define FOLL_WRITE	0x01u	/* the caller will write: the mapping must be writable */
+#define FOLL_GET	0x02u	/* take a reference (+1); release with put_page() */
+#define FOLL_PIN	0x04u	/* take a pin (+GUP_PIN_COUNTING_BIAS); release with unpin_user_page() */
+#define FOLL_LONGTERM	0x08u	/* a pin held indefinitely: never on a MOVABLE page */
+#define FOLL_FAST_ONLY	0x10u	/* do not fall back to the slow path */
+
+/*
+ * An order-0 page is pinned by adding 1024 to its reference count, so a pin can be told from
+ * ordinary references without any extra field: page_maybe_dma_pinned() is refcount >= 1024.
+ * That test has false positives (1024 plain references look like a pin) but never false
+ * negatives. A large page (order > 0) instead keeps an exact pin count in its head's private
+ * field and takes one reference per pin.
+ */
+#define GUP_PIN_COUNTING_BIAS 1024
+
+/* Tails of a large data page carry PAGE_TAIL_MARK | index in private (set at fault time). */
+#define PAGE_TAIL_MARK 0x80000000u
+
+static inline struct page *compound_head(struct page *page)
+{
+	u32 p = READ_ONCE(page->private);
+
+	return (p & PAGE_TAIL_MARK) ? page - (p & ~PAGE_TAIL_MARK) : page;
+}
+
+static inline bool page_is_large(const struct page *head)
+{
+	return head->order > 0;
+}
+
+bool page_maybe_dma_pinned(struct page *page);
+/* Exact pin count of a large page's head (0 for order-0 pages). */
+u32 page_pincount(struct page *page);
+
+/* The seed's "before" (write the flag on every pin call) and "after" (only if unset). */
+enum gup_has_pinned_mode { GUP_HAS_PINNED_ONCE, GUP_HAS_PINNED_ALWAYS };
+extern enum gup_has_pinned_mode gup_has_pinned_mode;
+int gup_set_has_pinned_mode(const char *name);	/* "once" | "always": 0, or -1 */
+
+/*
+ * Pin or get nr_pages pages from start. Fast walk first; what it could not take goes to the
+ * slow path (which faults pages in inside VMAs) unless FOLL_FAST_ONLY. Returns the number of
+ * pages taken (maybe fewer than asked: the caller releases them), or a negative errno:
+ * -EINVAL (bad flags: FOLL_GET with FOLL_PIN, or neither), -EFAULT (nothing mapped at start),
+ * -ENOMEM, -EBUSY (longterm migration failed).
+ */
+long pin_user_pages_fast(struct mm_struct *mm, u64 start, unsigned long nr_pages,
+			 unsigned int gup_flags, struct page **pages);
+long get_user_pages_fast(struct mm_struct *mm, u64 start, unsigned long nr_pages,
+			 unsigned int gup_flags, struct page **pages);
+/* Slow path only (mm->lock held inside): Linux's pin_user_pages(). */
+long pin_user_pages(struct mm_struct *mm, u64 start, unsigned long nr_pages,
+		    unsigned int gup_flags, struct page **pages);
+
+void unpin_user_page(struct page *page);
+void unpin_user_pages(struct page **pages, unsigned long nr_pages);
+/* Release pages taken with FOLL_GET. */
+void put_user_pages(struct page **pages, unsigned long nr_pages);
+
+/* Pins taken and released over all CPUs: equal when nothing is pinned. */
+struct gup_totals {
+	u64 pins_acquired, pins_released, longterm_migrated, fast_fallbacks;
+};
+void gup_read_totals(struct gup_totals *t);
+
+#endif

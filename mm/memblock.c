@@ -1,0 +1,281 @@
+/*
+ * memblock: boot-time range tables and a top-down bump allocator over them (see memblock.h).
+ * Nothing here is freed back: what memblock hands out stays reserved forever.
+ */
+#include "mm/memblock.h"
+#include "kernel/arch.h"
+#include "kernel/bootinfo.h"
+#include "kernel/printk.h"
+#include "kernel/string.h"
+
+#define U64_MAX (~0ull)
+
+void memblock_init(struct memblock *mb, u64 alloc_limit)
+{
+	memset(mb, 0, sizeof(*mb));
+	mb->memory.name = "memory";
+	mb->reserved.name = "reserved";
+	mb->alloc_limit = alloc_limit;
+}
+
+static u64 region_end(const struct memblock_region *r)
+{
+	return r->base + r->size;
+}
+
+/* Sort by base (insertion sort: at most MEMBLOCK_MAX_REGIONS + 1 entries), then merge
+ * overlapping and touching neighbours. Returns the new count. */
+static unsigned int normalize(struct memblock_region *r, unsigned int n)
+{
+	unsigned int out = 0;
+
+	for (unsigned int i = 1; i < n; i++) {
+		struct memblock_region key = r[i];
+		unsigned int j = i;
+
+		for (; j > 0 && r[j - 1].base > key.base; j--)
+			r[j] = r[j - 1];
+		r[j] = key;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		if (out && r[i].base <= region_end(&r[out - 1])) {
+			u64 end = MAX(region_end(&r[out - 1]), region_end(&r[i]));
+
+			r[out - 1].size = end - r[out - 1].base;
+		} else {
+			r[out++] = r[i];
+		}
+	}
+	return out;
+}
+
+/* Add [base, end) to t. Leaves t unchanged and returns -1 if the result would not fit. */
+static int type_add(struct memblock_type *t, u64 base, u64 end)
+{
+	struct memblock_region tmp[MEMBLOCK_MAX_REGIONS + 1];
+	unsigned int n;
+
+	if (base >= end)
+		return 0;
+	memcpy(tmp, t->regions, t->cnt * sizeof(tmp[0]));
+	tmp[t->cnt] = (struct memblock_region){ base, end - base };
+	n = normalize(tmp, t->cnt + 1);
+	if (n > MEMBLOCK_MAX_REGIONS) {
+		printk("memblock: %s table full, [0x%llx-0x%llx) dropped\n", t->name,
+		       (unsigned long long)base, (unsigned long long)end);
+		return -1;
+	}
+	memcpy(t->regions, tmp, n * sizeof(tmp[0]));
+	t->cnt = n;
+	return 0;
+}
+
+/* Remove [base, end) from t; a region straddling it splits in two. */
+static int type_cut(struct memblock_type *t, u64 base, u64 end)
+{
+	struct memblock_region tmp[MEMBLOCK_MAX_REGIONS + 1];
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < t->cnt; i++) {
+		u64 rb = t->regions[i].base, re = region_end(&t->regions[i]);
+
+		if (re <= base || rb >= end) {
+			tmp[n++] = t->regions[i];
+			continue;
+		}
+		if (rb < base)
+			tmp[n++] = (struct memblock_region){ rb, base - rb };
+		if (re > end)
+			tmp[n++] = (struct memblock_region){ end, re - end };
+		if (n > MEMBLOCK_MAX_REGIONS) {
+			printk("memblock: %s table full, cannot cut [0x%llx-0x%llx)\n", t->name,
+			       (unsigned long long)base, (unsigned long long)end);
+			return -1;
+		}
+	}
+	memcpy(t->regions, tmp, n * sizeof(tmp[0]));
+	t->cnt = n;
+	return 0;
+}
+
+/* [base, base + size) with the end clamped instead of wrapping past 2^64. */
+static u64 clamp_end(u64 base, u64 size)
+{
+	return size > U64_MAX - base ? U64_MAX : base + size;
+}
+
+/* RAM is shrunk inward to whole pages: a partial page is not usable. */
+int memblock_add(struct memblock *mb, u64 base, u64 size)
+{
+	u64 end = ALIGN_DOWN(clamp_end(base, size), PAGE_SIZE);
+
+	base = base > U64_MAX - (PAGE_SIZE - 1) ? U64_MAX : ALIGN_UP(base, PAGE_SIZE);
+	return type_add(&mb->memory, base, end);
+}
+
+/* Reservations and removals grow outward: any page touched is taken. */
+static void outward(u64 *base, u64 *end, u64 size)
+{
+	u64 e = clamp_end(*base, size);
+
+	*end = e > U64_MAX - (PAGE_SIZE - 1) ? ALIGN_DOWN(U64_MAX, PAGE_SIZE) : ALIGN_UP(e, PAGE_SIZE);
+	*base = ALIGN_DOWN(*base, PAGE_SIZE);
+}
+
+int memblock_reserve(struct memblock *mb, u64 base, u64 size)
+{
+	u64 end;
+
+	outward(&base, &end, size);
+	return type_add(&mb->reserved, base, end);
+}
+
+int memblock_remove(struct memblock *mb, u64 base, u64 size)
+{
+	u64 end;
+
+	outward(&base, &end, size);
+	return type_cut(&mb->memory, base, end);
+}
+
+static const char *mem_type_name(u32 type)
+{
+	static const char *const names[] = { "?", "usable", "reserved", "ACPI-reclaim",
+					     "ACPI-NVS", "bad" };
+
+	return type < ARRAY_SIZE(names) ? names[type] : "unknown";
+}
+
+/* Returns true if entry e is worth using, after saying why not. */
+static bool mmap_entry_ok(struct memblock *mb, const struct mem_region *e, unsigned int i)
+{
+	const char *why = NULL;
+
+	if (e->length == 0)
+		why = "zero length";
+	else if (e->length > U64_MAX - e->base)
+		why = "wraps past 2^64 (clamped)";
+	else if (e->type == MEM_USABLE &&
+		 ALIGN_UP(e->base, PAGE_SIZE) >= ALIGN_DOWN(e->base + e->length, PAGE_SIZE))
+		why = "holds no whole page";
+	else if (e->type == MEM_USABLE &&
+		 (!IS_ALIGNED(e->base, PAGE_SIZE) || !IS_ALIGNED(e->length, PAGE_SIZE)))
+		why = "not page aligned (shrunk to whole pages)";
+	if (!why)
+		return true;
+	printk("memblock: mmap[%u] [0x%llx +0x%llx] %s: %s\n", i, (unsigned long long)e->base,
+	       (unsigned long long)e->length, mem_type_name(e->type), why);
+	mb->rejected++;
+	return e->length != 0;
+}
+
+void memblock_add_mmap(struct memblock *mb, const struct mem_region *map, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (map[i].type == MEM_USABLE && mmap_entry_ok(mb, &map[i], i))
+			memblock_add(mb, map[i].base, map[i].length);
+	/* Second pass, so that "not usable" wins an overlap whatever the entry order. */
+	for (unsigned int i = 0; i < n; i++)
+		if (map[i].type != MEM_USABLE && mmap_entry_ok(mb, &map[i], i))
+			memblock_remove(mb, map[i].base, map[i].length);
+}
+
+/* Index of the first region of t ending after addr, or t->cnt. */
+static unsigned int first_after(const struct memblock_type *t, u64 addr)
+{
+	unsigned int i = 0;
+
+	while (i < t->cnt && region_end(&t->regions[i]) <= addr)
+		i++;
+	return i;
+}
+
+bool memblock_next_free(const struct memblock *mb, u64 *cursor, u64 *start, u64 *end)
+{
+	const struct memblock_type *mem = &mb->memory, *res = &mb->reserved;
+
+	for (unsigned int m = first_after(mem, *cursor); m < mem->cnt; m++) {
+		u64 s = MAX(mem->regions[m].base, *cursor), e = region_end(&mem->regions[m]);
+		unsigned int r = first_after(res, s);
+
+		/* Step over reservations covering s; reserved regions are merged, so one does. */
+		if (r < res->cnt && res->regions[r].base <= s)
+			s = region_end(&res->regions[r++]);
+		if (s >= e)
+			continue;
+		if (r < res->cnt && res->regions[r].base < e)
+			e = res->regions[r].base;
+		*start = s;
+		*end = e;
+		*cursor = e;
+		return true;
+	}
+	return false;
+}
+
+u64 memblock_alloc(struct memblock *mb, u64 size, u64 align)
+{
+	u64 cursor = 0, s, e, best = 0;
+
+	size = ALIGN_UP(size, PAGE_SIZE);
+	align = MAX(align, PAGE_SIZE);
+	while (memblock_next_free(mb, &cursor, &s, &e)) {
+		u64 top = MIN(e, mb->alloc_limit), cand;
+
+		if (top < size || top - size < s)
+			continue;
+		cand = ALIGN_DOWN(top - size, align);
+		if (cand >= s && cand >= PAGE_SIZE && cand > best)
+			best = cand;	/* ranges ascend: the last fit is the highest */
+	}
+	if (!best || memblock_reserve(mb, best, size))
+		return 0;
+	memset(arch_phys_to_virt(best), 0, size);
+	return best;
+}
+
+static bool type_contains(const struct memblock_type *t, u64 addr)
+{
+	unsigned int i = first_after(t, addr);
+
+	return i < t->cnt && t->regions[i].base <= addr;
+}
+
+bool memblock_is_memory(const struct memblock *mb, u64 addr)
+{
+	return type_contains(&mb->memory, addr);
+}
+
+bool memblock_is_reserved(const struct memblock *mb, u64 addr)
+{
+	return type_contains(&mb->reserved, addr);
+}
+
+u64 memblock_phys_mem_size(const struct memblock *mb)
+{
+	u64 total = 0;
+
+	for (unsigned int i = 0; i < mb->memory.cnt; i++)
+		total += mb->memory.regions[i].size;
+	return total;
+}
+
+u64 memblock_end_of_ram(const struct memblock *mb)
+{
+	return mb->memory.cnt ? region_end(&mb->memory.regions[mb->memory.cnt - 1]) : 0;
+}
+
+void memblock_dump(const struct memblock *mb)
+{
+	const struct memblock_type *types[] = { &mb->memory, &mb->reserved };
+
+	for (unsigned int t = 0; t < ARRAY_SIZE(types); t++) {
+		printk("memblock %s: %u regions\n", types[t]->name, types[t]->cnt);
+		for (unsigned int i = 0; i < types[t]->cnt; i++) {
+			const struct memblock_region *r = &types[t]->regions[i];
+
+			printk("  [0x%012llx-0x%012llx) %8llu KiB\n", (unsigned long long)r->base,
+			       (unsigned long long)region_end(r), (unsigned long long)(r->size >> 10));
+		}
+	}
+}

@@ -1,0 +1,57 @@
+/*
+ * memblock: the boot-time allocator. Two sorted, disjoint, page-aligned range tables, memory
+ * (RAM) and reserved, built from the firmware memory map; used only until pgdat_init() has
+ * handed every unreserved page to the buddy allocator. Not thread-safe: single-CPU boot only.
+ */
+#ifndef MM_MEMBLOCK_H
+#define MM_MEMBLOCK_H
+
+#include "kernel/compiler.h"
+
+struct mem_region;
+
+#define MEMBLOCK_MAX_REGIONS 128
+
+struct memblock_region {
+	u64 base;
+	u64 size;
+};
+
+struct memblock_type {
+	const char *name;
+	unsigned int cnt;
+	struct memblock_region regions[MEMBLOCK_MAX_REGIONS];	/* sorted, disjoint, merged */
+};
+
+struct memblock {
+	struct memblock_type memory;	/* usable RAM, shrunk inward to whole pages */
+	struct memblock_type reserved;	/* grown outward to whole pages */
+	u64 alloc_limit;		/* memblock_alloc() returns memory below this only */
+	unsigned int rejected;		/* memory-map entries ignored as malformed */
+};
+
+/* Empty tables; allocations restricted to below alloc_limit (the boot direct map). */
+void memblock_init(struct memblock *mb, u64 alloc_limit);
+/*
+ * Fill mb->memory from a firmware memory map that may be unsorted, overlapping, zero-length
+ * or unaligned: usable entries are added, then every non-usable entry is cut out again, so
+ * a byte claimed by both is treated as not usable. Malformed entries get a message.
+ */
+void memblock_add_mmap(struct memblock *mb, const struct mem_region *map, unsigned int n);
+int memblock_add(struct memblock *mb, u64 base, u64 size);	/* 0, or -1: table full */
+int memblock_reserve(struct memblock *mb, u64 base, u64 size);	/* 0, or -1: table full */
+int memblock_remove(struct memblock *mb, u64 base, u64 size);	/* 0, or -1: table full */
+/* Reserve and return a zeroed, align-aligned block, highest first; 0 when none fits. */
+u64 memblock_alloc(struct memblock *mb, u64 size, u64 align);
+/*
+ * Iterate free (memory minus reserved) ranges in address order: start with *cursor = 0;
+ * each call stores the next range in [*start, *end) and returns false when there is none.
+ */
+bool memblock_next_free(const struct memblock *mb, u64 *cursor, u64 *start, u64 *end);
+bool memblock_is_memory(const struct memblock *mb, u64 addr);
+bool memblock_is_reserved(const struct memblock *mb, u64 addr);
+u64 memblock_phys_mem_size(const struct memblock *mb);
+u64 memblock_end_of_ram(const struct memblock *mb);
+void memblock_dump(const struct memblock *mb);
+
+#endif

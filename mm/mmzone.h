@@ -1,0 +1,300 @@
+/*
+ * Physical memory data structures: struct page, pageblocks, free areas, zones, nodes, and the
+ * per-CPU page lists. Shared by the mm/ sources and the tests; the public API is in mm/mm.h.
+ * Not the early allocator (mm/memblock.h) and not page tables (arch/x86_64/mmu.c).
+ *
+ * Lock ordering in mm (outermost first; each lock is described once, in its struct):
+ *
+ *   pcp_drain_lock            (global drains: trylock only, a second drainer just returns)
+ *     per_cpu_pages.lock      (one per zone per CPU; fast paths only ever trylock it)
+ *       zone.lock             (IRQ-safe: always spin_lock_irqsave)
+ *   node_registry_lock        (leaf: node registration only)
+ *
+ * No function takes two zone locks, or two pcp locks, at once.
+ */
+#ifndef MM_MMZONE_H
+#define MM_MMZONE_H
+
+#include "kernel/compiler.h"
+#include "kernel/arch.h"
+#include "kernel/list.h"
+#include "kernel/spinlock.h"
+
+/* Orders 0..MAX_ORDER inclusive, as Linux v6.4: the largest block is 2^10 pages = 4 MiB. */
+#define MAX_ORDER 10
+#define NR_ORDERS (MAX_ORDER + 1)
+#define MAX_ORDER_NR_PAGES (1ul << MAX_ORDER)
+#define PAGE_ALLOC_COSTLY_ORDER 3
+
+/* A pageblock (2 MiB) is the unit that carries a migratetype. */
+#define pageblock_order 9
+#define pageblock_nr_pages (1ul << pageblock_order)
+
+enum migratetype {
+	MIGRATE_UNMOVABLE,
+	MIGRATE_MOVABLE,
+	MIGRATE_RECLAIMABLE,
+	MIGRATE_PCPTYPES,	/* the types with per-CPU lists: all of them here */
+	MIGRATE_TYPES = MIGRATE_PCPTYPES,
+};
+
+enum zone_type {
+	ZONE_DMA,		/* physical 0 .. 16 MiB (ISA DMA) */
+	ZONE_DMA32,		/* 16 MiB .. 4 GiB (32-bit DMA) */
+	ZONE_NORMAL,		/* 4 GiB .. */
+	MAX_NR_ZONES,
+};
+#define ZONE_DMA_END_PFN (16ul << (20 - PAGE_SHIFT))
+#define ZONE_DMA32_END_PFN (4ul << (30 - PAGE_SHIFT))
+
+/*
+ * Sparse memory map: physical memory is cut into 128 MiB sections, and only sections that
+ * contain RAM get an array of struct page. Holes (the PCI hole below 4 GiB, gaps between
+ * firmware regions) cost nothing. A section is larger than a MAX_ORDER block, so a block and
+ * its buddy always share a section (see find_buddy_page_pfn()).
+ */
+#define SECTION_SIZE_BITS 27
+#define PFN_SECTION_SHIFT (SECTION_SIZE_BITS - PAGE_SHIFT)
+#define PAGES_PER_SECTION (1ul << PFN_SECTION_SHIFT)
+#define PAGEBLOCKS_PER_SECTION (PAGES_PER_SECTION / pageblock_nr_pages)
+/* page->pfn is 32 bits: 2^32 frames of 4 KiB = 16 TiB of physical address space. */
+#define MAX_PHYSMEM_BITS 44
+
+/* page->flags bits */
+#define PG_reserved	0x01	/* never given to the allocator (firmware, kernel image, memmap) */
+#define PG_buddy	0x02	/* head of a free block on a zone free list; page->order is its order */
+#define PG_pcp		0x04	/* on a per-CPU list; page->order is its order, page->mt its list */
+#define PG_poisoned	0x08	/* contents filled with PAGE_POISON when freed: verify on allocation */
+#define PG_seen		0x10	/* mm_verify() scratch mark, clear outside mm_verify() */
+#define PAGE_POISON 0xaa
+
+/*
+ * struct page: one per 4 KiB frame of every present section, 32 bytes, so the memory map
+ * costs 32/4096 = 0.78 % of RAM: 8 MiB per GiB (Linux's struct page is 64 bytes: 16 MiB/GiB).
+ * It is small because it holds only what the allocator needs: no mapping, index or memcg.
+ *
+ * Who may write what:
+ *   free (PG_buddy head):  zone->lock; lru is on zone->free_area[order].free_list[mt]
+ *   per-CPU (PG_pcp):      the owning pcp->lock; lru is on pcp->lists[]
+ *   allocated:             refcount atomically by anyone holding a reference; lru, private
+ *                          belong to the owner
+ *   pfn, nid, zone:        set once at node init
+ */
+struct page {
+	struct list_head lru;	/* free list, pcp list, or the owner's */
+	s32 refcount;		/* 0 free; 1 after alloc; atomic; reserved pages hold 1 forever */
+	u32 pfn;		/* this frame's number (the map is sparse: no base to subtract) */
+	u8 flags;		/* PG_* above; changed under the lock that owns the page's state */
+	u8 order;		/* free/pcp: block order; allocated head: the order it was allocated at */
+	u8 mt;			/* free/pcp: list's migratetype; allocated: migratetype asked for */
+	u8 nid;			/* node_data[] index: which allocator instance owns this frame */
+	u8 zone;		/* enum zone_type */
+	u8 _unused[3];		/* spare, keeps the size at 32 */
+};
+
+struct mem_section {
+	/* (uintptr_t)memmap - section_start_pfn * sizeof(struct page), or 0 if no RAM here */
+	uintptr_t memmap_enc;
+	/* Migratetype of each pageblock. Written under zone->lock; read racily by free paths. */
+	u8 pageblock_mt[PAGEBLOCKS_PER_SECTION];
+};
+
+struct free_area {
+	struct list_head free_list[MIGRATE_TYPES];	/* heads of free blocks of this order */
+	unsigned long nr_free;				/* blocks on all of the lists */
+};
+
+enum zone_watermarks { WMARK_MIN, WMARK_LOW, WMARK_HIGH, NR_WMARK };
+
+/* ---- per-CPU page lists (mm/pcp.c) ---- */
+
+/* Lists per migratetype for orders 0..3, plus one shared list for pageblock order (THP). */
+#define NR_LOWORDER_PCP_LISTS (MIGRATE_PCPTYPES * (PAGE_ALLOC_COSTLY_ORDER + 1))
+#define NR_PCP_LISTS (NR_LOWORDER_PCP_LISTS + 1)
+#define BOOT_PAGESET_HIGH 0
+#define BOOT_PAGESET_BATCH 1
+#define PCP_BATCH_SCALE_MAX 5	/* drain chunk: batch << 5; free_factor limit (v6.7 constant) */
+
+/* Per-CPU event counters, written only by the CPU they belong to (or under its pcp->lock). */
+struct pcp_stats {
+	u64 alloc_hit;		/* order <= 3 allocations served from the list */
+	u64 free_hit;		/* frees put on the list */
+	u64 refill;		/* rmqueue_bulk calls */
+	u64 spill;		/* free_pcppages_bulk calls from the free path */
+	u64 trylock_fail_alloc;	/* trylock failed: allocation went to buddy */
+	u64 trylock_fail_free;	/* trylock failed: free went to buddy */
+	u64 drained;		/* pages removed by drains (local or remote) */
+	u64 ipi_drain;		/* drains run in IPI context (irqoff model) */
+};
+
+/*
+ * One per (zone, CPU), cache-line aligned so that CPUs never share a line: 4 + 4x4 + 2 + 2
+ * bytes of scalars and 13 list heads of 16 bytes = 240 bytes of fields, padded to 256 bytes,
+ * 4 cache lines, as Linux v6.0-6.6. The statistics live in a separate array.
+ */
+struct per_cpu_pages {
+	spinlock_t lock;	/* protects count and lists; never held across a zone->lock-free wait */
+	/* Protected by lock: */
+	int count;		/* pages (in base pages) on all lists */
+	int high;		/* spill when count >= high (0: every free spills) */
+	int batch;		/* refill/spill chunk */
+	short free_factor;	/* batch-free scaling shift: ++ on spill, >>= 1 on alloc */
+	short _pad;
+	struct list_head lists[NR_PCP_LISTS];
+} __cacheline_aligned;
+
+/*
+ * A zone: a physically contiguous range of a node with its own free lists.
+ *
+ * Locking rules:
+ *   The fields above lock are written only during node init (and watermark setup, before
+ *   any allocation) and are read without locks.
+ *   lock protects free_area[] (the lists and nr_free), free_pages and the pageblock
+ *   migratetypes of the zone's sections. It is IRQ-safe: always taken with interrupts off,
+ *   because an interrupt on the same CPU may fail its pcp trylock and come here.
+ *   free_pages is read without the lock by watermark checks, which tolerate staleness.
+ */
+struct zone {
+	struct pglist_data *node;
+	const char *name;
+	enum zone_type idx;
+	unsigned long zone_start_pfn;	/* first pfn of the zone's range */
+	unsigned long spanned_pages;	/* length of the range, holes included */
+	unsigned long present_pages;	/* RAM pages in the range */
+	unsigned long managed_pages;	/* pages handed to the buddy allocator at init */
+	unsigned long _watermark[NR_WMARK];
+	unsigned long lowmem_reserve[MAX_NR_ZONES]; /* kept free from allocs that could use zone[j] */
+
+	/* Per-CPU pages (mm/pcp.c); pcp[cpu], each is cache-line aligned. */
+	struct per_cpu_pages *pcp;
+	struct pcp_stats *pcp_stats;
+	int pageset_high, pageset_batch;	/* values copied into every pcp (WRITE_ONCE) */
+	bool pcp_disabled;			/* zone_pcp_disable() depth > 0 */
+	int pcp_disable_depth;
+
+	spinlock_t lock __cacheline_aligned;
+	/* Protected by lock: */
+	struct free_area free_area[NR_ORDERS];
+	long free_pages;
+	u64 stat_steal_block;		/* pageblocks whose migratetype changed by stealing */
+	u64 stat_fallback;		/* allocations served from another migratetype */
+} __cacheline_aligned;
+
+/*
+ * A node: one allocator instance. The kernel has one (mm_node(), from the boot memory map);
+ * tests build private ones over memory they own. Pages know their node by page->nid.
+ */
+struct pglist_data {
+	struct zone node_zones[MAX_NR_ZONES];
+	int node_id;				/* index in node_data[] */
+	const char *name;
+	unsigned long node_start_pfn;		/* first pfn with RAM */
+	unsigned long node_end_pfn;		/* one past the last pfn with RAM */
+	struct mem_section *sections;		/* [nr_sections], from pfn 0 */
+	unsigned long nr_sections;
+	unsigned long min_free_kbytes;
+	unsigned int nr_cpus;			/* CPUs with a pcp in every zone */
+	unsigned long memmap_bytes;		/* memory map size, for the overhead report */
+	bool poison;				/* fill freed pages, check on allocation */
+	/* Statistics, atomic: */
+	u64 bad_pages;				/* bad_page() reports */
+	u64 alloc_fail;				/* allocations that returned NULL */
+	u64 drain_retries;			/* slow-path drain-and-retry rounds */
+};
+
+#define MAX_NUMNODES 16
+/* Per-CPU lists are allocated for this many CPUs per zone (kernel: the most it boots). */
+#ifndef MM_MAX_CPUS
+#define MM_MAX_CPUS 256
+#endif
+extern struct pglist_data *node_data[MAX_NUMNODES];
+
+/* ---- pfn <-> page <-> physical <-> virtual ---- */
+
+static inline struct pglist_data *page_pgdat(const struct page *page)
+{
+	return node_data[page->nid];
+}
+
+static inline struct zone *page_zone(const struct page *page)
+{
+	return &page_pgdat(page)->node_zones[page->zone];
+}
+
+static inline unsigned long page_to_pfn(const struct page *page)
+{
+	return page->pfn;
+}
+
+static inline struct mem_section *pfn_to_section(const struct pglist_data *pgdat,
+						 unsigned long pfn)
+{
+	unsigned long nr = pfn >> PFN_SECTION_SHIFT;
+
+	return nr < pgdat->nr_sections ? &pgdat->sections[nr] : NULL;
+}
+
+/* True if pfn has a struct page in this node (RAM or a hole inside a present section). */
+static inline bool pfn_valid(const struct pglist_data *pgdat, unsigned long pfn)
+{
+	const struct mem_section *ms = pfn_to_section(pgdat, pfn);
+
+	return ms && ms->memmap_enc;
+}
+
+/* The caller knows pfn_valid(pfn). */
+static inline struct page *pfn_to_page(const struct pglist_data *pgdat, unsigned long pfn)
+{
+	return (struct page *)(pgdat->sections[pfn >> PFN_SECTION_SHIFT].memmap_enc +
+			       pfn * sizeof(struct page));
+}
+
+static inline u64 page_to_phys(const struct page *page)
+{
+	return (u64)page->pfn << PAGE_SHIFT;
+}
+
+static inline void *page_address(const struct page *page)
+{
+	return arch_phys_to_virt(page_to_phys(page));
+}
+
+static inline struct page *virt_to_page(const struct pglist_data *pgdat, const void *va)
+{
+	return pfn_to_page(pgdat, arch_virt_to_phys(va) >> PAGE_SHIFT);
+}
+
+static inline bool zone_populated(const struct zone *zone)
+{
+	return zone->managed_pages != 0;
+}
+
+static inline unsigned long zone_end_pfn(const struct zone *zone)
+{
+	return zone->zone_start_pfn + zone->spanned_pages;
+}
+
+static inline bool zone_spans_pfn(const struct zone *zone, unsigned long pfn)
+{
+	return pfn >= zone->zone_start_pfn && pfn < zone_end_pfn(zone);
+}
+
+/* Flag tests may look at pages another CPU owns (a buddy candidate, a pageblock scan):
+ * relaxed atomic loads, the same instruction as a plain load on x86. */
+#define PageReserved(p) (__atomic_load_n(&(p)->flags, __ATOMIC_RELAXED) & PG_reserved)
+#define PageBuddy(p) (__atomic_load_n(&(p)->flags, __ATOMIC_RELAXED) & PG_buddy)
+#define PagePcp(p) (__atomic_load_n(&(p)->flags, __ATOMIC_RELAXED) & PG_pcp)
+
+static inline int page_count(const struct page *page)
+{
+	return __atomic_load_n(&page->refcount, __ATOMIC_RELAXED);
+}
+
+static inline unsigned long zone_free_pages(const struct zone *zone)
+{
+	long v = __atomic_load_n(&zone->free_pages, __ATOMIC_RELAXED);
+
+	return v > 0 ? (unsigned long)v : 0;
+}
+
+#endif

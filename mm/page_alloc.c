@@ -1,0 +1,575 @@
+/*
+ * The page allocator at run time: buddy free lists, migratetype fallback, watermarks, and
+ * the alloc_pages/__free_pages API. Boot-time setup is in mm_init.c, the per-CPU lists in
+ * pcp.c, checks and dumps in debug.c. Not a byte allocator.
+ */
+#include "mm/internal.h"
+#include "kernel/string.h"
+
+struct pglist_data *node_data[MAX_NUMNODES];
+
+/* ---- pageblock migratetypes ---- */
+
+static u8 *pageblock_mt_slot(const struct page *page)
+{
+	struct mem_section *ms = &page_pgdat(page)->sections[page->pfn >> PFN_SECTION_SHIFT];
+
+	return &ms->pageblock_mt[(page->pfn & (PAGES_PER_SECTION - 1)) >> pageblock_order];
+}
+
+/* Racy by design on free paths (Linux reads it without the lock too); stable under zone->lock. */
+int get_pageblock_migratetype(const struct page *page)
+{
+	return READ_RACY(*pageblock_mt_slot(page));
+}
+
+void set_pageblock_migratetype(struct page *page, int mt)
+{
+	WRITE_RACY(*pageblock_mt_slot(page), (u8)mt);
+}
+
+/* ---- free lists: all of these need zone->lock ---- */
+
+void __mod_zone_freepages(struct zone *zone, long delta)
+{
+	WRITE_RACY(zone->free_pages, zone->free_pages + delta);
+}
+
+static void add_to_free_list(struct page *page, struct zone *zone, unsigned int order, int mt,
+			     bool tail)
+{
+	struct free_area *area = &zone->free_area[order];
+
+	page->order = (u8)order;
+	page->mt = (u8)mt;
+	__set_page_flag(page, PG_buddy);
+	if (tail)
+		list_add_tail(&page->lru, &area->free_list[mt]);
+	else
+		list_add(&page->lru, &area->free_list[mt]);
+	WRITE_RACY(area->nr_free, area->nr_free + 1);
+}
+
+static void del_page_from_free_list(struct page *page, struct zone *zone, unsigned int order)
+{
+	struct free_area *area = &zone->free_area[order];
+
+	list_del(&page->lru);
+	__clear_page_flag(page, PG_buddy);
+	WRITE_RACY(area->nr_free, area->nr_free - 1);
+}
+
+static void move_to_free_list(struct page *page, struct zone *zone, unsigned int order, int mt)
+{
+	list_move_tail(&page->lru, &zone->free_area[order].free_list[mt]);
+	page->mt = (u8)mt;
+}
+
+/*
+ * Buddy maths. A free block of order O starts at a pfn P that is a multiple of 2^O. Its
+ * buddy, the other half of the order O+1 block containing it, starts at
+ *
+ *     B = P ^ (1 << O)        (flip bit O: P + 2^O if P is the lower half, else P - 2^O)
+ *
+ * and the merged block starts at P & B (= P with bit O cleared). Because a MAX_ORDER block
+ * lies inside one memory-map section and one zone, B has a struct page in the same array
+ * and zone whenever O < MAX_ORDER, so page + (B - P) is valid. B merges with P only if it
+ * is (a) the head of a free block (PG_buddy, serialized by zone->lock) and (b) of order O.
+ * Finding and validating are one function so that no caller can use an unchecked buddy.
+ */
+static struct page *find_buddy_page_pfn(struct page *page, unsigned long pfn, unsigned int order,
+					unsigned long *buddy_pfn)
+{
+	unsigned long bpfn = pfn ^ (1ul << order);
+	struct page *buddy = page + ((long)bpfn - (long)pfn);
+
+	if (!PageBuddy(buddy) || buddy->order != order)
+		return NULL;
+	VM_BUG_ON(buddy->zone != page->zone || buddy->pfn != bpfn);
+	if (buddy_pfn)
+		*buddy_pfn = bpfn;
+	return buddy;
+}
+
+/* A block whose next-level buddy is free will likely merge soon: queue it at the tail so
+ * that allocations take other blocks first. */
+static bool buddy_merge_likely(unsigned long pfn, struct page *page, unsigned int order)
+{
+	unsigned long higher_pfn;
+
+	if (order >= MAX_ORDER - 1)
+		return false;
+	higher_pfn = (pfn ^ (1ul << order)) & pfn;
+	return find_buddy_page_pfn(page + (higher_pfn - pfn), higher_pfn, order + 1, NULL);
+}
+
+/*
+ * Free 2^order pages at page (pfn) into zone: merge with the free buddy while there is one,
+ * then put the result on free_list[mt] of its final order. Caller holds zone->lock.
+ */
+void __free_one_page(struct page *page, unsigned long pfn, struct zone *zone,
+		     unsigned int order, int mt)
+{
+	unsigned long buddy_pfn;
+	struct page *buddy;
+
+	assert_spin_locked(&zone->lock);
+	VM_BUG_ON(pfn & ((1ul << order) - 1));
+	VM_BUG_ON(!zone_spans_pfn(zone, pfn) || page->pfn != pfn);
+	VM_BUG_ON(page_flags(page) & (PG_buddy | PG_pcp | PG_reserved));
+	__mod_zone_freepages(zone, 1l << order);
+	while (order < MAX_ORDER) {
+		buddy = find_buddy_page_pfn(page, pfn, order, &buddy_pfn);
+		if (!buddy)
+			break;
+		del_page_from_free_list(buddy, zone, order);
+		page += (long)(buddy_pfn & pfn) - (long)pfn;
+		pfn &= buddy_pfn;
+		order++;
+	}
+	add_to_free_list(page, zone, order, mt, buddy_merge_likely(pfn, page, order));
+}
+
+void free_one_page(struct zone *zone, struct page *page, unsigned int order, int mt)
+{
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+	__free_one_page(page, page->pfn, zone, order, mt);
+	spin_unlock_irqrestore(&zone->lock, flags);
+}
+
+/*
+ * Split: page heads a free block of order high (already off its list) and order low is
+ * wanted. Halve repeatedly, putting each upper half back on the free list.
+ */
+static void expand(struct zone *zone, struct page *page, unsigned int low, unsigned int high,
+		   int mt)
+{
+	unsigned long size = 1ul << high;
+
+	while (high > low) {
+		high--;
+		size >>= 1;
+		add_to_free_list(&page[size], zone, high, mt, false);
+	}
+}
+
+/* Smallest free block of exactly migratetype mt that fits; zone->lock held. */
+static struct page *__rmqueue_smallest(struct zone *zone, unsigned int order, int mt)
+{
+	for (unsigned int o = order; o <= MAX_ORDER; o++) {
+		struct list_head *list = &zone->free_area[o].free_list[mt];
+		struct page *page;
+
+		if (list_empty(list))
+			continue;
+		page = list_first_entry(list, struct page, lru);
+		del_page_from_free_list(page, zone, o);
+		expand(zone, page, order, o, mt);
+		return page;
+	}
+	return NULL;
+}
+
+/* ---- migratetype fallback ("stealing") ---- */
+
+/* Which other free lists an allocation of each type may use, in order of preference. */
+static const int fallbacks[MIGRATE_TYPES][MIGRATE_TYPES - 1] = {
+	[MIGRATE_UNMOVABLE] = { MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE },
+	[MIGRATE_MOVABLE] = { MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE },
+	[MIGRATE_RECLAIMABLE] = { MIGRATE_UNMOVABLE, MIGRATE_MOVABLE },
+};
+
+/*
+ * May an allocation of start_mt take over the pageblock it falls back into? Yes for big
+ * blocks, and always for unmovable/reclaimable requests: they pollute the block anyway, so
+ * claiming it keeps the next such allocations together instead of spreading them.
+ */
+static bool can_steal_fallback(unsigned int order, int start_mt)
+{
+	return order >= pageblock_order / 2 || start_mt == MIGRATE_RECLAIMABLE ||
+	       start_mt == MIGRATE_UNMOVABLE;
+}
+
+static int find_suitable_fallback(struct free_area *area, int mt, bool *can_steal,
+				  unsigned int order)
+{
+	for (unsigned int i = 0; i < MIGRATE_TYPES - 1; i++) {
+		int fb = fallbacks[mt][i];
+
+		if (list_empty(&area->free_list[fb]))
+			continue;
+		*can_steal = can_steal_fallback(order, mt);
+		return fb;
+	}
+	return -1;
+}
+
+/*
+ * Move every free block of page's pageblock to mt's lists. Returns the free pages moved;
+ * *movable counts allocated blocks in the pageblock that were asked for as MOVABLE
+ * (our stand-in for Linux's PageLRU count). zone->lock held.
+ */
+static unsigned int move_freepages_block(struct zone *zone, struct page *page, int mt,
+					 unsigned int *movable)
+{
+	struct page *start = page - (page->pfn & (pageblock_nr_pages - 1));
+	unsigned int moved = 0, i = 0;
+
+	*movable = 0;
+	while (i < pageblock_nr_pages) {
+		struct page *p = start + i;
+
+		if (PageBuddy(p)) {
+			move_to_free_list(p, zone, p->order, mt);
+			moved += 1u << p->order;
+			i += 1u << p->order;
+			continue;
+		}
+		if (page_count(p) > 0 && !(page_flags(p) & PG_reserved) &&
+		    READ_RACY(p->mt) == MIGRATE_MOVABLE)
+			(*movable)++;
+		i++;
+	}
+	return moved;
+}
+
+/*
+ * Take free page (order current_order, on a fallback list) for start_mt. A whole-pageblock
+ * or larger block changes type outright. Otherwise, if allowed to steal, move all free pages
+ * of its pageblock to start_mt, and claim the pageblock when at least half of it is free or
+ * already holds start_mt-like allocations. In every case page itself ends on start_mt.
+ */
+static void steal_suitable_fallback(struct zone *zone, struct page *page, int start_mt,
+				    bool whole_block, unsigned int current_order)
+{
+	int old_mt = get_pageblock_migratetype(page);
+	unsigned int free_pages, movable, alike;
+
+	if (current_order >= pageblock_order) {
+		for (unsigned long i = 0; i < (1ul << current_order); i += pageblock_nr_pages)
+			set_pageblock_migratetype(page + i, start_mt);
+		zone->stat_steal_block += 1ul << (current_order - pageblock_order);
+		goto single_page;
+	}
+	if (!whole_block)
+		goto single_page;
+	free_pages = move_freepages_block(zone, page, start_mt, &movable);
+	if (start_mt == MIGRATE_MOVABLE)
+		alike = movable;
+	else if (old_mt == MIGRATE_MOVABLE)
+		alike = (unsigned int)pageblock_nr_pages - free_pages - movable;
+	else
+		alike = 0;
+	if (free_pages + alike >= pageblock_nr_pages / 2) {
+		set_pageblock_migratetype(page, start_mt);
+		zone->stat_steal_block++;
+	}
+	return;
+single_page:
+	move_to_free_list(page, zone, current_order, start_mt);
+}
+
+/*
+ * No block of start_mt is free: fall back to another type, preferring the largest block
+ * (stealing big keeps types apart). A movable request that may not steal takes the smallest
+ * block instead, to fragment as little as possible. Returns true if start_mt's lists now
+ * hold a block of at least order. zone->lock held.
+ */
+static bool __rmqueue_fallback(struct zone *zone, unsigned int order, int start_mt)
+{
+	int current_order, fb = -1;
+	bool can_steal = false;
+
+	for (current_order = MAX_ORDER; current_order >= (int)order; current_order--) {
+		fb = find_suitable_fallback(&zone->free_area[current_order], start_mt, &can_steal,
+					    (unsigned int)current_order);
+		if (fb < 0)
+			continue;
+		if (!can_steal && start_mt == MIGRATE_MOVABLE && current_order > (int)order)
+			goto find_smallest;
+		goto do_steal;
+	}
+	return false;
+find_smallest:
+	for (current_order = (int)order; current_order <= MAX_ORDER; current_order++) {
+		fb = find_suitable_fallback(&zone->free_area[current_order], start_mt, &can_steal,
+					    (unsigned int)current_order);
+		if (fb >= 0)
+			break;
+	}
+	VM_BUG_ON(current_order > MAX_ORDER);
+do_steal:
+	steal_suitable_fallback(zone,
+				list_first_entry(&zone->free_area[current_order].free_list[fb],
+						 struct page, lru),
+				start_mt, can_steal, (unsigned int)current_order);
+	zone->stat_fallback++;
+	return true;
+}
+
+/*
+ * Take a block of 2^order pages of migratetype mt (or stolen from another type) off the
+ * free lists, or NULL. The head leaves with order and mt recorded. zone->lock held.
+ */
+struct page *__rmqueue(struct zone *zone, unsigned int order, int mt)
+{
+	struct page *page;
+
+	assert_spin_locked(&zone->lock);
+	do {
+		page = __rmqueue_smallest(zone, order, mt);
+	} while (!page && __rmqueue_fallback(zone, order, mt));
+	if (page) {
+		__mod_zone_freepages(zone, -(1l << order));
+		page->order = (u8)order;
+		WRITE_RACY(page->mt, (u8)mt);
+	}
+	return page;
+}
+
+struct page *rmqueue_buddy(struct zone *zone, unsigned int order, int mt)
+{
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+	struct page *page = __rmqueue(zone, order, mt);
+
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return page;
+}
+
+/* ---- watermarks ---- */
+
+/*
+ * May an order-`order` allocation, which could also have used zones up to highest_zoneidx,
+ * take pages from z?  With F = free - (2^order - 1) (the pages this request leaves unusable
+ * below its block) and M = mark, reduced to M/2 for __GFP_HIGH and to 3M/8 if the caller
+ * also cannot wait: fail if F <= M + lowmem_reserve[highest_zoneidx]. Order 0 then passes;
+ * a higher order also needs a free block of at least that order.
+ */
+bool __zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
+			 enum zone_type highest_zoneidx, unsigned int alloc_flags, long free)
+{
+	long min = (long)mark;
+
+	free -= (1l << order) - 1;
+	if (alloc_flags & ALLOC_MIN_RESERVE) {
+		min -= min / 2;
+		if (alloc_flags & ALLOC_NON_BLOCK)
+			min -= min / 4;
+	}
+	if (free <= min + (long)z->lowmem_reserve[highest_zoneidx])
+		return false;
+	if (!order)
+		return true;
+	for (unsigned int o = order; o <= MAX_ORDER; o++)
+		if (READ_RACY(z->free_area[o].nr_free))
+			return true;
+	return false;
+}
+
+bool zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
+		       enum zone_type highest_zoneidx, unsigned int alloc_flags)
+{
+	return __zone_watermark_ok(z, order, mark, highest_zoneidx, alloc_flags,
+				   (long)zone_free_pages(z));
+}
+
+/* ---- allocation ---- */
+
+int gfp_migratetype(gfp_t gfp)
+{
+	if (gfp & __GFP_MOVABLE)
+		return MIGRATE_MOVABLE;
+	if (gfp & __GFP_RECLAIMABLE)
+		return MIGRATE_RECLAIMABLE;
+	return MIGRATE_UNMOVABLE;
+}
+
+static enum zone_type gfp_zone(gfp_t gfp)
+{
+	if (gfp & __GFP_DMA)
+		return ZONE_DMA;
+	if (gfp & __GFP_DMA32)
+		return ZONE_DMA32;
+	return ZONE_NORMAL;
+}
+
+static struct page *rmqueue(struct zone *zone, unsigned int order, int mt)
+{
+	struct page *page = NULL;
+
+	if (pcp_allowed_order(order))
+		page = rmqueue_pcplist(zone, order, mt);
+	if (!page)
+		page = rmqueue_buddy(zone, order, mt);
+	return page;
+}
+
+/* Walk the zonelist (highest allowed zone down to DMA), take from the first zone above its
+ * watermark. */
+static struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
+					   unsigned int alloc_flags, const struct alloc_context *ac)
+{
+	for (int z = (int)ac->highest_zoneidx; z >= 0; z--) {
+		struct zone *zone = &ac->pgdat->node_zones[z];
+		struct page *page;
+
+		if (!zone_populated(zone))
+			continue;
+		if (!(alloc_flags & ALLOC_NO_WATERMARKS) &&
+		    !zone_watermark_ok(zone, order, wmark_pages(zone, alloc_flags),
+				       ac->highest_zoneidx, alloc_flags))
+			continue;
+		page = rmqueue(zone, order, ac->migratetype);
+		if (page) {
+			prep_new_page(page, order, gfp);
+			return page;
+		}
+	}
+	return NULL;
+}
+
+static unsigned int gfp_to_alloc_flags(gfp_t gfp)
+{
+	unsigned int flags = ALLOC_WMARK_MIN;
+
+	if (gfp & __GFP_HIGH)
+		flags |= ALLOC_MIN_RESERVE;
+	if (!(gfp & __GFP_DIRECT_RECLAIM))
+		flags |= ALLOC_NON_BLOCK;
+	if (gfp & __GFP_MEMALLOC)
+		flags |= ALLOC_NO_WATERMARKS;
+	return flags;
+}
+
+/*
+ * The fast path failed at the low watermark. Try again at min (less for __GFP_HIGH); then,
+ * as Linux does after reclaim, drain the per-CPU lists once and retry. A caller that cannot
+ * wait drains only its own CPU: a remote drain may have to wait for other CPUs.
+ */
+static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order,
+					   const struct alloc_context *ac)
+{
+	unsigned int alloc_flags = gfp_to_alloc_flags(gfp);
+	struct page *page = get_page_from_freelist(gfp, order, alloc_flags, ac);
+
+	if (page)
+		return page;
+	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
+	if (gfp & __GFP_DIRECT_RECLAIM)
+		drain_all_pages_node(ac->pgdat);
+	else
+		drain_local_pages_node(ac->pgdat);
+	return get_page_from_freelist(gfp, order, alloc_flags, ac);
+}
+
+struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int order)
+{
+	struct alloc_context ac = { pgdat, gfp_zone(gfp), gfp_migratetype(gfp) };
+	struct page *page;
+
+	if (unlikely(order > MAX_ORDER)) {
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("alloc_pages: order %u > MAX_ORDER %u\n", order, MAX_ORDER);
+		return NULL;
+	}
+	page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, &ac);
+	if (unlikely(!page))
+		page = __alloc_pages_slowpath(gfp, order, &ac);
+	if (unlikely(!page)) {
+		__atomic_fetch_add(&pgdat->alloc_fail, 1, __ATOMIC_RELAXED);
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("%s: page allocation failure: order %u gfp 0x%x\n", pgdat->name,
+				order, gfp);
+	}
+	return page;
+}
+
+/* ---- freeing ---- */
+
+/* Checks that must precede dropping the reference: refusing here loses nothing. */
+static bool free_ref_ok(struct page *page)
+{
+	if (unlikely(page_flags(page) & PG_reserved)) {
+		bad_page(page, "freeing a reserved page");
+		return false;
+	}
+	if (unlikely(page_count(page) <= 0)) {
+		bad_page(page, "double free: refcount already %d%s", page_count(page),
+			 PageBuddy(page) ? " (page is on a buddy free list)" :
+			 PagePcp(page) ? " (page is on a per-CPU list)" : "");
+		return false;
+	}
+	return true;
+}
+
+static void free_the_page(struct page *page, unsigned int order)
+{
+	if (!free_pages_prepare(page, &order))
+		return;
+	if (pcp_allowed_order(order))
+		free_unref_page(page, order);
+	else
+		free_one_page(page_zone(page), page, order, get_pageblock_migratetype(page));
+}
+
+void __free_pages(struct page *page, unsigned int order)
+{
+	if (!free_ref_ok(page))
+		return;
+	if (__atomic_sub_fetch(&page->refcount, 1, __ATOMIC_ACQ_REL) == 0)
+		free_the_page(page, order);
+}
+
+void put_page(struct page *page)
+{
+	if (!free_ref_ok(page))
+		return;
+	if (__atomic_sub_fetch(&page->refcount, 1, __ATOMIC_ACQ_REL) == 0)
+		free_the_page(page, page->order);
+}
+
+/*
+ * Last reference gone: check the block, poison it, and decide its true order. A wrong order
+ * is reported and the recorded one used, so nothing is lost. Returns false if the block is
+ * too damaged to free (it is then leaked, as Linux does).
+ */
+bool free_pages_prepare(struct page *page, unsigned int *order)
+{
+	bool ok = true;
+
+	if (unlikely(page->order != *order)) {
+		bad_page(page, "freed with order %u, allocated with order %u", *order, page->order);
+		*order = page->order;
+	}
+	if (unlikely(page->pfn & ((1u << *order) - 1))) {
+		bad_page(page, "block of order %u is not aligned", *order);
+		return false;
+	}
+	for (unsigned int i = 1; i < (1u << *order); i++) {
+		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned))) {
+			bad_page(page + i, "tail page of an order-%u block is in use", *order);
+			ok = false;
+		}
+	}
+	if (ok && page_pgdat(page)->poison)
+		poison_pages(page, 1u << *order);
+	return ok;
+}
+
+/* Final touches on a block just taken from a free or per-CPU list. */
+void prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
+{
+	unsigned int nr = 1u << order;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned)))
+			bad_page(page + i, "free page in use (order-%u allocation)", order);
+	}
+	check_poison_pages(page, nr);
+	page->order = (u8)order;
+	WRITE_RACY(page->mt, (u8)gfp_migratetype(gfp));
+	__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);
+	if (gfp & __GFP_ZERO)
+		memset(page_address(page), 0, PAGE_SIZE << order);
+}

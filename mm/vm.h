@@ -1,0 +1,104 @@
+/*
+ * Address spaces for the pinning code and the fault benchmark: struct mm_struct with its own
+ * 4-level page table, anonymous regions (VMAs), page faults, unmapping. Not the kernel's own
+ * page tables (arch/x86_64/paging.c), and never loaded into CR3: gup walks them in software.
+ */
+#ifndef MM_VM_H
+#define MM_VM_H
+
+#include "kernel/compiler.h"
+#include "kernel/spinlock.h"
+#include "kernel/list.h"
+#include <arch/pgtable.h>
+
+struct pglist_data;
+struct page;
+
+#define MM_MAX_VMAS 16
+#define MMF_HAS_PINNED 28	/* bit in mm->flags: FOLL_PIN has run on this mm; never cleared */
+
+struct vm_area {
+	u64 start, end;		/* [start, end), page aligned */
+	bool writable;
+	bool huge;		/* populated with 2 MiB pages (order 9), mapped by level-2 leaves */
+};
+
+/* Per-CPU counters of one address space, each CPU on its own cache line. */
+struct mm_cpu_stats {
+	u64 flag_writes;	/* writes (atomic RMWs) to mm->flags */
+	u64 faults;		/* pages faulted in */
+	u64 fast_pages;		/* pages taken by the lockless walk */
+	u64 slow_pages;		/* pages taken under mm->lock */
+	u64 poison_reads;	/* page-table entries read that held the free-page poison */
+} __cacheline_aligned;
+
+/*
+ * Locking rules:
+ *   flags is written with atomic RMWs by any CPU and read without locks. Alone on its cache
+ *   line, so the has-pinned write (or its absence) is all that touches that line.
+ *   lock serialises the slow path: the VMA table and every change that removes or replaces a
+ *   page-table entry (unmap, migration). Taken with IRQs enabled (spin_lock), so a waiter can
+ *   still answer the TLB shootdown IPIs that a lock holder sends.
+ *   Page-table entries are installed (none -> present) with cmpxchg and no lock, by faults;
+ *   they are removed only under lock, followed by a TLB shootdown before anything is freed.
+ *   The lockless walk (mm/gup.c) runs with IRQs off and so delays that shootdown.
+ */
+struct mm_struct {
+	unsigned long flags __cacheline_aligned;	/* MMF_* bits */
+
+	struct pglist_data *node __cacheline_aligned;	/* where pages and tables come from */
+	pte_t *pgd;			/* top-level table, direct-map address */
+	struct mm_cpu_stats *stats;	/* [node->nr_cpus] */
+	struct page *stats_page;
+	unsigned int stats_order;
+
+	spinlock_t lock;
+	/* Protected by lock: */
+	struct vm_area vmas[MM_MAX_VMAS];
+	unsigned int nr_vmas;
+	/* Atomic: */
+	long nr_pt_pages;		/* page-table pages, the top level included */
+	long rss;			/* data pages mapped */
+};
+
+/* A new, empty address space whose pages come from node; NULL if out of memory. */
+struct mm_struct *mm_create(struct pglist_data *node);
+/* Unmap everything, free the page tables and the mm. */
+void mm_destroy(struct mm_struct *mm);
+
+/* Add an anonymous region; populate: fault every page in now (gup_test's pre-fault). 0 or -errno. */
+int mm_mmap_anon(struct mm_struct *mm, u64 start, u64 len, bool writable, bool huge, bool populate);
+/* Remove mappings in [start, start+len) and the VMAs there; frees pages and empty tables. */
+void mm_munmap(struct mm_struct *mm, u64 start, u64 len);
+
+/*
+ * Fault in one page at addr: allocate a zeroed MOVABLE page (order 9 in a huge VMA) and
+ * install it with cmpxchg. 0 (also if another CPU won the race), -EFAULT outside any VMA,
+ * -ENOMEM. Lockless: the caller must not munmap the same range concurrently.
+ */
+int handle_mm_fault(struct mm_struct *mm, u64 addr);
+/* handle_mm_fault() with mm->lock held (the gup slow path). */
+int __handle_mm_fault(struct mm_struct *mm, u64 addr);
+
+/* Under mm->lock: the leaf entry for addr and its level (1, or 2 for a huge leaf), or NULL. */
+pte_t *__mm_find_leaf(struct mm_struct *mm, u64 addr, int *level);
+const struct vm_area *__mm_find_vma(const struct mm_struct *mm, u64 addr);
+/* Send a TLB shootdown to every CPU and wait until each has answered. IRQs must be on. */
+void mm_tlb_shootdown(struct mm_struct *mm);
+
+static inline struct mm_cpu_stats *mm_this_cpu_stats(struct mm_struct *mm);
+u64 mm_sum_stat(const struct mm_struct *mm, size_t offset);
+#define MM_STAT(mm, field) mm_sum_stat(mm, offsetof(struct mm_cpu_stats, field))
+
+#define EFAULT 14
+#define ENOMEM 12
+#define EINVAL 22
+#define EBUSY 16
+
+#include "kernel/arch.h"
+static inline struct mm_cpu_stats *mm_this_cpu_stats(struct mm_struct *mm)
+{
+	return &mm->stats[arch_cpu_id()];
+}
+
+#endif

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Run the three host test builds (plain, ASan+UBSan, TSan on the concurrent tests) and end
+# with one "N passed, N failed" line for all of them. Exit status 1 if anything failed.
+build=${1:-build/host}
+passed=0 failed=0
+for v in plain asan tsan; do
+	args=
+	[ "$v" = tsan ] && args=-c
+	echo "== host tests: $v $args"
+	log=$build/$v/test.log
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(dirname "$0")/tsan.supp" \
+		"$build/$v/mmtest" $args >"$log" 2>&1
+	status=$?
+	grep -v '^ok ' "$log"
+	last=$(tail -n 1 "$log")
+	case "$last" in
+	*" passed, "*" failed")
+		p=${last%% passed*}; f=${last#*passed, }; f=${f%% failed}
+		passed=$((passed + p)); failed=$((failed + f))
+		[ "$status" -ne 0 ] && [ "$f" -eq 0 ] && failed=$((failed + 1));;
+	*)
+		echo "$v: the test binary died (status $status); see $log"
+		failed=$((failed + 1));;
+	esac
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

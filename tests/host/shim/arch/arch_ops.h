@@ -1,0 +1,87 @@
+/*
+ * Host (Linux userspace) side of the kernel/arch.h contract, for the test harness only:
+ * a CPU is a pthread with a thread-local id, "interrupts disabled" is a per-thread flag,
+ * and physical memory is one big mmap'd region (tests/host/shim/shim.c).
+ */
+#ifndef HOST_ARCH_OPS_H
+#define HOST_ARCH_OPS_H
+
+#include "kernel/compiler.h"
+#include <sched.h>
+#include <time.h>
+
+extern __thread unsigned int host_cpu_id;
+extern __thread unsigned long host_irqs_off;	/* 1 while "interrupts" are disabled */
+extern u8 *host_phys_base;			/* physical address 0 */
+extern u64 host_phys_size;
+
+/* Run pending simulated interrupts (cross-CPU calls) of this thread, if enabled. */
+void host_irq_poll(void);
+
+static inline unsigned int arch_cpu_id(void)
+{
+	return host_cpu_id;
+}
+
+static inline unsigned long arch_irq_save(void)
+{
+	unsigned long flags = host_irqs_off;
+
+	host_irqs_off = 1;
+	return flags;
+}
+
+static inline void arch_irq_restore(unsigned long flags)
+{
+	host_irqs_off = flags;
+	if (!flags)
+		host_irq_poll();
+}
+
+static inline void arch_irq_disable(void)
+{
+	host_irqs_off = 1;
+}
+
+static inline void arch_irq_enable(void)
+{
+	host_irqs_off = 0;
+	host_irq_poll();
+}
+
+static inline bool arch_irqs_disabled(void)
+{
+	return host_irqs_off != 0;
+}
+
+/* Threads outnumber host cores: give the lock holder a chance to run. */
+static inline void arch_cpu_relax(void)
+{
+	sched_yield();
+}
+
+static inline u64 arch_cycles(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
+
+static inline void *arch_phys_to_virt(u64 pa)
+{
+	return host_phys_base + pa;
+}
+
+static inline u64 arch_virt_to_phys(const void *va)
+{
+	return (u64)((const u8 *)va - host_phys_base);
+}
+
+static inline void arch_wait_for_interrupt(void)
+{
+	host_irq_poll();
+	sched_yield();
+}
+
+#endif

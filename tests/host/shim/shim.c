@@ -1,0 +1,162 @@
+/*
+ * Host implementations of what mm/ and kernel/spinlock.c call outside themselves: printk,
+ * panic (catchable by tests), warn_slowpath, the mm/arch_mm.h direct-map hooks, and the
+ * simulated physical memory. Nothing here is allocator logic.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "kernel/arch.h"
+#include "kernel/panic.h"
+#include "kernel/printk.h"
+#include "mm/arch_mm.h"
+#include "mm/memblock.h"
+#include "tests/host/shim/shim.h"
+
+__thread unsigned int host_cpu_id;
+__thread unsigned long host_irqs_off;
+u8 *host_phys_base;
+u64 host_phys_size;
+u64 host_boot_map_limit = 4ull << 30;
+unsigned long host_map_direct_calls;
+bool host_verbose;
+
+/* ---- console: every line goes to a capture buffer tests can search; stdout if verbose ---- */
+
+static char capture[1 << 16];
+static size_t capture_len;
+static pthread_mutex_t console_lock = PTHREAD_MUTEX_INITIALIZER;
+unsigned long host_warnings;
+
+void vprintk(const char *fmt, va_list ap)
+{
+	char line[1024];
+	size_t n;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	pthread_mutex_lock(&console_lock);
+	if (capture_len + n < sizeof(capture)) {
+		memcpy(capture + capture_len, line, n + 1);
+		capture_len += n;
+	}
+	if (host_verbose)
+		fputs(line, stdout);
+	pthread_mutex_unlock(&console_lock);
+}
+
+void printk(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintk(fmt, ap);
+	va_end(ap);
+}
+
+void pr_cpu(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	printk("cpu%u: %s", arch_cpu_id(), buf);
+}
+
+void host_console_reset(void)
+{
+	pthread_mutex_lock(&console_lock);
+	capture_len = 0;
+	capture[0] = 0;
+	pthread_mutex_unlock(&console_lock);
+}
+
+bool host_console_contains(const char *needle)
+{
+	bool found;
+
+	pthread_mutex_lock(&console_lock);
+	found = strstr(capture, needle) != NULL;
+	pthread_mutex_unlock(&console_lock);
+	return found;
+}
+
+void host_console_dump(void)
+{
+	pthread_mutex_lock(&console_lock);
+	fputs(capture, stdout);
+	pthread_mutex_unlock(&console_lock);
+}
+
+/* ---- panic / warn ---- */
+
+__thread jmp_buf *host_panic_jmp;
+__thread char host_panic_msg[256];
+
+void panic(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(host_panic_msg, sizeof(host_panic_msg), fmt, ap);
+	va_end(ap);
+	printk("PANIC: %s\n", host_panic_msg);
+	if (host_panic_jmp)
+		longjmp(*host_panic_jmp, 1);
+	host_console_dump();
+	fprintf(stderr, "PANIC (uncaught): %s\n", host_panic_msg);
+	abort();
+}
+
+void warn_slowpath(const char *file, int line, const char *cond)
+{
+	__atomic_fetch_add(&host_warnings, 1, __ATOMIC_RELAXED);
+	printk("WARNING: %s at %s:%d\n", cond, file, line);
+}
+
+/* ---- physical memory and the direct map ---- */
+
+void host_phys_init(u64 size)
+{
+	host_phys_base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (host_phys_base == MAP_FAILED) {
+		perror("mmap physical memory");
+		exit(2);
+	}
+	host_phys_size = size;
+}
+
+/* Give every touched page back: the next test starts from zeroed "RAM". */
+void host_phys_reset(void)
+{
+	madvise(host_phys_base, host_phys_size, MADV_DONTNEED);
+}
+
+u64 arch_direct_map_boot_limit(void)
+{
+	return host_boot_map_limit;
+}
+
+u64 arch_direct_map_max(void)
+{
+	return host_phys_size;
+}
+
+/* Everything is mapped already; model the page-table cost: one page per GiB touched. */
+int arch_map_direct(struct memblock *mb, u64 phys, u64 len)
+{
+	host_map_direct_calls++;
+	if (phys + len > host_phys_size || phys + len < phys)
+		return -1;
+	for (u64 gib = phys >> 30; gib <= (phys + len - 1) >> 30; gib++)
+		if (!memblock_alloc(mb, PAGE_SIZE, PAGE_SIZE))
+			return -1;
+	return 0;
+}

@@ -1,0 +1,527 @@
+/*
+ * Host tests of the buddy allocator (mm/page_alloc.c, mm_init.c, debug.c) on private
+ * instances: split and merge, alignment, exhaustion, watermarks, zone and migratetype
+ * fallback, lowmem_reserve, and bad input. mm_verify() runs at the end of each.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "tests/host/harness.h"
+
+#define GFP_TEST_MOVABLE (__GFP_MOVABLE | __GFP_MEMALLOC | __GFP_NOWARN)
+
+/* Send every order-0..3 free of pgdat straight to the buddy lists (no per-CPU lists), so
+ * free-list counts are exact. */
+static void buddy_only(struct pglist_data *pgdat)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_pcp_disable(&pgdat->node_zones[z]);
+}
+
+static void snapshot_nr_free(struct zone *zone, unsigned long *nr)
+{
+	for (unsigned int o = 0; o <= MAX_ORDER; o++)
+		nr[o] = zone->free_area[o].nr_free;
+}
+
+/* Allocate every free block below MAX_ORDER (exact-order takes, no splits) so that only
+ * whole MAX_ORDER blocks stay free. Returns the pages in *pages/orders for freeing. */
+static unsigned long take_small_blocks(struct zone *zone, struct page **pages, u8 *orders)
+{
+	unsigned long n = 0;
+
+	for (unsigned int o = 0; o < MAX_ORDER; o++)
+		while (zone->free_area[o].nr_free) {
+			pages[n] = alloc_pages_node(zone->node, GFP_TEST_MOVABLE, o);
+			orders[n++] = (u8)o;
+		}
+	return n;
+}
+
+/*
+ * One 4 MiB block at 16 MiB (DMA32), metadata elsewhere. For each order o: allocating
+ * order o splits the block into one free block at each order o..9 and returns its first
+ * page; freeing merges everything back into the single order-10 block.
+ */
+static void alloc_pages_split_merge_every_order(void)
+{
+	const struct mem_region map[] = { { 16 * MiB, 4 * MiB, MEM_USABLE },
+					  { 64 * MiB, 2 * MiB, MEM_USABLE } };
+	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
+	struct page *small[2048];
+	u8 orders[2048];
+	struct zone *zone;
+	unsigned long n;
+
+	ASSERT(pgdat);
+	buddy_only(pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	n = take_small_blocks(zone, small, orders);
+	EXPECT_EQ(zone->free_area[MAX_ORDER].nr_free, 1);
+	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
+		struct page *page = alloc_pages_node(pgdat, GFP_TEST_MOVABLE, o);
+
+		ASSERT(page);
+		EXPECT_EQ(page_to_pfn(page), (16 * MiB) >> PAGE_SHIFT);
+		for (unsigned int j = 0; j <= MAX_ORDER; j++)
+			EXPECT_EQ(zone->free_area[j].nr_free, j >= o && j < MAX_ORDER);
+		__free_pages(page, o);
+		for (unsigned int j = 0; j <= MAX_ORDER; j++)
+			EXPECT_EQ(zone->free_area[j].nr_free, j == MAX_ORDER);
+	}
+	for (unsigned long i = 0; i < n; i++)
+		__free_pages(small[i], orders[i]);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* Random orders until memory runs out: every block is naturally aligned (pfn multiple of
+ * 2^order) and inside a zone; freeing all of them restores every count. */
+static void alloc_pages_alignment_random_orders(void)
+{
+	const struct mem_region map[] = { { 1 * MiB, 79 * MiB, MEM_USABLE } };
+	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
+	static struct page *pages[40000];
+	static u8 orders[40000];
+	unsigned long n = 0, before;
+
+	ASSERT(pgdat);
+	before = node_free_pages(pgdat);
+	srand(1);
+	while (n < ARRAY_SIZE(pages)) {
+		unsigned int o = (unsigned int)rand() % (MAX_ORDER + 1);
+		struct page *page = alloc_pages_node(pgdat, GFP_TEST_MOVABLE, o);
+
+		if (!page && !(page = alloc_pages_node(pgdat, GFP_TEST_MOVABLE, o = 0)))
+			break;
+		EXPECT_EQ(page_to_pfn(page) & ((1ul << o) - 1), 0);
+		EXPECT(zone_spans_pfn(page_zone(page), page_to_pfn(page) + (1ul << o) - 1));
+		pages[n] = page;
+		orders[n++] = (u8)o;
+	}
+	EXPECT_EQ(node_free_pages(pgdat), 0);
+	for (unsigned long i = 0; i < n; i++)
+		__free_pages(pages[i], orders[i]);
+	EXPECT_EQ(node_free_pages(pgdat), before);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* Allocate order 0 until NULL (ignoring watermarks): exactly the free pages come out and
+ * then none are left; freeing them restores the free count and every per-order count. */
+static void alloc_pages_exhaustion_restores_counts(void)
+{
+	const struct mem_region map[] = { { 1 * MiB, 63 * MiB, MEM_USABLE } };
+	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
+	static struct page *pages[20000];
+	unsigned long before[NR_ORDERS], after[NR_ORDERS], free, n;
+
+	ASSERT(pgdat);
+	buddy_only(pgdat);
+	free = node_free_pages(pgdat);
+	snapshot_nr_free(&pgdat->node_zones[ZONE_DMA32], before);
+	n = alloc_until_null(pgdat, GFP_TEST_MOVABLE, 0, pages, ARRAY_SIZE(pages));
+	EXPECT_EQ(n, free);
+	EXPECT_EQ(node_free_pages(pgdat), 0);
+	EXPECT(alloc_pages_node(pgdat, GFP_TEST_MOVABLE, 0) == NULL);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	free_all(pages, n, 0);
+	snapshot_nr_free(&pgdat->node_zones[ZONE_DMA32], after);
+	EXPECT_EQ(node_free_pages(pgdat), free);
+	for (unsigned int o = 0; o <= MAX_ORDER; o++)
+		EXPECT_EQ(after[o], before[o]);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* int_sqrt and the published min_free_kbytes examples: 512 MiB -> 2896 kB, 1 GiB -> 4096. */
+static void int_sqrt_min_free_kbytes_examples(void)
+{
+	EXPECT_EQ(int_sqrt(0), 0);
+	EXPECT_EQ(int_sqrt(15), 3);
+	EXPECT_EQ(int_sqrt(16), 4);
+	EXPECT_EQ(int_sqrt(512 * 1024 * 16), 2896);
+	EXPECT_EQ(int_sqrt(1024 * 1024 * 16), 4096);
+	EXPECT_EQ(int_sqrt(~0ul), 0xfffffffful);
+}
+
+/*
+ * One DMA32 zone of 1 GiB at [1G, 2G). Metadata: 8 MiB of memory map + one page of section
+ * table = 2049 pages, so managed = 262144 - 2049 = 260095 pages = 1040380 kB;
+ * min_free_kbytes = isqrt(16 * 1040380) = 4079 -> min 1019 pages;
+ * delta = max(1019 / 4, 260095 * 10 / 10000) = 260 -> low 1279, high 1539.
+ * Then: GFP_KERNEL allocations stop with exactly min pages free, GFP_ATOMIC ones at
+ * min - min/2 - (min - min/2)/4 = 383, and __GFP_MEMALLOC ones at 0.
+ */
+static void watermarks_linux_formula_and_limits(void)
+{
+	const struct mem_region map[] = { { 1 * GiB, 1 * GiB, MEM_USABLE } };
+	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
+	static struct page *pages[270000];
+	struct zone *zone;
+	unsigned long n = 0;
+
+	ASSERT(pgdat);
+	buddy_only(pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	EXPECT_EQ(zone->managed_pages, 260095);
+	EXPECT_EQ(pgdat->min_free_kbytes, 4079);
+	EXPECT_EQ(zone->_watermark[WMARK_MIN], 1019);
+	EXPECT_EQ(zone->_watermark[WMARK_LOW], 1279);
+	EXPECT_EQ(zone->_watermark[WMARK_HIGH], 1539);
+	n += alloc_until_null(pgdat, GFP_KERNEL, 0, pages + n, ARRAY_SIZE(pages) - n);
+	EXPECT_EQ(zone_free_pages(zone), 1019);
+	n += alloc_until_null(pgdat, GFP_ATOMIC, 0, pages + n, ARRAY_SIZE(pages) - n);
+	EXPECT_EQ(zone_free_pages(zone), 383);
+	n += alloc_until_null(pgdat, __GFP_MEMALLOC, 0, pages + n, ARRAY_SIZE(pages) - n);
+	EXPECT_EQ(zone_free_pages(zone), 0);
+	EXPECT_EQ(n, 260095);
+	free_all(pages, n, 0);
+	EXPECT_EQ(zone_free_pages(zone), 260095);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* The three-zone machine used below: DMA [1M, 16M), DMA32 [16M, 272M), NORMAL [4G, 4G+256M).
+ * The NORMAL part is above the boot direct map, so arch_map_direct() must map it. */
+static struct pglist_data *three_zone_node(void)
+{
+	const struct mem_region map[] = { { 4 * GiB, 256 * MiB, MEM_USABLE },
+					  { 1 * MiB, 271 * MiB, MEM_USABLE } };
+	unsigned long calls = host_map_direct_calls;
+	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
+
+	EXPECT_EQ(host_map_direct_calls, calls + 1);
+	return pgdat;
+}
+
+static unsigned long zone_min_plus_reserve(struct zone *zone, enum zone_type highest)
+{
+	return zone->_watermark[WMARK_MIN] + zone->lowmem_reserve[highest];
+}
+
+/*
+ * Zone fallback and lowmem_reserve. GFP_KERNEL takes NORMAL first, then DMA32, then DMA,
+ * and stops when each zone is at min + lowmem_reserve[NORMAL]. GFP_DMA32 then never gets a
+ * NORMAL page and goes down to DMA32's min and DMA's min + lowmem_reserve[DMA32]. GFP_DMA
+ * finally takes DMA to its min. The reserves follow managed(upper zones) / 256.
+ */
+static void alloc_pages_zone_fallback_lowmem_reserve(void)
+{
+	struct pglist_data *pgdat = three_zone_node();
+	static struct page *pages[200000];
+	struct zone *dma, *dma32, *normal;
+	unsigned long n, m, k;
+
+	ASSERT(pgdat);
+	buddy_only(pgdat);
+	dma = &pgdat->node_zones[ZONE_DMA];
+	dma32 = &pgdat->node_zones[ZONE_DMA32];
+	normal = &pgdat->node_zones[ZONE_NORMAL];
+	EXPECT_EQ(normal->managed_pages, 65536);
+	EXPECT_EQ(dma->lowmem_reserve[ZONE_DMA32], dma32->managed_pages / 256);
+	EXPECT_EQ(dma->lowmem_reserve[ZONE_NORMAL],
+		  (dma32->managed_pages + normal->managed_pages) / 256);
+	EXPECT_EQ(dma32->lowmem_reserve[ZONE_NORMAL], normal->managed_pages / 256);
+	EXPECT_EQ(normal->lowmem_reserve[ZONE_NORMAL], 0);
+
+	n = alloc_until_null(pgdat, GFP_KERNEL, 0, pages, ARRAY_SIZE(pages));
+	EXPECT(pages[0]->zone == ZONE_NORMAL);
+	EXPECT_EQ(zone_free_pages(normal), zone_min_plus_reserve(normal, ZONE_NORMAL));
+	EXPECT_EQ(zone_free_pages(dma32), zone_min_plus_reserve(dma32, ZONE_NORMAL));
+	EXPECT_EQ(zone_free_pages(dma), zone_min_plus_reserve(dma, ZONE_NORMAL));
+
+	m = alloc_until_null(pgdat, GFP_DMA32, 0, pages + n, ARRAY_SIZE(pages) - n);
+	EXPECT(m > 0);
+	for (unsigned long i = n; i < n + m; i++)
+		EXPECT(pages[i]->zone != ZONE_NORMAL);
+	EXPECT_EQ(zone_free_pages(dma32), zone_min_plus_reserve(dma32, ZONE_DMA32));
+	EXPECT_EQ(zone_free_pages(dma), zone_min_plus_reserve(dma, ZONE_DMA32));
+
+	k = alloc_until_null(pgdat, GFP_DMA, 0, pages + n + m, ARRAY_SIZE(pages) - n - m);
+	for (unsigned long i = n + m; i < n + m + k; i++)
+		EXPECT(pages[i]->zone == ZONE_DMA);
+	EXPECT_EQ(zone_free_pages(dma), dma->_watermark[WMARK_MIN]);
+	free_all(pages, n + m + k, 0);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/*
+ * Every pageblock starts MOVABLE. The first UNMOVABLE allocation falls back, steals the
+ * largest block (order 10 = two pageblocks, which change type), and the next UNMOVABLE
+ * allocation is served from the stolen block without another fallback. A MOVABLE
+ * allocation does not land in the stolen pageblocks.
+ */
+static void alloc_pages_migratetype_fallback_steals(void)
+{
+	const struct mem_region map[] = { { 16 * MiB, 64 * MiB, MEM_USABLE } };
+	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
+	struct page *a, *b, *m;
+	struct zone *zone;
+
+	ASSERT(pgdat);
+	buddy_only(pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	EXPECT_EQ(zone->stat_fallback, 0);
+	a = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	ASSERT(a);
+	EXPECT_EQ(get_pageblock_migratetype(a), MIGRATE_UNMOVABLE);
+	EXPECT_EQ(zone->stat_fallback, 1);
+	EXPECT_EQ(zone->stat_steal_block, 2);
+	b = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	ASSERT(b);
+	EXPECT_EQ(zone->stat_fallback, 1);
+	EXPECT_EQ(page_to_pfn(b) >> MAX_ORDER, page_to_pfn(a) >> MAX_ORDER);
+	m = alloc_pages_node(pgdat, GFP_USER, 0);
+	ASSERT(m);
+	EXPECT_EQ(get_pageblock_migratetype(m), MIGRATE_MOVABLE);
+	EXPECT(page_to_pfn(m) >> MAX_ORDER != page_to_pfn(a) >> MAX_ORDER);
+	__free_pages(a, 0);
+	__free_pages(b, 0);
+	__free_pages(m, 0);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+static struct pglist_data *small_node(void)
+{
+	const struct mem_region map[] = { { 1 * MiB, 31 * MiB, MEM_USABLE } };
+
+	return test_node_create(map, ARRAY_SIZE(map), 4);
+}
+
+/* Freeing a page twice: the second free reports "double free" naming the pfn, and changes
+ * nothing (free count as after the first free). */
+static void free_pages_double_free_reported(void)
+{
+	struct pglist_data *pgdat = small_node();
+	struct page *page;
+	unsigned long free;
+	char pfn[32];
+
+	ASSERT(pgdat);
+	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	ASSERT(page);
+	__free_pages(page, 0);
+	free = node_free_pages(pgdat);
+	__free_pages(page, 0);
+	snprintf(pfn, sizeof(pfn), "pfn 0x%lx ", page_to_pfn(page));
+	EXPECT(host_console_contains("double free"));
+	EXPECT(host_console_contains(pfn));
+	EXPECT_EQ(pgdat->bad_pages, 1);
+	EXPECT_EQ(node_free_pages(pgdat), free);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* Freeing with the wrong order (2 instead of 0, then 0 instead of 3): reported, and the
+ * block is freed at the order it was allocated with, so no page is lost or doubled. */
+static void free_pages_wrong_order_reported(void)
+{
+	struct pglist_data *pgdat = small_node();
+	struct page *p0, *p3;
+	unsigned long free;
+
+	ASSERT(pgdat);
+	free = node_free_pages(pgdat);
+	p0 = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	p3 = alloc_pages_node(pgdat, GFP_KERNEL, 3);
+	ASSERT(p0 && p3);
+	__free_pages(p0, 2);
+	__free_pages(p3, 0);
+	EXPECT(host_console_contains("freed with order 2, allocated with order 0"));
+	EXPECT(host_console_contains("freed with order 0, allocated with order 3"));
+	EXPECT_EQ(pgdat->bad_pages, 2);
+	EXPECT_EQ(node_free_pages(pgdat), free);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* Freeing a reserved page (the memory map's own memory) is refused with a report. */
+static void free_pages_reserved_page_reported(void)
+{
+	struct pglist_data *pgdat = small_node();
+	struct page *reserved;
+	unsigned long free;
+
+	ASSERT(pgdat);
+	free = node_free_pages(pgdat);
+	reserved = pfn_to_page(pgdat, pgdat->node_end_pfn - 1);	/* memblock allocs are top-down */
+	ASSERT(PageReserved(reserved));
+	__free_pages(reserved, 0);
+	put_page(reserved);
+	EXPECT(host_console_contains("freeing a reserved page"));
+	EXPECT_EQ(pgdat->bad_pages, 2);
+	EXPECT(PageReserved(reserved) && page_count(reserved) == 1);
+	EXPECT_EQ(node_free_pages(pgdat), free);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* A write into a freed page is caught when the page is next allocated (poisoning). */
+static void alloc_pages_poison_catches_use_after_free(void)
+{
+	struct pglist_data *pgdat = small_node();
+	struct page *page, *again;
+
+	ASSERT(pgdat);
+	buddy_only(pgdat);
+	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	ASSERT(page);
+	__free_pages(page, 0);
+	((u8 *)page_address(page))[100] = 0x42;	/* the bug under test */
+	again = alloc_pages_node(pgdat, GFP_KERNEL, 0);	/* LIFO: the same page comes back */
+	EXPECT(again == page);
+	EXPECT(host_console_contains("use after free: byte at offset 100 is 0x42"));
+	EXPECT_EQ(pgdat->bad_pages, 1);
+	__free_pages(again, 0);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* get_page/put_page: the block survives while references remain, and the last put frees
+ * all 2^order pages. __GFP_ZERO pages read as zero even after poisoning. */
+static void put_page_frees_on_last_reference(void)
+{
+	struct pglist_data *pgdat = small_node();
+	struct page *page;
+	unsigned long free;
+	const u8 *bytes;
+
+	ASSERT(pgdat);
+	buddy_only(pgdat);
+	free = node_free_pages(pgdat);
+	page = alloc_pages_node(pgdat, GFP_KERNEL | __GFP_ZERO, 2);
+	ASSERT(page);
+	bytes = page_address(page);
+	for (unsigned long i = 0; i < 4 * PAGE_SIZE; i++)
+		if (bytes[i])
+			EXPECT_EQ(bytes[i], 0);
+	get_page(page);
+	put_page(page);
+	EXPECT_EQ(node_free_pages(pgdat), free - 4);
+	EXPECT_EQ(page_count(page), 1);
+	put_page(page);
+	EXPECT_EQ(node_free_pages(pgdat), free);
+	EXPECT_EQ(pgdat->bad_pages, 0);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* mm_verify() is not blind: a free block that lost its PG_buddy flag is reported, and the
+ * report goes away when the flag is restored. */
+static void mm_verify_detects_corruption(void)
+{
+	struct pglist_data *pgdat = small_node();
+	struct zone *zone;
+	struct page *head;
+
+	ASSERT(pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	ASSERT(zone->free_area[MAX_ORDER].nr_free);
+	head = list_first_entry(&zone->free_area[MAX_ORDER].free_list[MIGRATE_MOVABLE],
+				struct page, lru);
+	head->flags &= (u8)~PG_buddy;
+	EXPECT(mm_verify(pgdat) > 0);
+	EXPECT(host_console_contains("mm_verify"));
+	head->flags |= PG_buddy;
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* Orders above MAX_ORDER fail cleanly (NULL, a message), never split garbage. */
+static void alloc_pages_order_too_big(void)
+{
+	struct pglist_data *pgdat = small_node();
+
+	ASSERT(pgdat);
+	EXPECT(alloc_pages_node(pgdat, GFP_KERNEL, MAX_ORDER + 1) == NULL);
+	EXPECT(host_console_contains("> MAX_ORDER"));
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/*
+ * A memory map with RAM beyond what the direct map can ever cover (past the simulated
+ * 4.5 GiB) and a region that cannot hold its memory map: the unmappable RAM is dropped with
+ * a message, the rest works.
+ */
+static void pgdat_init_ram_beyond_direct_map(void)
+{
+	const struct mem_region map[] = { { 1 * MiB, 31 * MiB, MEM_USABLE },
+					  { 4 * GiB + 256 * MiB, 1 * GiB, MEM_USABLE } };
+	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
+
+	ASSERT(pgdat);
+	EXPECT(host_console_contains("cannot be mapped"));
+	EXPECT_EQ(pgdat->node_end_pfn, (4 * GiB + 512 * MiB) >> PAGE_SHIFT);
+	EXPECT(pgdat->node_zones[ZONE_NORMAL].managed_pages > 0);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* A node with no usable memory at all is refused with a message, not a crash. */
+static void pgdat_init_no_memory(void)
+{
+	const struct mem_region map[] = { { 1 * MiB, 31 * MiB, MEM_RESERVED },
+					  { 8 * GiB, 1 * GiB, MEM_USABLE } };
+
+	EXPECT(test_node_create(map, ARRAY_SIZE(map), 4) == NULL);
+	EXPECT(host_console_contains("no usable memory"));
+}
+
+/*
+ * The kernel's path: mm_init() from a boot_info with a firmware-like map (low 640K, a hole,
+ * RAM to 2 GiB with a reserved chunk, RAM above 4 GiB, an unsorted and a zero-length entry),
+ * the low 1 MiB and the kernel image reserved. Dumps print; mm_verify passes.
+ */
+static void mm_init_from_boot_info(void)
+{
+	static struct boot_info bi;
+	const struct mem_region map[] = {
+		{ 4 * GiB, 128 * MiB, MEM_USABLE }, { 0, 0x9fc00, MEM_USABLE },
+		{ 0x9fc00, 0x400, MEM_RESERVED },   { 1 * MiB, 255 * MiB, MEM_USABLE },
+		{ 200 * MiB, 64 * 1024, MEM_ACPI_RECLAIMABLE }, { 300 * MiB, 0, MEM_USABLE },
+	};
+	struct pglist_data *pgdat;
+
+	memcpy(bi.mmap, map, sizeof(map));
+	bi.nr_mmap = ARRAY_SIZE(map);
+	bi.kernel_phys_start = 2 * MiB;
+	bi.kernel_phys_end = 3 * MiB + 12345;
+	ASSERT(mm_init(&bi) == 0);
+	pgdat = mm_node();
+	EXPECT(PageReserved(pfn_to_page(pgdat, (2 * MiB) >> PAGE_SHIFT)));
+	EXPECT(PageReserved(pfn_to_page(pgdat, (3 * MiB + 12345) >> PAGE_SHIFT)));
+	EXPECT(PageReserved(pfn_to_page(pgdat, (200 * MiB) >> PAGE_SHIFT)));
+	EXPECT(pgdat->node_zones[ZONE_NORMAL].managed_pages > 0);
+	EXPECT(host_console_contains("mm: "));
+	show_buddyinfo(pgdat);
+	show_zoneinfo(pgdat);
+	show_pagetypeinfo(pgdat);
+	EXPECT(host_console_contains("Node 0, zone   Normal"));
+	EXPECT(host_console_contains("Number of blocks type"));
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	/* node0 stays registered: mm_init() is once per process, like boot. */
+}
+
+const struct host_test buddy_tests[] = {
+	{ "alloc_pages_split_merge_every_order", alloc_pages_split_merge_every_order, false },
+	{ "alloc_pages_alignment_random_orders", alloc_pages_alignment_random_orders, false },
+	{ "alloc_pages_exhaustion_restores_counts", alloc_pages_exhaustion_restores_counts, false },
+	{ "int_sqrt_min_free_kbytes_examples", int_sqrt_min_free_kbytes_examples, false },
+	{ "watermarks_linux_formula_and_limits", watermarks_linux_formula_and_limits, false },
+	{ "alloc_pages_zone_fallback_lowmem_reserve", alloc_pages_zone_fallback_lowmem_reserve, false },
+	{ "alloc_pages_migratetype_fallback_steals", alloc_pages_migratetype_fallback_steals, false },
+	{ "free_pages_double_free_reported", free_pages_double_free_reported, false },
+	{ "free_pages_wrong_order_reported", free_pages_wrong_order_reported, false },
+	{ "free_pages_reserved_page_reported", free_pages_reserved_page_reported, false },
+	{ "alloc_pages_poison_catches_use_after_free", alloc_pages_poison_catches_use_after_free, false },
+	{ "put_page_frees_on_last_reference", put_page_frees_on_last_reference, false },
+	{ "mm_verify_detects_corruption", mm_verify_detects_corruption, false },
+	{ "alloc_pages_order_too_big", alloc_pages_order_too_big, false },
+	{ "pgdat_init_ram_beyond_direct_map", pgdat_init_ram_beyond_direct_map, false },
+	{ "pgdat_init_no_memory", pgdat_init_no_memory, false },
+	{ "mm_init_from_boot_info", mm_init_from_boot_info, false },
+	{ NULL, NULL, false },
+};

@@ -1,0 +1,155 @@
+/* Host tests of mm/memblock.c: building RAM tables from bad memory maps, and allocating. */
+#include "tests/host/harness.h"
+
+static void expect_regions(const struct memblock_type *t, const struct memblock_region *want,
+			   unsigned int n)
+{
+	EXPECT_EQ(t->cnt, n);
+	for (unsigned int i = 0; i < n && i < t->cnt; i++) {
+		EXPECT_EQ(t->regions[i].base, want[i].base);
+		EXPECT_EQ(t->regions[i].size, want[i].size);
+	}
+}
+
+/*
+ * Unsorted, overlapping and touching usable entries:
+ *   [8M, 12M) [1M, 3M) [2M, 5M) [5M, 6M)  ->  [1M, 6M) [8M, 12M)
+ * Expect two sorted, merged regions and nothing rejected.
+ */
+static void memblock_add_mmap_unsorted_overlapping(void)
+{
+	const struct mem_region map[] = {
+		{ 8 * MiB, 4 * MiB, MEM_USABLE }, { 1 * MiB, 2 * MiB, MEM_USABLE },
+		{ 2 * MiB, 3 * MiB, MEM_USABLE }, { 5 * MiB, 1 * MiB, MEM_USABLE },
+	};
+	const struct memblock_region want[] = { { 1 * MiB, 5 * MiB }, { 8 * MiB, 4 * MiB } };
+	struct memblock mb;
+
+	memblock_init(&mb, 4 * GiB);
+	memblock_add_mmap(&mb, map, ARRAY_SIZE(map));
+	expect_regions(&mb.memory, want, ARRAY_SIZE(want));
+	EXPECT_EQ(mb.rejected, 0);
+}
+
+/*
+ * Zero-length, unaligned and sub-page entries: [1M+100, 2M-1) shrinks to [1M+4K, 2M-4K);
+ * zero-length and "less than a page" entries are rejected with a message.
+ */
+static void memblock_add_mmap_zero_length_unaligned(void)
+{
+	const struct mem_region map[] = {
+		{ 1 * MiB + 100, 1 * MiB - 101, MEM_USABLE }, { 4 * MiB, 0, MEM_USABLE },
+		{ 6 * MiB + 10, 4000, MEM_USABLE },
+	};
+	const struct memblock_region want[] = { { 1 * MiB + 4096, 1 * MiB - 8192 } };
+	struct memblock mb;
+
+	memblock_init(&mb, 4 * GiB);
+	memblock_add_mmap(&mb, map, ARRAY_SIZE(map));
+	expect_regions(&mb.memory, want, ARRAY_SIZE(want));
+	EXPECT_EQ(mb.rejected, 3);
+	EXPECT(host_console_contains("zero length"));
+	EXPECT(host_console_contains("holds no whole page"));
+}
+
+/*
+ * A reserved entry listed before the usable one it overlaps still wins:
+ *   reserved [4M, 5M+1), usable [0, 16M)  ->  [0, 4M) [5M+4K, 16M)
+ */
+static void memblock_add_mmap_reserved_wins_overlap(void)
+{
+	const struct mem_region map[] = {
+		{ 4 * MiB, 1 * MiB + 1, MEM_RESERVED }, { 0, 16 * MiB, MEM_USABLE },
+		{ 15 * MiB, 2 * MiB, MEM_ACPI_NVS },
+	};
+	const struct memblock_region want[] = { { 0, 4 * MiB },
+						{ 5 * MiB + 4096, 10 * MiB - 4096 } };
+	struct memblock mb;
+
+	memblock_init(&mb, 4 * GiB);
+	memblock_add_mmap(&mb, map, ARRAY_SIZE(map));
+	expect_regions(&mb.memory, want, ARRAY_SIZE(want));
+}
+
+/* An entry whose end wraps past 2^64 is clamped, not taken as tiny. Expect one region
+ * from 1 GiB to the top page. */
+static void memblock_add_mmap_wrapping_entry(void)
+{
+	const struct mem_region map[] = { { 1 * GiB, ~0ull, MEM_USABLE } };
+	struct memblock mb;
+
+	memblock_init(&mb, 4 * GiB);
+	memblock_add_mmap(&mb, map, ARRAY_SIZE(map));
+	EXPECT_EQ(mb.memory.cnt, 1);
+	EXPECT_EQ(mb.memory.regions[0].base, 1 * GiB);
+	EXPECT_EQ(mb.memory.regions[0].base + mb.memory.regions[0].size, ~0ull - 4095);
+	EXPECT_EQ(mb.rejected, 1);
+}
+
+/*
+ * Free ranges skip reservations: memory [1M, 8M), reserved [2M, 3M) and [3M, 4M+1):
+ * expect free [1M, 2M) then [4M+4K, 8M).
+ */
+static void memblock_next_free_skips_reserved(void)
+{
+	struct memblock mb;
+	u64 cursor = 0, s, e;
+
+	memblock_init(&mb, 4 * GiB);
+	memblock_add(&mb, 1 * MiB, 7 * MiB);
+	memblock_reserve(&mb, 2 * MiB, 1 * MiB);
+	memblock_reserve(&mb, 3 * MiB, 1 * MiB + 1);
+	EXPECT_EQ(mb.reserved.cnt, 1);
+	ASSERT(memblock_next_free(&mb, &cursor, &s, &e));
+	EXPECT_EQ(s, 1 * MiB);
+	EXPECT_EQ(e, 2 * MiB);
+	ASSERT(memblock_next_free(&mb, &cursor, &s, &e));
+	EXPECT_EQ(s, 4 * MiB + 4096);
+	EXPECT_EQ(e, 8 * MiB);
+	EXPECT(!memblock_next_free(&mb, &cursor, &s, &e));
+}
+
+/*
+ * memblock_alloc is top-down below alloc_limit, aligned, zeroed and reserved: memory
+ * [1M, 64M), limit 32M. Expect 30M for a 2M-aligned 1 MiB block (the highest 2M-aligned
+ * start that fits below 32M), then a page just below the limit, in the gap above it.
+ */
+static void memblock_alloc_top_down_below_limit(void)
+{
+	struct memblock mb;
+	u64 a, b;
+
+	memblock_init(&mb, 32 * MiB);
+	memblock_add(&mb, 1 * MiB, 63 * MiB);
+	a = memblock_alloc(&mb, 1 * MiB, 2 * MiB);
+	b = memblock_alloc(&mb, 4096, 4096);
+	EXPECT_EQ(a, 30 * MiB);
+	EXPECT_EQ(b, 32 * MiB - 4096);
+	EXPECT(memblock_is_reserved(&mb, a) && memblock_is_reserved(&mb, b));
+	EXPECT_EQ(*(u64 *)arch_phys_to_virt(a), 0);
+	EXPECT_EQ(memblock_alloc(&mb, 64 * MiB, 4096), 0);
+}
+
+/* The region table has a fixed size: 200 disjoint entries fill it; the excess is dropped
+ * with a message and nothing crashes. */
+static void memblock_add_table_full(void)
+{
+	struct memblock mb;
+
+	memblock_init(&mb, 4 * GiB);
+	for (u64 i = 0; i < 200; i++)
+		memblock_add(&mb, i * 2 * MiB, MiB);
+	EXPECT_EQ(mb.memory.cnt, MEMBLOCK_MAX_REGIONS);
+	EXPECT(host_console_contains("table full"));
+}
+
+const struct host_test memblock_tests[] = {
+	{ "memblock_add_mmap_unsorted_overlapping", memblock_add_mmap_unsorted_overlapping, false },
+	{ "memblock_add_mmap_zero_length_unaligned", memblock_add_mmap_zero_length_unaligned, false },
+	{ "memblock_add_mmap_reserved_wins_overlap", memblock_add_mmap_reserved_wins_overlap, false },
+	{ "memblock_add_mmap_wrapping_entry", memblock_add_mmap_wrapping_entry, false },
+	{ "memblock_next_free_skips_reserved", memblock_next_free_skips_reserved, false },
+	{ "memblock_alloc_top_down_below_limit", memblock_alloc_top_down_below_limit, false },
+	{ "memblock_add_table_full", memblock_add_table_full, false },
+	{ NULL, NULL, false },
+};
