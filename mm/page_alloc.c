@@ -100,7 +100,8 @@ static bool buddy_merge_likely(unsigned long pfn, struct page *page, unsigned in
 	if (order >= MAX_ORDER - 1)
 		return false;
 	higher_pfn = (pfn ^ (1ul << order)) & pfn;
-	return find_buddy_page_pfn(page + (higher_pfn - pfn), higher_pfn, order + 1, NULL);
+	return find_buddy_page_pfn(page + ((long)higher_pfn - (long)pfn), higher_pfn, order + 1,
+				   NULL);
 }
 
 /*
