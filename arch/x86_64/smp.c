@@ -12,6 +12,7 @@
 #include "kernel/string.h"
 #include "kernel/timer.h"
 #include "kernel/ktest.h"
+#include "kernel/trap.h"
 #include <arch/paging.h>
 #include "cpu.h"
 #include "io.h"
@@ -50,6 +51,9 @@ static struct acpi_madt_info madt;
 
 static unsigned int max_cpus = MAX_CPUS;
 CMDLINE_UINT("smp.maxcpus", max_cpus, "start at most this many CPUs (1: boot CPU only)");
+static unsigned int no_sipi_cpu;
+CMDLINE_UINT("smp.test_no_sipi", no_sipi_cpu,
+	     "fault injection: never send SIPI to this CPU index (tests the AP timeout)");
 
 static void cpu_area_init(unsigned int cpu, u32 apic_id, void *stack_top)
 {
@@ -238,7 +242,7 @@ static void send_startup(unsigned int n, u8 page)
 	mdelay(10);
 	for (int round = 0; round < 2; round++) {
 		for (unsigned int i = 1; i < n; i++)
-			if (READ_ONCE(ap_state[i]) == AP_PENDING)
+			if (READ_ONCE(ap_state[i]) == AP_PENDING && i != no_sipi_cpu)
 				apic_send_sipi(cpus[i].arch.apic_id, page);
 		udelay(200);
 	}
@@ -317,6 +321,7 @@ void arch_smp_init(void)
 		printk("smp: 1 CPU online, %llu ms from kernel entry\n",
 		       (unsigned long long)cycles_to_us(arch_cycles() - boot_tsc_start) / 1000);
 	arch_irq_enable();
+	panic_selftest();
 }
 
 /* First C code of an AP, on its own stack, with the kernel page tables (trampoline.asm). */

@@ -42,10 +42,12 @@ static bool frame_mapped(u64 va)
 	return false;
 }
 
+/* Print rip (if not 0), then the return address of each frame from rbp up. */
 static void backtrace_from(u64 rbp, u64 rip)
 {
-	printk("  backtrace (addr2line -e build/smpmm.elf):\n    0x%016llx\n",
-	       (unsigned long long)rip);
+	printk("  backtrace (addr2line -e build/smpmm.elf):\n");
+	if (rip)
+		printk("    0x%016llx\n", (unsigned long long)rip);
 	for (int depth = 0; depth < 16 && frame_mapped(rbp); depth++) {
 		const u64 *frame = (const u64 *)(uintptr_t)rbp;
 
@@ -62,34 +64,25 @@ void arch_dump_stack(void)
 {
 	u64 rbp = (u64)(uintptr_t)__builtin_frame_address(0);
 
-	backtrace_from(rbp, (u64)(uintptr_t)__builtin_return_address(0));
+	backtrace_from(rbp, 0);
 }
 
 /* ---- fatal reports ------------------------------------------------------------------------ */
 
+#define R(x) ((unsigned long long)(x))
+
 static void dump_regs(const struct trap_frame *f)
 {
-	printk("  RIP %016llx  CS %04llx  RFLAGS %016llx\n"
-	       "  RSP %016llx  SS %04llx  error %llx\n"
-	       "  RAX %016llx  RBX %016llx  RCX %016llx\n"
-	       "  RDX %016llx  RSI %016llx  RDI %016llx\n"
-	       "  RBP %016llx  R8  %016llx  R9  %016llx\n"
-	       "  R10 %016llx  R11 %016llx  R12 %016llx\n"
-	       "  R13 %016llx  R14 %016llx  R15 %016llx\n"
-	       "  CR0 %016llx  CR2 %016llx  CR3 %016llx  CR4 %016llx\n",
-	       (unsigned long long)f->rip, (unsigned long long)f->cs,
-	       (unsigned long long)f->rflags, (unsigned long long)f->rsp,
-	       (unsigned long long)f->ss, (unsigned long long)f->error_code,
-	       (unsigned long long)f->rax, (unsigned long long)f->rbx,
-	       (unsigned long long)f->rcx, (unsigned long long)f->rdx,
-	       (unsigned long long)f->rsi, (unsigned long long)f->rdi,
-	       (unsigned long long)f->rbp, (unsigned long long)f->r8,
-	       (unsigned long long)f->r9, (unsigned long long)f->r10,
-	       (unsigned long long)f->r11, (unsigned long long)f->r12,
-	       (unsigned long long)f->r13, (unsigned long long)f->r14,
-	       (unsigned long long)f->r15, (unsigned long long)read_cr0(),
-	       (unsigned long long)read_cr2(), (unsigned long long)read_cr3(),
-	       (unsigned long long)read_cr4());
+	printk("  RIP %016llx  CS %04llx  RFLAGS %016llx\n", R(f->rip), R(f->cs), R(f->rflags));
+	printk("  RSP %016llx  SS %04llx  error %llx\n", R(f->rsp), R(f->ss), R(f->error_code));
+	printk("  RAX %016llx  RBX %016llx  RCX %016llx\n", R(f->rax), R(f->rbx), R(f->rcx));
+	printk("  RDX %016llx  RSI %016llx  RDI %016llx\n", R(f->rdx), R(f->rsi), R(f->rdi));
+	printk("  RBP %016llx  R8  %016llx  R9  %016llx\n", R(f->rbp), R(f->r8), R(f->r9));
+	printk("  R10 %016llx  R11 %016llx  R12 %016llx\n", R(f->r10), R(f->r11), R(f->r12));
+	printk("  R13 %016llx  R14 %016llx  R15 %016llx\n", R(f->r13), R(f->r14), R(f->r15));
+	printk("  CR0 %016llx  CR2 %016llx  CR3 %016llx\n", R(read_cr0()), R(read_cr2()),
+	       R(read_cr3()));
+	printk("  CR4 %016llx\n", R(read_cr4()));
 }
 
 static __noreturn void fatal_trap(const struct trap_frame *f, const char *what)
