@@ -25,6 +25,7 @@
 #include "kernel/arch.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
+#include "kernel/smp.h"
 #include "kernel/string.h"
 #include <arch/console.h>
 
@@ -131,12 +132,15 @@ static void ktest_init_case(struct ktest *t, const char *suite, const struct kte
 /*
  * Run c under a recovery point: KT_ASSERT, KT_SKIP and a CPU exception all come back here
  * through __builtin_longjmp (ktest_abort, ktest_trap_recover). The suite's exit hook runs
- * either way. Interrupts are put back as they were, since an exception entry disables them.
+ * either way. Interrupts are put back as they were, since an exception entry disables them,
+ * and so is this CPU's kernel/trap.h recovery chain, which an abort from inside a
+ * trap_recover_begin() region would otherwise leave pointing into a dead stack frame.
  */
 static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struct ktest_case *c)
 {
 	void *jmp[5];
 	struct ktest *outer = ktest_current;
+	struct trap_recovery *armed = this_cpu()->recovery;
 	unsigned long flags = arch_irq_save();
 
 	arch_irq_restore(flags);
@@ -151,6 +155,10 @@ static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struc
 	}
 	arch_irq_disable();
 	arch_irq_restore(flags);
+	if (this_cpu()->recovery != armed) {
+		ktest_printf(t, "the case ended inside a trap_recover_begin() region: disarmed");
+		WRITE_ONCE(this_cpu()->recovery, armed);
+	}
 	if (t->trapped)
 		ktest_printf(t, "EXCEPTION: vector %llu at ip 0x%llx ended the case",
 			     (unsigned long long)t->trap_vector, (unsigned long long)t->trap_ip);

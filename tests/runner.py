@@ -165,9 +165,11 @@ class KtapParser:
                 self._check_plans(c, name if node is not self.root else "")
 
     def counts(self):
-        """(passed, failed, skipped) over leaf cases. A parent that failed with no failed
-        case under it (e.g. its result line says so) counts as one failure."""
+        """(passed, failed, skipped, missing) over leaf cases; missing: results a plan
+        promised that never came. A parent that says "not ok" with no failed case under it
+        counts as one failure, so a suite failing on its own is never lost."""
         passed = failed = skipped = 0
+        missing = self._missing(self.root) if self.root else 0
         for _, node in (self.root.walk() if self.root else []):
             if node.leaf:
                 passed += node.result == "ok"
@@ -175,15 +177,19 @@ class KtapParser:
                 failed += node.result not in ("ok", "skip")
             elif node.result == "not ok" and not self._has_failed_leaf(node):
                 failed += 1
-        return passed, failed, skipped
+        return passed, failed, skipped, missing
+
+    def _missing(self, node):
+        own = max(0, (node.plan or 0) - len(node.children))
+        return own + sum(self._missing(c) for c in node.children if not c.leaf)
 
     def _has_failed_leaf(self, node):
         return any(n.leaf and n.result not in ("ok", "skip") for _, n in node.walk())
 
     def failed_cases(self):
         return [(name, node) for name, node in (self.root.walk() if self.root else [])
-                if node.result not in ("ok", "skip") and
-                (node.leaf or not self._has_failed_leaf(node))]
+                if (node.leaf and node.result not in ("ok", "skip")) or
+                (node.result == "not ok" and not self._has_failed_leaf(node))]
 
 
 # ---- QEMU -------------------------------------------------------------------------------
@@ -323,17 +329,18 @@ class Run:
 
 
 def verdict(run):
-    """Run-level problems (each counts as one failure) on top of the failed cases."""
+    """Problems of the run as a whole: the KTAP's structure, a timeout, a crash, an exit
+    status that is not ktest's. Any of them makes the run fail."""
     problems = list(run.parser.errors)
     if run.timed_out:
-        problems.append(f"timeout after {run.args.timeout}s")
+        problems.append(f"timeout after {run.args.timeout:g}s")
     if run.crash:
         problems.append(f"crash: {run.crash}")
-    passed, failed, _ = run.parser.counts()
-    if not run.timed_out:
+    passed, failed, _, _ = run.parser.counts()
+    if not run.timed_out and not run.args.gdb:
         if run.status not in (EXIT_PASS, EXIT_FAIL):
             problems.append(f"QEMU exit status {run.status}: not a ktest exit "
-                            "(crash, triple fault or reset)")
+                            "(panic, triple fault or reset)")
         elif run.status == EXIT_PASS and failed:
             problems.append("kernel said pass but the KTAP has failures")
         elif run.status == EXIT_FAIL and not failed and not problems:
@@ -344,6 +351,20 @@ def verdict(run):
     if passed + failed == 0 and not problems:
         problems.append("no test ran")
     return problems
+
+
+BACKTRACE_ADDR_RE = re.compile(r"^\s+(0xffffffff[0-9a-f]{8})\s*$")
+
+
+def symbolize(lines, elf):
+    """Backtrace addresses in a crash report, as function and file:line (addr2line)."""
+    addrs = [m.group(1) for m in map(BACKTRACE_ADDR_RE.match, lines) if m]
+    if not addrs or not os.path.exists(elf) or not shutil.which("addr2line"):
+        return []
+    res = subprocess.run(["addr2line", "-f", "-e", elf] + addrs,
+                         capture_output=True, text=True)
+    out = res.stdout.splitlines()
+    return [f"{a} {fn} {loc}" for a, fn, loc in zip(addrs, out[0::2], out[1::2])]
 
 
 def kunit_crosscheck(path, log):
@@ -365,11 +386,16 @@ def report(run, problems, out):
         say(f"last serial lines ({run.args.log}):")
         for line in run.lines[-15:]:
             say(f"    | {line}")
+    if run.crash:
+        for line in symbolize(run.lines, run.args.elf):
+            say(f"    at {line}")
 
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--iso", default="build/smpmm.iso")
+    ap.add_argument("--elf", default=None, help="kernel ELF for backtraces "
+                    "(default: smpmm.elf beside the ISO)")
     ap.add_argument("--smp", type=int, default=40)
     ap.add_argument("--mem", default="2G")
     ap.add_argument("--firmware", choices=["bios", "uefi"], default="bios")
@@ -396,6 +422,7 @@ def parse_args(argv):
         args.expect_cpus = args.smp
     args.name = args.name or f"{args.machine}-{args.firmware}-smp{args.smp}"
     args.log = args.log or os.path.join("build", "runs", args.name + ".log")
+    args.elf = args.elf or os.path.join(os.path.dirname(args.iso), "smpmm.elf")
     args.prefix = ""
     return args
 
@@ -413,12 +440,13 @@ def run_one(args, out=sys.stdout):
     if args.kunit and os.path.exists(args.kunit):
         rc, tail = kunit_crosscheck(args.kunit, args.log)
         run.say(f"kunit.py parse: exit {rc}: {tail}")
-        passed_, failed_, _ = run.parser.counts()
+        failed_ = run.parser.counts()[1]
         if (rc == 0) != (failed_ == 0 and not run.parser.errors):
             problems.append("kunit.py parse disagrees with this runner")
-    passed, failed, skipped = run.parser.counts()
+    passed, failed, skipped, missing = run.parser.counts()
     report(run, problems, out)
-    return passed, failed + len(problems), skipped, problems, run
+    # A missing result is a failed case; the run's own problems count once more.
+    return passed, failed + missing + (1 if problems else 0), skipped, problems, run
 
 
 def main(argv=None):
