@@ -12,6 +12,7 @@
 #include "kernel/ktest.h"
 #include <arch/paging.h>
 #include "kernel/smp.h"
+#include "mm/mm.h"
 
 #define MB2_BOOT_MAGIC 0x36d76289u
 
@@ -85,6 +86,7 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 
 	/* ---- subsystem initialisation, in order (one call each) ---- */
 	cmdline_init(boot_info.cmdline);
+	mm_init(&boot_info);	/* memblock, memory map, zones, buddy lists (mm/mm_init.c) */
 	arch_smp_init();	/* ACPI MADT, LAPIC + timer, start every AP; interrupts on */
 
 	/* ---- tests (kernel/ktest.c): exit QEMU with their status, unless ktest.noexit ---- */

@@ -8,6 +8,7 @@
 #include "mm/memblock.h"
 #include "mm/arch_mm.h"
 #include "kernel/bootinfo.h"
+#include "kernel/cmdline.h"
 #include "kernel/string.h"
 
 static const char *const zone_names[MAX_NR_ZONES] = { "DMA", "DMA32", "Normal" };
@@ -296,6 +297,10 @@ int pgdat_init(struct pglist_data *pgdat, struct memblock *mb, const char *name,
 
 static struct memblock boot_memblock;
 static struct pglist_data node0;
+static bool mm_dump;
+CMDLINE_BOOL("mm.dump", mm_dump, "print memblock, buddyinfo, zoneinfo and pagetypeinfo at boot");
+static bool mm_poison = CONFIG_DEBUG_VM;
+CMDLINE_BOOL("mm.poison", mm_poison, "fill freed pages with 0xaa and check them on allocation");
 
 struct pglist_data *mm_node(void)
 {
@@ -323,13 +328,21 @@ int mm_init(const struct boot_info *bi)
 	memblock_init(&boot_memblock, arch_direct_map_boot_limit());
 	memblock_add_mmap(&boot_memblock, bi->mmap, bi->nr_mmap);
 	reserve_boot_ranges(&boot_memblock, bi);
+	if (mm_dump)
+		memblock_dump(&boot_memblock);
 	ret = pgdat_init(pgdat, &boot_memblock, "node0", MM_MAX_CPUS);
 	if (ret)
 		return ret;
+	pgdat->poison = mm_poison;
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		lockstat_register(&pgdat->node_zones[z].lock);
 	printk("mm: %lu MiB managed, %lu pages free, memory map %lu KiB (%zu bytes per page)\n",
 	       node_managed_pages(pgdat) >> (20 - PAGE_SHIFT), node_free_pages(pgdat),
 	       pgdat->memmap_bytes >> 10, sizeof(struct page));
+	if (mm_dump) {
+		show_buddyinfo(pgdat);
+		show_zoneinfo(pgdat);
+		show_pagetypeinfo(pgdat);
+	}
 	return 0;
 }

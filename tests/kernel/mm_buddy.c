@@ -1,0 +1,260 @@
+/*
+ * KTAP suite mm_buddy: the buddy allocator on real memory under QEMU. Cases on the kernel's
+ * own instance (mm_node(), from the boot memory map: run with -m 128M, 2G and 6G to see one,
+ * two or three zones), and cases on a private instance built over 8 MiB taken from it.
+ * The host harness (tests/host/test_buddy.c) covers the same behaviours in more detail.
+ */
+#include "kernel/ktest.h"
+#include "kernel/bootinfo.h"
+#include "kernel/string.h"
+#include "mm/internal.h"
+#include "mm/memblock.h"
+
+#define GFP_ALL (__GFP_MEMALLOC | __GFP_NOWARN)
+
+/* The node built at boot is consistent; report what it holds (free pages, overhead). */
+static void mm_boot_node_consistent(struct ktest *t)
+{
+	struct pglist_data *pgdat = mm_node();
+	unsigned long managed = node_managed_pages(pgdat);
+
+	KT_ASSERT_GT(t, managed, 0ul);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+	ktest_printf(t, "free pages at boot %lu (%lu MiB) of %lu managed; memory map %lu KiB = "
+		     "%lu KiB per GiB of RAM (struct page %zu bytes)", node_free_pages(pgdat),
+		     node_free_pages(pgdat) >> (20 - PAGE_SHIFT), managed,
+		     pgdat->memmap_bytes >> 10, (unsigned long)sizeof(struct page) << 8,
+		     sizeof(struct page));
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		ktest_printf(t, "zone %-6s managed %8lu free %8lu min %6lu low %6lu high %6lu",
+			     zone->name, zone->managed_pages, zone_free_pages(zone),
+			     zone->_watermark[WMARK_MIN], zone->_watermark[WMARK_LOW],
+			     zone->_watermark[WMARK_HIGH]);
+	}
+}
+
+static bool boot_ram_above(u64 addr)
+{
+	for (unsigned int i = 0; i < boot_info.nr_mmap; i++)
+		if (boot_info.mmap[i].type == MEM_USABLE &&
+		    boot_info.mmap[i].base + boot_info.mmap[i].length > addr)
+			return true;
+	return false;
+}
+
+/* Every order 0..10 comes back naturally aligned, inside its zone, and freeing it restores
+ * the node's free count. */
+static void mm_alloc_every_order_aligned(struct ktest *t)
+{
+	struct pglist_data *pgdat = mm_node();
+
+	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
+		unsigned long before = node_free_pages(pgdat);
+		struct page *page = alloc_pages(GFP_KERNEL, o);
+
+		KT_ASSERT_NOT_NULL(t, page);
+		KT_EXPECT_EQ(t, page_to_pfn(page) & ((1ul << o) - 1), 0ul);
+		KT_EXPECT_TRUE(t, zone_spans_pfn(page_zone(page), page_to_pfn(page) + (1ul << o) - 1));
+		__free_pages(page, o);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
+	}
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+}
+
+/* gfp zone flags: GFP_DMA below 16 MiB, GFP_DMA32 below 4 GiB; plain GFP_KERNEL from NORMAL
+ * when there is RAM above 4 GiB (-m 6G). */
+static void mm_gfp_zone_limits(struct ktest *t)
+{
+	struct page *dma = alloc_pages(GFP_DMA, 0), *dma32 = alloc_pages(GFP_DMA32, 0);
+	struct page *any = alloc_pages(GFP_KERNEL, 0);
+
+	KT_ASSERT_NOT_NULL(t, dma32);
+	KT_ASSERT_NOT_NULL(t, any);
+	KT_EXPECT_LT(t, page_to_phys(dma32), 4ull << 30);
+	if (dma)
+		KT_EXPECT_LT(t, page_to_phys(dma), 16ull << 20);
+	else
+		ktest_printf(t, "no free DMA page (the kernel image fills most of 0-16 MiB)");
+	if (boot_ram_above(4ull << 30))
+		KT_EXPECT_EQ(t, any->zone, ZONE_NORMAL);
+	if (dma)
+		__free_pages(dma, 0);
+	__free_pages(dma32, 0);
+	__free_pages(any, 0);
+}
+
+/* Take everything (largest blocks first, ignoring watermarks), chained through page->lru,
+ * until NULL at every order; then free all. Free counts are restored exactly. */
+static void mm_exhaustion_restores_counts(struct ktest *t)
+{
+	struct pglist_data *pgdat = mm_node();
+	unsigned long before = node_free_pages(pgdat), got = 0;
+	struct list_head held;
+	struct page *page, *tmp;
+
+	INIT_LIST_HEAD(&held);
+	for (int o = MAX_ORDER; o >= 0; o--)
+		while ((page = alloc_pages(GFP_ALL, (unsigned int)o))) {
+			list_add(&page->lru, &held);
+			got += 1ul << o;
+		}
+	KT_EXPECT_EQ(t, got, before);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), 0ul);
+	KT_EXPECT_NULL(t, alloc_pages(GFP_ALL, 0));
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+	list_for_each_entry_safe(page, tmp, &held, lru)
+		__free_pages(page, page->order);
+	drain_all_pages_node(pgdat);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+	ktest_printf(t, "allocated and freed %lu pages", got);
+}
+
+/* ---- a private instance over memory borrowed from the kernel's ---- */
+
+#define PRIV_BLOCKS 2
+static struct memblock priv_mb;
+static struct pglist_data priv_node;
+static struct page *priv_backing[PRIV_BLOCKS];
+
+/* Build priv_node over PRIV_BLOCKS order-10 blocks of the kernel's memory. */
+static struct pglist_data *priv_create(struct ktest *t)
+{
+	struct mem_region map[PRIV_BLOCKS];
+
+	memblock_init(&priv_mb, ~0ull);
+	for (int i = 0; i < PRIV_BLOCKS; i++) {
+		priv_backing[i] = alloc_pages(GFP_KERNEL, MAX_ORDER);
+		if (!priv_backing[i])
+			return NULL;
+		map[i] = (struct mem_region){ page_to_phys(priv_backing[i]),
+					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
+	}
+	memblock_add_mmap(&priv_mb, map, PRIV_BLOCKS);
+	if (pgdat_init(&priv_node, &priv_mb, "private", MM_MAX_CPUS))
+		return NULL;
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_pcp_disable(&priv_node.node_zones[z]);
+	return &priv_node;
+}
+
+static void priv_destroy(struct pglist_data *pgdat)
+{
+	pgdat_destroy(pgdat);
+	for (int i = 0; i < PRIV_BLOCKS; i++)
+		if (priv_backing[i])
+			__free_pages(priv_backing[i], MAX_ORDER);
+}
+
+static struct zone *priv_zone(struct pglist_data *pgdat)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		if (pgdat->node_zones[z].free_area[MAX_ORDER].nr_free)
+			return &pgdat->node_zones[z];
+	return NULL;
+}
+
+/* Allocating order o out of a free order-10 block leaves one more free block at each order
+ * o..9 and one fewer at 10; freeing merges it all back. */
+static void mm_private_split_merge_every_order(struct ktest *t)
+{
+	struct pglist_data *pgdat = priv_create(t);
+	unsigned long base[NR_ORDERS];
+	struct zone *zone;
+
+	KT_ASSERT_NOT_NULL(t, pgdat);
+	zone = priv_zone(pgdat);
+	KT_ASSERT_NOT_NULL(t, zone);
+	for (unsigned int o = 0; o <= MAX_ORDER; o++)
+		base[o] = zone->free_area[o].nr_free;
+	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
+		/* Take the small blocks first so that order o must split an order-10 block. */
+		struct page *page;
+		unsigned int j;
+
+		for (j = o; j < MAX_ORDER && !zone->free_area[j].nr_free; j++)
+			;
+		if (j != MAX_ORDER)
+			continue;	/* a smaller block serves order o: nothing to split */
+		page = alloc_pages_node(pgdat, GFP_ALL | __GFP_MOVABLE, o);
+		KT_ASSERT_NOT_NULL(t, page);
+		for (j = 0; j <= MAX_ORDER; j++)
+			KT_EXPECT_EQ(t, zone->free_area[j].nr_free,
+				     base[j] + (j >= o && j < MAX_ORDER) - (j == MAX_ORDER));
+		__free_pages(page, o);
+		for (j = 0; j <= MAX_ORDER; j++)
+			KT_EXPECT_EQ(t, zone->free_area[j].nr_free, base[j]);
+	}
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+	priv_destroy(pgdat);
+}
+
+/* Double free, wrong order, freeing a reserved page and a write after free are each
+ * reported (bad_pages counts them) and lose nothing. */
+static void mm_private_bad_input_reported(struct ktest *t)
+{
+	struct pglist_data *pgdat = priv_create(t);
+	struct page *p, *q, *reserved;
+	unsigned long free;
+
+	KT_ASSERT_NOT_NULL(t, pgdat);
+	pgdat->poison = true;
+	free = node_free_pages(pgdat);
+	p = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	q = alloc_pages_node(pgdat, GFP_KERNEL, 2);
+	KT_ASSERT_NOT_NULL(t, p);
+	KT_ASSERT_NOT_NULL(t, q);
+	__free_pages(q, 0);			/* wrong order: freed as order 2 */
+	__free_pages(p, 0);
+	__free_pages(p, 0);			/* double free */
+	reserved = pfn_to_page(pgdat, pgdat->node_end_pfn - 1);
+	__free_pages(reserved, 0);		/* reserved: the memory map's own page */
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 3ull);
+	((u8 *)page_address(p))[7] = 1;		/* use after free */
+	q = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	KT_EXPECT_PTR_EQ(t, q, p);
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 4ull);
+	__free_pages(q, 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+	priv_destroy(pgdat);
+}
+
+/* Cost of an order-0 alloc+free pair through the buddy lists alone (per-CPU lists off,
+ * poisoning off), on the kernel's node: cycles per pair, from the TSC. */
+static void mm_bench_buddy_order0_pair(struct ktest *t)
+{
+	struct pglist_data *pgdat = mm_node();
+	const unsigned int n = 100000;
+	bool poison = pgdat->poison;
+	u64 start, best = ~0ull;
+
+	pgdat->poison = false;
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_pcp_disable(&pgdat->node_zones[z]);
+	for (int round = 0; round < 3; round++) {
+		start = arch_cycles();
+		for (unsigned int i = 0; i < n; i++)
+			__free_pages(alloc_pages(GFP_KERNEL, 0), 0);
+		best = MIN(best, (arch_cycles() - start) / n);
+	}
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_pcp_enable(&pgdat->node_zones[z]);
+	pgdat->poison = poison;
+	ktest_printf(t, "buddy only: order-0 alloc+free pair %llu cycles (best of 3 x %u)",
+		     (unsigned long long)best, n);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+}
+
+static const struct ktest_case mm_buddy_cases[] = {
+	KTEST_CASE(mm_boot_node_consistent),
+	KTEST_CASE(mm_alloc_every_order_aligned),
+	KTEST_CASE(mm_gfp_zone_limits),
+	KTEST_CASE(mm_exhaustion_restores_counts),
+	KTEST_CASE(mm_private_split_merge_every_order),
+	KTEST_CASE(mm_private_bad_input_reported),
+	KTEST_CASE(mm_bench_buddy_order0_pair),
+};
+KTEST_SUITE(mm_buddy, mm_buddy_cases);
