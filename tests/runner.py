@@ -328,6 +328,26 @@ class Run:
         return self
 
 
+PANIC_LINE_RE = re.compile(r"^PANIC: ")
+EXIT_PANIC = 255  # kernel/trap.h PANIC_EXIT_CODE 0x7f
+
+
+def panic_verdict(run):
+    """--expect panic: the kernel must crash on purpose with exactly one report and exit
+    255, within the timeout. One test, named after the run."""
+    problems = []
+    reports = [line for line in run.lines if PANIC_LINE_RE.match(line)]
+    if run.timed_out:
+        problems.append(f"timeout after {run.args.timeout:g}s: a hang, not a panic")
+    elif run.status != EXIT_PANIC:
+        problems.append(f"QEMU exit status {run.status}, expected {EXIT_PANIC} (panic)")
+    if len(reports) != 1:
+        problems.append(f"{len(reports)} PANIC reports, expected exactly one")
+    if run.exit_line != EXIT_PANIC:
+        problems.append(f"no 'EXIT: STATUS={EXIT_PANIC}' line")
+    return problems
+
+
 def verdict(run):
     """Problems of the run as a whole: the KTAP's structure, a timeout, a crash, an exit
     status that is not ktest's. Any of them makes the run fail."""
@@ -405,6 +425,9 @@ def parse_args(argv):
     ap.add_argument("--cmdline", default="", help="kernel command line (test=, seed=, ...)")
     ap.add_argument("--expect-cpus", type=int, default=None,
                     help="CPUs the boot tests expect online (default: --smp; -1: none)")
+    ap.add_argument("--expect", choices=["pass", "panic"], default="pass",
+                    help="pass: the KTAP tests must pass; panic: the kernel must end in "
+                    "exactly one PANIC report and exit 255 (crash self-tests)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds before QEMU is killed")
     ap.add_argument("--log", default=None, help="serial log file (default build/runs/NAME.log)")
     ap.add_argument("--name", default=None, help="label for this run")
@@ -436,6 +459,13 @@ def run_one(args, out=sys.stdout):
         run.say(f"booting {args.name}: -M {args.machine} -smp {args.smp} -m {args.mem} "
                 f"{args.firmware} {args.accel} cmdline '{kernel_cmdline(args)}'")
     run.execute()
+    if args.expect == "panic":
+        problems = panic_verdict(run)
+        for p in problems:
+            run.say(f"ERROR {p}")
+        if not problems:
+            run.say(f"ok: one panic report, exit {EXIT_PANIC}")
+        return int(not problems), int(bool(problems)), 0, problems, run
     problems = verdict(run)
     if args.kunit and os.path.exists(args.kunit):
         rc, tail = kunit_crosscheck(args.kunit, args.log)
