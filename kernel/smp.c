@@ -3,21 +3,25 @@
  * pending calls; a sender queues a pointer to its call descriptor and sends the call IPI.
  * Finding and starting CPUs is arch code (arch/x86_64/smp.c).
  *
- * A descriptor carries a bitmap of target CPUs that have not finished it yet: a target
- * clears its bit after fn returns and never touches the descriptor again, so the descriptor
- * is reusable (or its stack frame gone) as soon as the bitmap is empty.
+ * A descriptor counts the targets that have not finished it yet: a target decrements the
+ * count after fn returns and never touches the descriptor again, so the descriptor is
+ * reusable (or its stack frame gone) as soon as the count is 0. A waiter with interrupts on
+ * sleeps in hlt and the last target wakes it; with interrupts off it polls.
  */
 #include "kernel/smp.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
 #include "kernel/timer.h"
+#include "kernel/string.h"
 
 #define ASYNC_CALLS_PER_CPU 8	/* descriptors for calls nobody waits for, per sender */
 
 struct smp_call {
 	smp_call_fn fn;
 	void *arg;
-	u64 pending[CPU_MASK_WORDS];	/* targets still to finish fn */
+	u32 remaining;			/* targets still to finish fn; 0 = descriptor free */
+	u32 waiter;			/* 1 + CPU sleeping in hlt until remaining is 0, or 0 */
+	u64 pending[CPU_MASK_WORDS];	/* which targets those are (for the timeout message) */
 };
 
 /* One smp_run_on_all(): lives on the initiator's stack until remaining reaches 0. */
@@ -63,17 +67,36 @@ static bool mask_empty(const u64 *m)
 	return true;
 }
 
-/* panic() listing the CPUs still set in m: the ones that did not answer. */
-static __noreturn void panic_no_answer(const u64 *m, const char *what)
+/* TCG runs all vCPUs on a few host cores: allow each CPU a share of the wait. */
+static unsigned int smp_call_timeout_ms(void)
 {
+	return SMP_CALL_TIMEOUT_MS + 200 * nr_cpus;
+}
+
+static u64 call_deadline(void)
+{
+	return arch_cycles() + us_to_cycles(smp_call_timeout_ms() * 1000ull);
+}
+
+/*
+ * The deadline passed: panic() listing the CPUs still set in m, the ones that did not answer.
+ * If they all answered meanwhile (the deadline raced with the last one), return instead.
+ */
+static void panic_no_answer(const u64 *m, const char *what)
+{
+	u64 snap[CPU_MASK_WORDS];
 	char list[160];
 	size_t len = 0;
 
+	for (unsigned int i = 0; i < CPU_MASK_WORDS; i++)
+		snap[i] = __atomic_load_n(&m[i], __ATOMIC_ACQUIRE);
+	if (mask_empty(snap))
+		return;
 	list[0] = 0;
 	for (unsigned int cpu = 0; cpu < MAX_CPUS && len < sizeof(list) - 16; cpu++)
-		if (__atomic_load_n(&m[cpu / 64], __ATOMIC_RELAXED) & (1ull << (cpu % 64)))
+		if (snap[cpu / 64] & (1ull << (cpu % 64)))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, " cpu%u", cpu);
-	panic("smp: %s: no answer within %u ms from%s", what, SMP_CALL_TIMEOUT_MS, list);
+	panic("smp: %s: no answer within %u ms from%s", what, smp_call_timeout_ms(), list);
 }
 
 /* ---- the per-CPU call queue ------------------------------------------------------------------ */
@@ -96,8 +119,13 @@ static void run_queue(void)
 	struct smp_call *call;
 
 	while ((call = dequeue(c))) {
+		u32 waiter;
+
 		call->fn(call->arg);
-		mask_clear(call->pending, c->arch.cpu_id);	/* last touch of *call */
+		waiter = READ_ONCE(call->waiter);
+		mask_clear(call->pending, c->arch.cpu_id);
+		if (__atomic_sub_fetch(&call->remaining, 1, __ATOMIC_ACQ_REL) == 0 && waiter)
+			arch_send_wake_ipi(waiter - 1);	/* after the decrement: no touching *call */
 	}
 }
 
@@ -112,25 +140,26 @@ void smp_call_interrupt(void)
  */
 static void wait_step(u64 deadline, const u64 *waiting_for, const char *what)
 {
-	unsigned long flags = arch_irq_save();
+	struct cpu *c = this_cpu();
+	unsigned long flags;
 
-	run_queue();
-	arch_irq_restore(flags);
+	if (READ_ONCE(c->call_head) != READ_ONCE(c->call_tail)) {
+		flags = arch_irq_save();
+		run_queue();
+		arch_irq_restore(flags);
+	}
 	arch_cpu_relax();
 	if ((s64)(arch_cycles() - deadline) > 0)
 		panic_no_answer(waiting_for, what);
 }
 
-static u64 call_deadline(void)
-{
-	return arch_cycles() + us_to_cycles(SMP_CALL_TIMEOUT_MS * 1000ull);
-}
 
 static void enqueue(unsigned int target, struct smp_call *call)
 {
 	struct cpu *t = cpu_ptr(target);
-	u64 deadline = call_deadline();
+	u64 deadline = call_deadline(), who[CPU_MASK_WORDS] = { 0 };
 
+	mask_set(who, target);
 	for (;;) {
 		unsigned long flags = spin_lock_irqsave(&t->call_lock);
 		bool queued = t->call_tail - t->call_head < SMP_CALL_RING;
@@ -140,7 +169,7 @@ static void enqueue(unsigned int target, struct smp_call *call)
 		spin_unlock_irqrestore(&t->call_lock, flags);
 		if (queued)
 			break;
-		wait_step(deadline, call->pending, "call queue full");
+		wait_step(deadline, who, "its call queue stays full");
 	}
 	arch_send_call_ipi(target);
 }
@@ -152,69 +181,106 @@ static struct smp_call *async_call_get(void)
 	u64 deadline = call_deadline();
 
 	for (;;) {
-		for (unsigned int i = 0; i < ASYNC_CALLS_PER_CPU; i++)
-			if (mask_empty(pool[i].pending))
+		u64 busy[CPU_MASK_WORDS] = { 0 };
+
+		for (unsigned int i = 0; i < ASYNC_CALLS_PER_CPU; i++) {
+			if (!__atomic_load_n(&pool[i].remaining, __ATOMIC_ACQUIRE))
 				return &pool[i];
-		wait_step(deadline, pool[0].pending, "async call descriptors all busy");
+			for (unsigned int w = 0; w < CPU_MASK_WORDS; w++)
+				busy[w] |= __atomic_load_n(&pool[i].pending[w], __ATOMIC_RELAXED);
+		}
+		wait_step(deadline, busy, "all async call descriptors busy");
+	}
+}
+
+/* Queue call on every CPU in call->pending (remaining already counts them). */
+static void call_queue_all(struct smp_call *call)
+{
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+		if (__atomic_load_n(&call->pending[cpu / 64], __ATOMIC_RELAXED) & (1ull << (cpu % 64)))
+			enqueue(cpu, call);
+}
+
+/* Wait until every target has run call: asleep if interrupts are on, else polling. */
+static void call_wait(struct smp_call *call)
+{
+	bool irqs_on = !arch_irqs_disabled();
+	u64 deadline = call_deadline();
+
+	while (__atomic_load_n(&call->remaining, __ATOMIC_ACQUIRE)) {
+		if (irqs_on) {
+			arch_irq_disable();
+			if (__atomic_load_n(&call->remaining, __ATOMIC_ACQUIRE))
+				arch_wait_for_interrupt();	/* the last target or a tick wakes us */
+			arch_irq_enable();
+		} else {
+			wait_step(deadline, call->pending, "smp_call_function");
+		}
+		if ((s64)(arch_cycles() - deadline) > 0)
+			panic_no_answer(call->pending, "smp_call_function");
 	}
 }
 
 /*
- * Queue fn on every CPU in targets (already in call->pending) and, if wait, wait for all.
- * Interrupts are off from taking an async descriptor to having queued it, so an interrupt
- * handler on this CPU cannot take the same one.
+ * Fill call for targets and queue it. Without wait, call is one of this CPU's async
+ * descriptors, taken with interrupts off so an interrupt handler on this CPU cannot take it
+ * too. With wait and interrupts on, the last target wakes us from hlt.
  */
-static void call_many(struct smp_call *call, bool wait)
+static void call_start(struct smp_call *call, smp_call_fn fn, void *arg, const u64 *targets,
+		       bool wait)
 {
-	u64 deadline;
+	bool sleeper = wait && !arch_irqs_disabled();
+	unsigned long flags = arch_irq_save();
+	u32 n = 0;
 
-	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
-		if (__atomic_load_n(&call->pending[cpu / 64], __ATOMIC_RELAXED) & (1ull << (cpu % 64)))
-			enqueue(cpu, call);
 	if (!wait)
-		return;
-	deadline = call_deadline();
-	while (!mask_empty(call->pending))
-		wait_step(deadline, call->pending, "smp_call_function");
+		call = async_call_get();
+	call->fn = fn;
+	call->arg = arg;
+	call->waiter = sleeper ? arch_cpu_id() + 1 : 0;
+	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)	/* no libgcc: no popcount */
+		n += (targets[cpu / 64] >> (cpu % 64)) & 1;
+	memcpy(call->pending, targets, sizeof(call->pending));
+	__atomic_store_n(&call->remaining, n, __ATOMIC_RELEASE);
+	call_queue_all(call);
+	arch_irq_restore(flags);
 }
 
 int smp_call_function_single(unsigned int cpu, smp_call_fn fn, void *arg, bool wait)
 {
-	struct smp_call on_stack = { fn, arg, { 0 } }, *call = &on_stack;
+	u64 targets[CPU_MASK_WORDS] = { 0 };
+	struct smp_call call;
 	unsigned long flags;
 
 	if (!cpu_online(cpu))
 		return -1;
-	flags = arch_irq_save();
 	if (cpu == arch_cpu_id()) {
+		flags = arch_irq_save();
 		fn(arg);
-	} else {
-		if (!wait) {
-			call = async_call_get();
-			*call = on_stack;
-		}
-		mask_set(call->pending, cpu);
-		call_many(call, wait);
+		arch_irq_restore(flags);
+		return 0;
 	}
-	arch_irq_restore(flags);
+	mask_set(targets, cpu);
+	call_start(&call, fn, arg, targets, wait);
+	if (wait)
+		call_wait(&call);
 	return 0;
 }
 
 void smp_call_function_all(smp_call_fn fn, void *arg, bool wait)
 {
-	struct smp_call on_stack = { fn, arg, { 0 } }, *call = &on_stack;
+	u64 targets[CPU_MASK_WORDS] = { 0 };
 	unsigned int self = arch_cpu_id();
-	unsigned long flags = arch_irq_save();
+	struct smp_call call;
 
-	if (!wait) {
-		call = async_call_get();
-		*call = on_stack;
-	}
 	for_each_online_cpu(cpu)
 		if (cpu != self)
-			mask_set(call->pending, cpu);
-	call_many(call, wait);
-	arch_irq_restore(flags);
+			mask_set(targets, cpu);
+	if (mask_empty(targets))
+		return;
+	call_start(&call, fn, arg, targets, wait);
+	if (wait)
+		call_wait(&call);
 }
 
 /* ---- smp_run_on_all and the idle loop ---------------------------------------------------- */
@@ -235,7 +301,7 @@ static void run_wait(struct smp_work *w, bool irqs_on)
 	u64 start_deadline = call_deadline();
 
 	while (__atomic_load_n(&w->remaining, __ATOMIC_ACQUIRE)) {
-		if (!mask_empty(w->not_started) && (s64)(arch_cycles() - start_deadline) > 0)
+		if ((s64)(arch_cycles() - start_deadline) > 0)
 			panic_no_answer(w->not_started, "smp_run_on_all: CPUs did not start");
 		if (!irqs_on) {
 			wait_step(~0ull >> 1, w->not_started, "smp_run_on_all");

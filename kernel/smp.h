@@ -61,7 +61,9 @@ unsigned int nr_cpus_online(void);
  * Run fn(arg) on cpu in interrupt context (interrupts off, from the call IPI); if cpu is the
  * caller, run it here with interrupts off. With wait, return after fn has returned; without,
  * return once it is queued. Returns 0, or -1 if cpu is not online. A target that does not run
- * the call within SMP_CALL_TIMEOUT_MS is a panic naming it. Callable with interrupts off.
+ * the call within SMP_CALL_TIMEOUT_MS + 200 ms per CPU (TCG shares few host cores among all
+ * vCPUs) is a panic naming it. Callable with interrupts off (it then polls its own queue
+ * while waiting); with interrupts on, a waiting caller sleeps in hlt until woken.
  */
 int smp_call_function_single(unsigned int cpu, smp_call_fn fn, void *arg, bool wait);
 /* Same, on every online CPU EXCEPT the caller (Linux's smp_call_function). */
@@ -70,7 +72,7 @@ void smp_call_function_all(smp_call_fn fn, void *arg, bool wait);
  * Run fn(arg) on every online CPU INCLUDING the caller, all at once, in thread context with
  * interrupts on (remote CPUs run it from their idle loop), and return when every CPU has
  * returned from it. One run at a time (callers are serialised); not from interrupt context
- * and not from inside fn. A CPU that does not start fn within SMP_CALL_TIMEOUT_MS is a panic.
+ * and not from inside fn. A CPU that does not start fn within the call timeout is a panic.
  */
 void smp_run_on_all(smp_call_fn fn, void *arg);
 #define SMP_CALL_TIMEOUT_MS 20000

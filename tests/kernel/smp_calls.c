@@ -1,0 +1,239 @@
+/*
+ * Tests of the SMP plumbing the stress suites stand on (kernel/smp.h, kernel/trap.h,
+ * kernel/timer.h): cross-CPU calls under concurrency and with interrupts off, async call
+ * floods, smp_run_on_all, trap recovery on every CPU, tick hooks and clock agreement.
+ */
+#include "kernel/ktest.h"
+#include "kernel/smp.h"
+#include "kernel/string.h"
+#include "kernel/timer.h"
+#include "kernel/trap.h"
+
+static u32 hits[MAX_CPUS];
+static u32 total_hits;
+
+static void hit(void *arg)
+{
+	__atomic_add_fetch(&hits[arch_cpu_id()], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&total_hits, 1, __ATOMIC_RELAXED);
+}
+
+static void reset_hits(void)
+{
+	memset(hits, 0, sizeof(hits));
+	__atomic_store_n(&total_hits, 0, __ATOMIC_RELAXED);
+}
+
+/* Wait up to 5 s for total_hits to reach want; returns what it reached. */
+static u32 wait_total_hits(u32 want)
+{
+	for (unsigned int ms = 0; ms < 5000 && __atomic_load_n(&total_hits, __ATOMIC_RELAXED) < want;
+	     ms++)
+		mdelay(1);
+	return __atomic_load_n(&total_hits, __ATOMIC_RELAXED);
+}
+
+/* Without wait, a call to all others still runs exactly once on each of them. */
+static void smp_call_all_nowait_runs_once_each(struct ktest *t)
+{
+	reset_hits();
+	smp_call_function_all(hit, NULL, false);
+	KT_EXPECT_EQ(t, wait_total_hits(nr_cpus_online() - 1), nr_cpus_online() - 1);
+	for_each_online_cpu(c)
+		KT_EXPECT_EQ(t, READ_ONCE(hits[c]), c == arch_cpu_id() ? 0u : 1u);
+}
+
+/* 1000 async calls to one CPU (more than its ring and our descriptor pool) all run. */
+static void smp_call_single_nowait_flood(struct ktest *t)
+{
+	unsigned int target = nr_cpus - 1;
+
+	if (nr_cpus_online() < 2)
+		KT_SKIP(t, "needs 2 CPUs");
+	reset_hits();
+	for (unsigned int i = 0; i < 1000; i++)
+		KT_ASSERT_EQ(t, smp_call_function_single(target, hit, NULL, false), 0);
+	KT_EXPECT_EQ(t, wait_total_hits(1000), 1000u);
+	KT_EXPECT_EQ(t, READ_ONCE(hits[target]), 1000u);
+}
+
+/* A call to a CPU index that is not online (never started, or out of range) is refused. */
+static void smp_call_single_offline_refused(struct ktest *t)
+{
+	reset_hits();
+	if (nr_cpus < MAX_CPUS)
+		KT_EXPECT_EQ(t, smp_call_function_single(nr_cpus, hit, NULL, true), -1);
+	KT_EXPECT_EQ(t, smp_call_function_single(MAX_CPUS, hit, NULL, true), -1);
+	KT_EXPECT_EQ(t, total_hits, 0u);
+}
+
+static void call_all_from_here(void *arg)
+{
+	bool irqs_off = arg != NULL;
+	unsigned long flags = 0;
+
+	if (irqs_off)
+		flags = arch_irq_save();
+	smp_call_function_all(hit, NULL, true);
+	if (irqs_off)
+		arch_irq_restore(flags);
+}
+
+/*
+ * Every CPU calls every other CPU and waits, all at once: each CPU is hit n - 1 times.
+ * With interrupts on, the IPIs interleave; with them off, waiting CPUs must run their own
+ * queues or everyone waits for everyone.
+ */
+static void smp_call_all_every_cpu_at_once(struct ktest *t)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		reset_hits();
+		smp_run_on_all(call_all_from_here, pass ? (void *)1 : NULL);
+		for_each_online_cpu(c)
+			KT_EXPECT_EQ(t, READ_ONCE(hits[c]), nr_cpus_online() - 1);
+	}
+}
+
+static void check_thread_context(void *arg)
+{
+	u32 *bad = arg;
+
+	if (arch_irqs_disabled() || this_cpu()->irq_depth)
+		__atomic_add_fetch(bad, 1, __ATOMIC_RELAXED);
+	hit(NULL);
+}
+
+/* 100 runs: each runs fn once per CPU (caller included), with interrupts on. */
+static void smp_run_on_all_once_per_cpu_irqs_on(struct ktest *t)
+{
+	u32 bad = 0;
+
+	reset_hits();
+	for (int i = 0; i < 100; i++)
+		smp_run_on_all(check_thread_context, &bad);
+	for_each_online_cpu(c)
+		KT_EXPECT_EQ(t, READ_ONCE(hits[c]), 100u);
+	KT_EXPECT_EQ(t, bad, 0u);
+}
+
+/* Through a volatile pointer so the compiler cannot see (or reject) the bad address. */
+static volatile u64 *volatile unmapped_addr = (volatile u64 *)16;
+
+static void fault_under_recovery(void *arg)
+{
+	struct trap_recovery r;
+	u32 *recovered = arg;
+	unsigned long flags_before = arch_irqs_disabled();
+
+	if (trap_recover_begin(&r)) {
+		*unmapped_addr = 1;	/* not mapped: page fault */
+		trap_recover_end(&r);
+		return;
+	}
+	if (r.vector == 14 && r.fault_addr == 16 && this_cpu()->recovery == NULL &&
+	    arch_irqs_disabled() == flags_before && this_cpu()->irq_depth == 0)
+		__atomic_add_fetch(recovered, 1, __ATOMIC_RELAXED);
+}
+
+/* A page fault under a recovery point comes back to it on every CPU at once, with the
+ * vector, the address, interrupts and interrupt depth as they were. */
+static void trap_recover_page_fault_every_cpu(struct ktest *t)
+{
+	u32 recovered = 0;
+
+	smp_run_on_all(fault_under_recovery, &recovered);
+	KT_EXPECT_EQ(t, recovered, nr_cpus_online());
+}
+
+/* Nested points: a fault returns to the innermost; the outer one is armed again after. */
+static void trap_recover_nested_innermost_first(struct ktest *t)
+{
+	struct trap_recovery outer, inner;
+	volatile int stage = 0;
+
+	if (trap_recover_begin(&outer)) {
+		if (trap_recover_begin(&inner)) {
+			__asm__ __volatile__("ud2");
+			stage = 1;
+		} else {
+			stage = 2;
+		}
+		KT_EXPECT_PTR_EQ(t, this_cpu()->recovery, &outer);
+		trap_recover_end(&outer);
+	} else {
+		stage = 3;
+	}
+	KT_EXPECT_EQ(t, stage, 2);
+	KT_EXPECT_EQ(t, inner.vector, 6u);
+	KT_EXPECT_NULL(t, this_cpu()->recovery);
+}
+
+static u64 hook_calls[MAX_CPUS];
+
+static void count_hook(unsigned int cpu)
+{
+	hook_calls[cpu]++;	/* only this CPU writes its slot, in its timer interrupt */
+}
+
+/* A tick hook runs on every online CPU; after removal it runs nowhere. */
+static void timer_tick_hook_every_cpu(struct ktest *t)
+{
+	u64 after[MAX_CPUS];
+	unsigned int missing = 0;
+
+	memset(hook_calls, 0, sizeof(hook_calls));
+	KT_ASSERT_EQ(t, timer_add_tick_hook(count_hook), 0);
+	for (unsigned int ms = 0; ms < 5000; ms += 10) {
+		missing = 0;
+		for_each_online_cpu(c)
+			missing += READ_ONCE(hook_calls[c]) < 2;
+		if (!missing)
+			break;
+		mdelay(10);
+	}
+	timer_remove_tick_hook(count_hook);
+	KT_EXPECT_EQ(t, missing, 0u);
+	for_each_online_cpu(c)
+		after[c] = READ_ONCE(hook_calls[c]);
+	mdelay(50);
+	for_each_online_cpu(c)
+		KT_EXPECT_EQ(t, READ_ONCE(hook_calls[c]), after[c]);
+}
+
+/*
+ * The two clocks calibrated independently against the PIT agree: over 200 ms of TSC time
+ * this CPU's LAPIC timer ticks 20 times (TIMER_HZ = 100). A vCPU thread that the host
+ * deschedules loses (coalesces) ticks but never gains any, so the best of 3 windows must
+ * be within 20 -30%/+20%. A calibration off by a factor (wrong divider, wrong PIT count)
+ * fails.
+ */
+static void timer_tsc_and_lapic_agree(struct ktest *t)
+{
+	unsigned int self = arch_cpu_id();
+	u64 best = 0;
+
+	if (arch_irqs_disabled())
+		KT_SKIP(t, "interrupts are off");
+	for (int i = 0; i < 3; i++) {
+		u64 t0 = timer_ticks(self);
+
+		mdelay(200);
+		best = MAX(best, timer_ticks(self) - t0);
+	}
+	KT_EXPECT_GE(t, best, 14u);
+	KT_EXPECT_LE(t, best, 24u);
+	KT_EXPECT_EQ(t, cycles_to_us(us_to_cycles(123456)) / 10, 12345u);
+}
+
+static const struct ktest_case smp_cases[] = {
+	KTEST_CASE(smp_call_all_nowait_runs_once_each),
+	KTEST_CASE(smp_call_single_nowait_flood),
+	KTEST_CASE(smp_call_single_offline_refused),
+	KTEST_CASE(smp_call_all_every_cpu_at_once),
+	KTEST_CASE(smp_run_on_all_once_per_cpu_irqs_on),
+	KTEST_CASE(trap_recover_page_fault_every_cpu),
+	KTEST_CASE(trap_recover_nested_innermost_first),
+	KTEST_CASE(timer_tick_hook_every_cpu),
+	KTEST_CASE(timer_tsc_and_lapic_agree),
+};
+KTEST_SUITE(smp, smp_cases);
