@@ -19,19 +19,34 @@
  * An order-0 page is pinned by adding 1024 to its reference count, so a pin can be told from
  * ordinary references without any extra field: page_maybe_dma_pinned() is refcount >= 1024.
  * That test has false positives (1024 plain references look like a pin) but never false
- * negatives. A large page (order > 0) instead keeps an exact pin count in its head's private
- * field and takes one reference per pin.
+ * negatives. A large page (order > 0) instead keeps an exact pin count in page[1] and
+ * takes one reference per pin.
  */
 #define GUP_PIN_COUNTING_BIAS 1024
 
-/* Tails of a large data page carry PAGE_TAIL_MARK | index in private (set at fault time). */
-#define PAGE_TAIL_MARK 0x80000000u
-
+/*
+ * A large data page (mm/vm.c maps 2 MiB pages) is one allocated block: its tails record their
+ * distance from the head in compound_off (set when the page is faulted in), and page[1]
+ * holds the exact pin count. Order-0 pages are their own head.
+ */
 static inline struct page *compound_head(struct page *page)
 {
-	u32 p = READ_ONCE(page->private);
+	return page - READ_ONCE(page->compound_off);
+}
 
-	return (p & PAGE_TAIL_MARK) ? page - (p & ~PAGE_TAIL_MARK) : page;
+static inline u32 *compound_pincount_ptr(struct page *head)
+{
+	return &head[1].compound_pincount;
+}
+
+/* Mark a freshly allocated block of 2^order pages as one data page (head first). */
+static inline void prep_compound_page(struct page *head, unsigned int order)
+{
+	head->compound_off = 0;
+	for (unsigned long i = 1; i < (1ul << order); i++)
+		head[i].compound_off = (u16)i;
+	if (order)
+		*compound_pincount_ptr(head) = 0;
 }
 
 static inline bool page_is_large(const struct page *head)

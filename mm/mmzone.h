@@ -81,7 +81,11 @@ enum zone_type {
  *   pfn, nid, zone:        set once at node init
  */
 struct page {
-	struct list_head lru;	/* free list, pcp list, or the owner's */
+	union {
+		struct list_head lru;	/* free list, pcp list, or the owner's */
+		u32 compound_pincount;	/* page[1] of an allocated large data page: exact pins
+					 * (mm/gup.h); tails are never on a list while allocated */
+	};
 	s32 refcount;		/* 0 free; 1 after alloc; atomic; reserved pages hold 1 forever */
 	u32 pfn;		/* this frame's number (the map is sparse: no base to subtract) */
 	u8 flags;		/* PG_* above; changed under the lock that owns the page's state */
@@ -89,7 +93,8 @@ struct page {
 	u8 mt;			/* free/pcp: list's migratetype; allocated: migratetype asked for */
 	u8 nid;			/* node_data[] index: which allocator instance owns this frame */
 	u8 zone;		/* enum zone_type */
-	u8 _unused[3];		/* spare, keeps the size at 32 */
+	u8 _unused;		/* spare, keeps the size at 32 */
+	u16 compound_off;	/* data pages mapped by mm/vm.c: index from the head (0 = head) */
 };
 
 struct mem_section {

@@ -4,6 +4,7 @@
  * pcp.c, checks and dumps in debug.c. Not a byte allocator.
  */
 #include "mm/internal.h"
+#include "mm/gup.h"
 #include "kernel/string.h"
 
 struct pglist_data *node_data[MAX_NUMNODES];
@@ -518,6 +519,12 @@ void __free_pages(struct page *page, unsigned int order)
 {
 	if (!free_ref_ok(page))
 		return;
+	/* Pins outlive their owner's reference only through unpin_user_page(), never a free. */
+	if (unlikely(page_maybe_dma_pinned(page))) {
+		bad_page(page, "freeing a pinned page (refcount %d, pincount %u)", page_count(page),
+			 page_pincount(page));
+		return;
+	}
 	if (__atomic_sub_fetch(&page->refcount, 1, __ATOMIC_ACQ_REL) == 0)
 		free_the_page(page, order);
 }

@@ -1,0 +1,98 @@
+/* The benchmark registry and the BENCH output lines (kernel/bench.h). */
+#include "kernel/bench.h"
+#include "kernel/cmdline.h"
+#include "kernel/printk.h"
+#include "kernel/string.h"
+
+extern const struct bench *const __start_bench_list[], *const __stop_bench_list[];
+
+static char bench_names[128];
+CMDLINE_STRING("bench", bench_names, "benchmarks to run after the tests: all, or a,b,c (see docs/bench.md)");
+
+static bool bench_selected(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!strcmp(bench_names, "all"))
+		return true;
+	for (const char *p = bench_names; *p;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (n == len && !strncmp(p, name, n))
+			return true;
+		p += n + (comma ? 1 : 0);
+	}
+	return false;
+}
+
+unsigned int bench_run_selected(void)
+{
+	unsigned int ran = 0;
+
+	for (const struct bench *const *b = __start_bench_list; b < __stop_bench_list; b++) {
+		if (!bench_names[0] || !bench_selected((*b)->name))
+			continue;
+		printk("bench: %s: %s\n", (*b)->name, (*b)->help);
+		(*b)->run();
+		ran++;
+	}
+	if (bench_names[0] && !ran)
+		printk("bench: nothing matched bench=%s\n", bench_names);
+	return ran;
+}
+
+u64 bench_mean(const u64 *v, unsigned int n)
+{
+	u64 sum = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		sum += v[i];
+	return n ? sum / n : 0;
+}
+
+static u64 isqrt(u64 x)
+{
+	u64 r = 0;
+
+	for (u64 bit = 1ull << 62; bit; bit >>= 2) {
+		if (x >= r + bit) {
+			x -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+	}
+	return r;
+}
+
+/* Sample standard deviation / mean, in hundredths of a percent. */
+u64 bench_rel_stddev_centi(const u64 *v, unsigned int n)
+{
+	u64 mean = bench_mean(v, n), var = 0;
+
+	if (n < 2 || !mean)
+		return 0;
+	for (unsigned int i = 0; i < n; i++) {
+		s64 d = (s64)(v[i] - mean);
+		var += (u64)(d * d) / (n - 1);
+	}
+	return isqrt(var) * 10000 / mean;
+}
+
+void bench_emit(const char *bench, const char *metric, const char *unit, bool higher,
+		const u64 *milli_samples, unsigned int n, const char *extra_json)
+{
+	char line[4096];
+	int pos = snprintf(line, sizeof(line),
+			   "BENCH {\"bench\":\"%s\",\"metric\":\"%s\",\"unit\":\"%s\",\"higher\":%s,"
+			   "\"samples\":[", bench, metric, unit, higher ? "true" : "false");
+
+	for (unsigned int i = 0; i < n && pos < (int)sizeof(line) - 64; i++)
+		pos += snprintf(line + pos, sizeof(line) - (size_t)pos, "%s%llu.%03llu", i ? "," : "",
+				(unsigned long long)(milli_samples[i] / 1000),
+				(unsigned long long)(milli_samples[i] % 1000));
+	snprintf(line + pos, sizeof(line) - (size_t)pos, "]%s%s}\n", extra_json ? "," : "",
+		 extra_json ? extra_json : "");
+	printk("%s", line);
+}

@@ -1,0 +1,408 @@
+/*
+ * get_user_pages / pin_user_pages: take references or pins on the pages behind an address
+ * range. The fast path walks the page tables with IRQs off and no lock; the slow path takes
+ * mm->lock, faults pages in and migrates MOVABLE pages away from FOLL_LONGTERM pins.
+ */
+#include "mm/gup.h"
+#include "mm/mm.h"
+#include "kernel/string.h"
+
+#define GUP_MAX_CPUS 256
+#define PTE_POISON_VALUE (0x0101010101010101ull * PAGE_POISON)
+#define HUGE_SIZE PT_LEVEL_SIZE(2)
+
+/* Per-CPU pin accounting, each CPU on its own line: acquired == released when idle. */
+struct gup_cpu_totals {
+	u64 acquired, released, migrated, fallbacks;
+} __cacheline_aligned;
+static struct gup_cpu_totals gup_totals[GUP_MAX_CPUS];
+
+enum gup_has_pinned_mode gup_has_pinned_mode = GUP_HAS_PINNED_ONCE;
+
+static struct gup_cpu_totals *this_cpu_totals(void)
+{
+	return &gup_totals[arch_cpu_id() % GUP_MAX_CPUS];
+}
+
+int gup_set_has_pinned_mode(const char *name)
+{
+	if (!strcmp(name, "once"))
+		gup_has_pinned_mode = GUP_HAS_PINNED_ONCE;
+	else if (!strcmp(name, "always"))
+		gup_has_pinned_mode = GUP_HAS_PINNED_ALWAYS;
+	else
+		return -1;
+	return 0;
+}
+
+/*
+ * The seed ("mm: gup: allow FOLL_PIN to scale in SMP"): every pin call used to store the
+ * flag, so N CPUs pinning in one mm all wrote the same cache line, which then bounced
+ * between them. Reading first costs a shared read; the line stays clean in every cache.
+ */
+static void mm_set_has_pinned_flag(struct mm_struct *mm)
+{
+	if (gup_has_pinned_mode == GUP_HAS_PINNED_ONCE &&
+	    (READ_ONCE(mm->flags) & (1ul << MMF_HAS_PINNED)))
+		return;
+	__atomic_fetch_or(&mm->flags, 1ul << MMF_HAS_PINNED, __ATOMIC_RELAXED);
+	mm_this_cpu_stats(mm)->flag_writes++;
+}
+
+/* ---- references and pins ---- */
+
+/* Add refs unless the count is zero (the page is being freed). */
+static bool page_ref_try_add(struct page *page, int refs)
+{
+	int old = __atomic_load_n(&page->refcount, __ATOMIC_RELAXED);
+
+	do {
+		if (old <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&page->refcount, &old, old + refs, true,
+					      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* Take refs references or pins on page's head; false if the page is already being freed. */
+static bool try_grab_page(struct page *page, int refs, unsigned int flags)
+{
+	struct page *head = compound_head(page);
+
+	if (flags & FOLL_GET)
+		return page_ref_try_add(head, refs);
+	if (page_is_large(head)) {
+		if (!page_ref_try_add(head, refs))
+			return false;
+		__atomic_fetch_add(compound_pincount_ptr(head), (u32)refs, __ATOMIC_RELAXED);
+	} else if (!page_ref_try_add(head, refs * GUP_PIN_COUNTING_BIAS)) {
+		return false;
+	}
+	/* Pin, then re-check the entry; pairs with clear entry, then check pins (migration). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	this_cpu_totals()->acquired += (u64)refs;
+	return true;
+}
+
+/* Drop what try_grab_page() took; the last reference frees the page. */
+static void gup_put_page(struct page *page, int refs, unsigned int flags)
+{
+	struct page *head = compound_head(page);
+	int drop = refs;
+
+	if (flags & FOLL_PIN) {
+		if (page_is_large(head))
+			__atomic_fetch_sub(compound_pincount_ptr(head), (u32)refs, __ATOMIC_RELAXED);
+		else
+			drop = refs * GUP_PIN_COUNTING_BIAS;
+		this_cpu_totals()->released += (u64)refs;
+	}
+	/* Keep one reference for put_page(), which frees on the last one. */
+	if (drop > 1)
+		__atomic_fetch_sub(&head->refcount, drop - 1, __ATOMIC_RELEASE);
+	put_page(head);
+}
+
+bool page_maybe_dma_pinned(struct page *page)
+{
+	struct page *head = compound_head(page);
+
+	if (page_is_large(head))
+		return __atomic_load_n(compound_pincount_ptr(head), __ATOMIC_RELAXED) > 0;
+	return (unsigned int)page_count(head) >= GUP_PIN_COUNTING_BIAS;
+}
+
+u32 page_pincount(struct page *page)
+{
+	struct page *head = compound_head(page);
+
+	return page_is_large(head) ? __atomic_load_n(compound_pincount_ptr(head), __ATOMIC_RELAXED) : 0;
+}
+
+/* A longterm pin must not sit on a page that was allocated MOVABLE (it could never move). */
+static bool page_longterm_pinnable(struct page *page)
+{
+	return compound_head(page)->mt != MIGRATE_MOVABLE;
+}
+
+void unpin_user_page(struct page *page)
+{
+	gup_put_page(page, 1, FOLL_PIN);
+}
+
+void unpin_user_pages(struct page **pages, unsigned long nr_pages)
+{
+	for (unsigned long i = 0; i < nr_pages; i++)
+		unpin_user_page(pages[i]);
+}
+
+void put_user_pages(struct page **pages, unsigned long nr_pages)
+{
+	for (unsigned long i = 0; i < nr_pages; i++)
+		gup_put_page(pages[i], 1, FOLL_GET);
+}
+
+void gup_read_totals(struct gup_totals *t)
+{
+	*t = (struct gup_totals){ 0 };
+	for (unsigned int cpu = 0; cpu < GUP_MAX_CPUS; cpu++) {
+		t->pins_acquired += READ_ONCE(gup_totals[cpu].acquired);
+		t->pins_released += READ_ONCE(gup_totals[cpu].released);
+		t->longterm_migrated += READ_ONCE(gup_totals[cpu].migrated);
+		t->fast_fallbacks += READ_ONCE(gup_totals[cpu].fallbacks);
+	}
+}
+
+/* ---- the lockless walk (IRQs off) ---- */
+
+/* Can the fast walk take the page behind this leaf entry? */
+static bool gup_leaf_ok(struct mm_struct *mm, pte_t e, unsigned int flags)
+{
+	if (unlikely(e == PTE_POISON_VALUE)) {
+		mm_this_cpu_stats(mm)->poison_reads++;	/* read a freed page table */
+		return false;
+	}
+	if (!pte_present(e) || pte_special(e) || ((flags & FOLL_WRITE) && !pte_write(e)))
+		return false;
+	if (!pfn_valid(mm->node, pte_pfn(e)))
+		return false;
+	return !(flags & FOLL_LONGTERM) || page_longterm_pinnable(pfn_to_page(mm->node, pte_pfn(e)));
+}
+
+/* The 4 KiB entries of one page table, [addr, end). Returns the number of pages taken. */
+static long gup_pte_range(struct mm_struct *mm, pte_t pmd, pte_t *pmdp, u64 addr, u64 end,
+			  unsigned int flags, struct page **pages)
+{
+	pte_t *ptep = (pte_t *)arch_phys_to_virt((u64)pte_pfn(pmd) << PAGE_SHIFT) +
+		      pt_index_of(addr, 1);
+	long n = 0;
+
+	for (; addr < end; addr += PAGE_SIZE, ptep++) {
+		pte_t pte = READ_ONCE(*ptep);
+		struct page *page;
+
+		if (!gup_leaf_ok(mm, pte, flags))
+			break;
+		page = pfn_to_page(mm->node, pte_pfn(pte));
+		if (!try_grab_page(page, 1, flags))
+			break;
+		/* Grabbed, then re-check: if either entry changed, an unmap raced with us. */
+		if (READ_ONCE(*pmdp) != pmd || READ_ONCE(*ptep) != pte) {
+			gup_put_page(page, 1, flags);
+			break;
+		}
+		pages[n++] = page;
+	}
+	return n;
+}
+
+/* A 2 MiB leaf: grab all the needed subpages at once on the head, then re-check. */
+static long gup_huge_pmd(struct mm_struct *mm, pte_t pmd, pte_t *pmdp, u64 addr, u64 end,
+			 unsigned int flags, struct page **pages)
+{
+	struct page *head = pfn_to_page(mm->node, pte_pfn(pmd));
+	unsigned long idx = (addr & (HUGE_SIZE - 1)) >> PAGE_SHIFT;
+	int refs = (int)((end - addr) >> PAGE_SHIFT);
+
+	if (!gup_leaf_ok(mm, pmd, flags) || !try_grab_page(head, refs, flags))
+		return 0;
+	if (READ_ONCE(*pmdp) != pmd) {
+		gup_put_page(head, refs, flags);
+		return 0;
+	}
+	for (int i = 0; i < refs; i++)
+		pages[i] = head + idx + (unsigned long)i;
+	return refs;
+}
+
+/* Read each upper level once; NULL (stop) on anything not present. */
+static pte_t *gup_walk_to_pmd(struct mm_struct *mm, u64 addr, pte_t *pmd)
+{
+	pte_t *table = mm->pgd;
+
+	for (int level = PT_LEVELS; level >= 2; level--) {
+		pte_t *slot = &table[pt_index_of(addr, level)];
+		pte_t e = READ_ONCE(*slot);
+
+		if (unlikely(e == PTE_POISON_VALUE)) {
+			mm_this_cpu_stats(mm)->poison_reads++;
+			return NULL;
+		}
+		if (!pte_present(e))
+			return NULL;
+		if (level == 2) {
+			*pmd = e;
+			return slot;
+		}
+		table = arch_phys_to_virt((u64)pte_pfn(e) << PAGE_SHIFT);
+	}
+	return NULL;
+}
+
+static long gup_fast_walk(struct mm_struct *mm, u64 start, unsigned long nr, unsigned int flags,
+			  struct page **pages)
+{
+	u64 addr = start, end = start + nr * PAGE_SIZE;
+	long got = 0;
+
+	while (addr < end) {
+		u64 next = MIN(ALIGN_DOWN(addr, HUGE_SIZE) + HUGE_SIZE, end);
+		pte_t pmd, *pmdp = gup_walk_to_pmd(mm, addr, &pmd);
+		long n;
+
+		if (!pmdp)
+			break;
+		n = pte_huge(pmd) ? gup_huge_pmd(mm, pmd, pmdp, addr, next, flags, pages + got)
+				  : gup_pte_range(mm, pmd, pmdp, addr, next, flags, pages + got);
+		got += n;
+		if (addr + (u64)n * PAGE_SIZE != next)
+			break;
+		addr = next;
+	}
+	return got;
+}
+
+/*
+ * Interrupts are off for the whole walk: page tables are freed only after a TLB shootdown
+ * IPI has been answered by every CPU (mm_munmap), and this CPU cannot answer until the walk
+ * is over, so no table it reads can be freed and reused under it.
+ */
+static long gup_fast(struct mm_struct *mm, u64 start, unsigned long nr, unsigned int flags,
+		     struct page **pages)
+{
+	unsigned long irq = arch_irq_save();
+	long n = gup_fast_walk(mm, start, nr, flags, pages);
+
+	arch_irq_restore(irq);
+	mm_this_cpu_stats(mm)->fast_pages += (u64)n;
+	return n;
+}
+
+/* ---- the slow path (mm->lock) ---- */
+
+/* Replace the MOVABLE page behind *slot with an UNMOVABLE copy. 0, -ENOMEM or -EBUSY. */
+static int __migrate_for_longterm(struct mm_struct *mm, pte_t *slot, int level)
+{
+	pte_t old_e = *slot;
+	struct page *old = pfn_to_page(mm->node, pte_pfn(old_e));
+	unsigned int order = old->order;
+	struct page *new = alloc_pages_node(mm->node, GFP_KERNEL, order);
+
+	assert_spin_locked(&mm->lock);
+	if (!new)
+		return -ENOMEM;
+	prep_compound_page(new, order);
+	WRITE_ONCE(*slot, 0);
+	mm_tlb_shootdown(mm);		/* no fast walker can still be grabbing old */
+	if (page_count(old) != 1) {	/* someone else holds it: cannot move it */
+		WRITE_ONCE(*slot, old_e);
+		__free_pages(new, order);
+		return -EBUSY;
+	}
+	memcpy(page_address(new), page_address(old), PAGE_SIZE << order);
+	WRITE_ONCE(*slot, mk_leaf_entry(page_to_pfn(new), pte_write(old_e), level == 2));
+	put_page(old);
+	this_cpu_totals()->migrated++;
+	return 0;
+}
+
+/* Take one page at addr under mm->lock, faulting it in (and migrating it) as needed. */
+static int __gup_slow_one(struct mm_struct *mm, u64 addr, unsigned int flags, struct page **out)
+{
+	int level, err;
+	pte_t *slot = __mm_find_leaf(mm, addr, &level);
+	struct page *page;
+
+	if (!slot || !pte_present(*slot)) {
+		if ((err = __handle_mm_fault(mm, addr)))
+			return err;
+		slot = __mm_find_leaf(mm, addr, &level);
+	}
+	if ((flags & FOLL_WRITE) && !pte_write(*slot))
+		return -EFAULT;
+	page = pfn_to_page(mm->node, pte_pfn(*slot));
+	if ((flags & FOLL_LONGTERM) && !page_longterm_pinnable(page)) {
+		if ((err = __migrate_for_longterm(mm, slot, level)))
+			return err;
+		page = pfn_to_page(mm->node, pte_pfn(*slot));
+	}
+	if (level == 2)
+		page += (addr & (HUGE_SIZE - 1)) >> PAGE_SHIFT;
+	if (!try_grab_page(page, 1, flags))
+		return -EFAULT;
+	*out = page;
+	return 0;
+}
+
+static long gup_slow(struct mm_struct *mm, u64 start, unsigned long nr, unsigned int flags,
+		     struct page **pages)
+{
+	unsigned long i;
+	int err = 0;
+
+	spin_lock(&mm->lock);
+	for (i = 0; i < nr; i++)
+		if ((err = __gup_slow_one(mm, start + i * PAGE_SIZE, flags, &pages[i])))
+			break;
+	spin_unlock(&mm->lock);
+	mm_this_cpu_stats(mm)->slow_pages += i;
+	return i ? (long)i : err;
+}
+
+/* ---- entry points ---- */
+
+static long gup_check_args(u64 start, unsigned long nr, unsigned int flags)
+{
+	if (WARN_ON((flags & FOLL_GET) && (flags & FOLL_PIN)))
+		return -EINVAL;
+	if (!(flags & (FOLL_GET | FOLL_PIN)) || ((flags & FOLL_LONGTERM) && !(flags & FOLL_PIN)))
+		return -EINVAL;
+	if (!nr || !IS_ALIGNED(start, PAGE_SIZE) || start >= USER_VA_END ||
+	    nr > (USER_VA_END - start) >> PAGE_SHIFT)
+		return -EINVAL;
+	return 0;
+}
+
+static long internal_gup_fast(struct mm_struct *mm, u64 start, unsigned long nr,
+			      unsigned int flags, struct page **pages)
+{
+	long err = gup_check_args(start, nr, flags), n, r;
+
+	if (err)
+		return err;
+	if (flags & FOLL_PIN)
+		mm_set_has_pinned_flag(mm);
+	n = gup_fast(mm, start, nr, flags, pages);
+	if ((unsigned long)n == nr || (flags & FOLL_FAST_ONLY))
+		return n ? n : -EFAULT;
+	this_cpu_totals()->fallbacks++;
+	r = gup_slow(mm, start + (u64)n * PAGE_SIZE, nr - (unsigned long)n, flags, pages + n);
+	if (r < 0)
+		return n ? n : r;	/* partial success is a count, never an error */
+	return n + r;
+}
+
+long pin_user_pages_fast(struct mm_struct *mm, u64 start, unsigned long nr_pages,
+			 unsigned int gup_flags, struct page **pages)
+{
+	return internal_gup_fast(mm, start, nr_pages, gup_flags | FOLL_PIN, pages);
+}
+
+long get_user_pages_fast(struct mm_struct *mm, u64 start, unsigned long nr_pages,
+			 unsigned int gup_flags, struct page **pages)
+{
+	if (gup_flags & (FOLL_PIN | FOLL_LONGTERM))
+		return -EINVAL;	/* pins only through pin_user_pages*() */
+	return internal_gup_fast(mm, start, nr_pages, gup_flags | FOLL_GET, pages);
+}
+
+long pin_user_pages(struct mm_struct *mm, u64 start, unsigned long nr_pages,
+		    unsigned int gup_flags, struct page **pages)
+{
+	long err = gup_check_args(start, nr_pages, gup_flags | FOLL_PIN);
+
+	if (err)
+		return err;
+	mm_set_has_pinned_flag(mm);
+	return gup_slow(mm, start, nr_pages, gup_flags | FOLL_PIN, pages);
+}
