@@ -267,13 +267,15 @@ static unsigned int selected_suites(void)
 	return n;
 }
 
-static __noreturn void ktest_exit(bool pass)
+__noreturn void ktest_exit(bool pass)
 {
 	u8 code = pass ? KTEST_EXIT_PASS : KTEST_EXIT_FAIL;
 
 	printk("EXIT: STATUS=%d\n", (code << 1) | 1);
 	arch_exit_qemu(code);
 }
+
+static unsigned int ktest_last_run_selected;
 
 unsigned int ktest_run_all(void)
 {
@@ -292,7 +294,12 @@ unsigned int ktest_run_all(void)
 	if (!nr_suites)
 		printk("# ktest: the filter \"%s\" selects no test\n", ktest_filter);
 	printk("# ktest: %u passed, %u failed, %u skipped\n", tot.passed, tot.failed, tot.skipped);
-	if (!ktest_noexit)
-		ktest_exit(tot.failed == 0 && nr_suites > 0);
+	ktest_last_run_selected = nr_suites;
 	return tot.failed;
+}
+
+void ktest_finish(unsigned int failed, bool other_work_ran)
+{
+	if (!ktest_noexit)
+		ktest_exit(failed == 0 && (ktest_last_run_selected > 0 || other_work_ran));
 }

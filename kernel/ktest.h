@@ -82,11 +82,16 @@ struct ktest_suite {
 /* ---- running ------------------------------------------------------------------------- */
 
 /*
- * Run every selected case (the `test=` glob list, default all), print KTAP and a summary,
- * then leave QEMU through isa-debug-exit unless `ktest.noexit` was given.
- * Returns the number of failed cases (only when it does not exit).
+ * Run every selected case (the `test=` glob list, default all), print KTAP and a summary.
+ * Returns the number of failed cases.
  */
 unsigned int ktest_run_all(void);
+/*
+ * Leave QEMU through isa-debug-exit (unless `ktest.noexit`): pass if nothing failed and
+ * something ran (a selected test, or other work such as a benchmark: other_work_ran).
+ */
+void ktest_finish(unsigned int failed, bool other_work_ran);
+__noreturn void ktest_exit(bool pass);
 
 /*
  * Run one case as a nested test of t (for tests of the framework itself, e.g. a case that

@@ -10,6 +10,7 @@
 #include <arch/console.h>
 #include "kernel/cmdline.h"
 #include "kernel/ktest.h"
+#include "kernel/bench.h"
 #include <arch/paging.h>
 #include "kernel/smp.h"
 #include "mm/mm.h"
@@ -73,6 +74,8 @@ static void parse_boot_info(u32 magic, u64 mbi_phys)
 
 __noreturn void kmain(u32 magic, u64 mbi_phys)
 {
+	unsigned int failed, ran;
+
 	boot_tsc_start = arch_cycles();
 	arch_early_init();
 	arch_early_cpu_init();	/* GDT/TSS/IDT, GS base = cpu 0 area (arch/x86_64/smp.c) */
@@ -89,8 +92,10 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	mm_init(&boot_info);	/* memblock, memory map, zones, buddy lists (mm/mm_init.c) */
 	arch_smp_init();	/* ACPI MADT, LAPIC + timer, start every AP; interrupts on */
 
-	/* ---- tests (kernel/ktest.c): exit QEMU with their status, unless ktest.noexit ---- */
-	ktest_run_all();
+	/* ---- tests (kernel/ktest.c), then benchmarks (kernel/bench.c), then exit QEMU ---- */
+	failed = ktest_run_all();
+	ran = bench_run_selected();
+	ktest_finish(failed, ran > 0);
 	printk("smpmm: tests done, idling (ktest.noexit)\n");
 	for (;;)
 		arch_wait_for_interrupt();
