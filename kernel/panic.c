@@ -101,7 +101,7 @@ unsigned long warn_count(void)
 
 static char panic_test[16];
 CMDLINE_STRING("panic.test", panic_test,
-	       "crash on purpose after boot: all|fault|remote|nohang (checks one report)");
+	       "crash on purpose after boot: all|fault|remote|nohang|overflow (one report)");
 
 static void panic_everywhere(void *arg)
 {
@@ -125,11 +125,24 @@ static void nothing(void *arg)
 {
 }
 
+/* Recursion bounded only by *arg (~0): runs into the guard page below the stack. */
+static __noinline void recurse(void *arg)
+{
+	volatile unsigned long pad[32];
+
+	pad[0] = *(unsigned long *)arg - 1;
+	if (pad[0])
+		recurse((void *)&pad[0]);
+	pad[1] = 2;	/* not a tail call */
+}
+
 /*
  * Each kind must end in exactly one PANIC report and exit status 255:
  * all: every CPU panics at once; fault: every CPU takes a page fault at once;
  * remote: the last CPU faults inside an IPI call; nohang: a CPU with interrupts off
- * ignores an smp_call_function_single (the panic names it after SMP_CALL_TIMEOUT_MS).
+ * ignores an smp_call_function_single (the panic names it after the call timeout);
+ * overflow: the last CPU overflows its stack into the guard page (a double fault, reported
+ * from the #DF stack).
  */
 void panic_selftest(void)
 {
@@ -144,6 +157,8 @@ void panic_selftest(void)
 		smp_run_on_all(fault_everywhere, NULL);
 	} else if (!strcmp(panic_test, "remote")) {
 		smp_call_function_single(last, fault_everywhere, NULL, true);
+	} else if (!strcmp(panic_test, "overflow")) {
+		smp_call_function_single(last, recurse, &(unsigned long){ ~0ul }, true);
 	} else if (!strcmp(panic_test, "nohang") && last > 0) {
 		smp_call_function_single(last, spin_irqs_off, NULL, false);
 		smp_call_function_single(last, nothing, NULL, true);

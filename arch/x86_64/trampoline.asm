@@ -19,6 +19,8 @@ extern smp_boot_count           ; u32: number of valid entries
 
 CR0_PE  equ 1 << 0
 CR0_WP  equ 1 << 16
+CR0_NW  equ 1 << 29
+CR0_CD  equ 1 << 30
 CR0_PG  equ 1 << 31
 CR4_PAE equ 1 << 5
 MSR_EFER equ 0xc0000080
@@ -55,6 +57,7 @@ tramp_pm32:
 	mov edx, [ebx + OFF(tramp_efer) + 4]
 	wrmsr                       ; LME (and NXE) as on the BSP
 	mov eax, cr0
+	and eax, ~(CR0_CD | CR0_NW) ; INIT leaves the caches disabled
 	or eax, CR0_PG | CR0_WP
 	mov cr0, eax                ; paging on: long mode active, still 32-bit code
 	jmp far [ebx + OFF(tramp_far64)]    ; -> tramp_lm64, CS = 64-bit code
