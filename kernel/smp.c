@@ -37,6 +37,7 @@ struct cpu cpus[MAX_CPUS];
 unsigned int nr_cpus = 1;
 static struct smp_call async_calls[MAX_CPUS][ASYNC_CALLS_PER_CPU];
 static spinlock_t run_lock = { .owner_cpu = SPIN_NO_OWNER, .name = "smp_run_on_all" };
+static bool in_run[MAX_CPUS];	/* CPU is inside an smp_run_on_all() fn; own CPU only */
 
 unsigned int nr_cpus_online(void)
 {
@@ -290,7 +291,9 @@ static void run_work(struct smp_work *w)
 	unsigned int self = arch_cpu_id(), initiator = w->initiator;
 
 	mask_clear(w->not_started, self);
+	in_run[self] = true;
 	w->fn(w->arg);
+	in_run[self] = false;
 	if (__atomic_sub_fetch(&w->remaining, 1, __ATOMIC_ACQ_REL) == 0)	/* last touch of *w */
 		arch_send_wake_ipi(initiator);
 }
@@ -319,8 +322,16 @@ void smp_run_on_all(smp_call_fn fn, void *arg)
 	struct smp_work w = { fn, arg, arch_cpu_id(), 0, { 0 } };
 	bool irqs_on = !arch_irqs_disabled();
 
-	BUG_ON(this_cpu()->irq_depth);
-	spin_lock(&run_lock);
+	BUG_ON(this_cpu()->irq_depth || in_run[w.initiator]);	/* not from IRQs or inside fn */
+	/* Another CPU's run may include us: take its job while we wait for the lock. */
+	while (!spin_trylock(&run_lock)) {
+		struct smp_work *mine = __atomic_exchange_n(&this_cpu()->work, NULL,
+							    __ATOMIC_ACQUIRE);
+
+		if (mine)
+			run_work(mine);
+		arch_cpu_relax();
+	}
 	for_each_online_cpu(cpu) {
 		if (cpu != w.initiator) {
 			mask_set(w.not_started, cpu);
@@ -333,7 +344,9 @@ void smp_run_on_all(smp_call_fn fn, void *arg)
 			arch_send_wake_ipi(cpu);
 		}
 	}
+	in_run[w.initiator] = true;
 	fn(arg);
+	in_run[w.initiator] = false;
 	run_wait(&w, irqs_on);
 	spin_unlock(&run_lock);
 }

@@ -81,6 +81,11 @@ void apic_init_bsp(u64 lapic_phys)
 	if (!(d & (1u << 9)))
 		panic("this CPU has no local APIC: smpmm needs one for timers and IPIs");
 	x2apic_mode = (c & (1u << 21)) && !force_xapic;
+	if (rdmsr(MSR_APIC_BASE) & APIC_BASE_EXTD) {
+		if (force_xapic)	/* x2APIC -> xAPIC needs a full disable: not worth it */
+			pr_warn("apic: firmware left x2APIC mode on; ignoring apic.xapic\n");
+		x2apic_mode = true;
+	}
 	if (!lapic_phys)
 		lapic_phys = rdmsr(MSR_APIC_BASE) & ~0xfffull;
 	lapic_mmio = arch_phys_to_virt(lapic_phys);
@@ -90,12 +95,14 @@ void apic_init_bsp(u64 lapic_phys)
 	       apic_read_id());
 }
 
+/* Allowed IA32_APIC_BASE transitions: disabled -> xAPIC -> x2APIC (SDM 10.12.5). */
 void apic_init_cpu(void)
 {
-	u64 base = rdmsr(MSR_APIC_BASE) | APIC_BASE_ENABLE;
+	u64 base = rdmsr(MSR_APIC_BASE);
 
-	wrmsr(MSR_APIC_BASE, base);	/* enable first: disabled -> x2APIC is not allowed */
-	if (x2apic_mode)
+	if (!(base & APIC_BASE_ENABLE))
+		wrmsr(MSR_APIC_BASE, base |= APIC_BASE_ENABLE);
+	if (x2apic_mode && !(base & APIC_BASE_EXTD))
 		wrmsr(MSR_APIC_BASE, base | APIC_BASE_EXTD);
 	apic_write(APIC_TPR, 0);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
@@ -126,7 +133,8 @@ static int icr_wait_idle(void)
 /*
  * Write the ICR: dest in the high half, command in the low half. Interrupts are off across
  * it so an interrupt handler cannot send its own IPI between the two xAPIC writes. The
- * fence orders our earlier memory writes (the call queue) before the IPI.
+ * fences order our earlier memory writes (the call queue) before the IPI: the x2APIC ICR
+ * write is a WRMSR, which is not serialising (SDM 10.12.3: MFENCE; LFENCE first).
  */
 static int icr_send(u32 dest, u32 cmd)
 {
@@ -136,7 +144,7 @@ static int icr_send(u32 dest, u32 cmd)
 	if (!x2apic_mode && dest > 0xff)
 		return -1;	/* xAPIC cannot address it */
 	flags = arch_irq_save();
-	__asm__ __volatile__("mfence" ::: "memory");
+	__asm__ __volatile__("mfence; lfence" ::: "memory");
 	if (x2apic_mode) {
 		wrmsr(X2APIC_MSR(APIC_ICR_LO), (u64)dest << 32 | cmd);
 	} else {
