@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#undef __always_inline	/* glibc defines it; kernel/compiler.h has its own */
 #include "kernel/acpi.h"
 
 #define MEM_SIZE (2u << 20)	/* fake physical memory: 0 .. 2 MiB */
