@@ -29,6 +29,7 @@ OVMF_WHOLE = "/usr/share/ovmf/OVMF.fd"
 # A line that means the kernel died, whatever the tests printed before it.
 CRASH_RE = re.compile(r"^\s*(PANIC\b|Kernel panic|panic:|.*\bcpu\d+: EXCEPTION\b|"
                       r"!!! |.*\bdouble fault\b)")
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")   # GRUB's screen clearing, on the serial line
 EXIT_LINE_RE = re.compile(r"^EXIT: STATUS=(\d+)\s*$")
 
 
@@ -273,7 +274,7 @@ class Run:
             self.say(f"  {parent.name}.{node.name}: {node.result}")
 
     def _line(self, raw, start):
-        line = raw.decode("utf-8", "replace").replace("\r", "").rstrip("\n")
+        line = ANSI_RE.sub("", raw.decode("utf-8", "replace")).replace("\r", "").rstrip("\n")
         self.lines.append(line)
         if self.args.console:
             self.out.write(line + "\n")
