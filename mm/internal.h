@@ -101,6 +101,11 @@ struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int mt);
 unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages);
 unsigned long zone_pcp_count(struct zone *zone);
 int zone_batchsize(const struct zone *zone);
+/* Sum of the pcp event counters of one CPU (cpu >= 0) or all CPUs (cpu < 0). */
+void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum);
+/* For tests: hold this CPU's pcp of zone as a fast path does (NULL if busy). */
+struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags);
+void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, unsigned long flags);
 int zone_highsize(const struct zone *zone, int batch, unsigned int nr_cpus);
 
 /* ---- debug.c ---- */

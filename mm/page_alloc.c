@@ -565,7 +565,11 @@ bool free_pages_prepare(struct page *page, unsigned int *order)
 	return ok;
 }
 
-/* Final touches on a block just taken from a free or per-CPU list. */
+/*
+ * Final touches on a block just taken from a free or per-CPU list. Every page leaves as a
+ * plain, unpinned block: compound_off 0 (mm/gup.h reads it to find a head) and, for a
+ * large block, a zero pin count in page[1] (its lru is unused while the block is allocated).
+ */
 void prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
 {
 	unsigned int nr = 1u << order;
@@ -573,7 +577,10 @@ void prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
 	for (unsigned int i = 0; i < nr; i++) {
 		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned)))
 			bad_page(page + i, "free page in use (order-%u allocation)", order);
+		page[i].compound_off = 0;
 	}
+	if (order)
+		page[1].compound_pincount = 0;
 	check_poison_pages(page, nr);
 	page->order = (u8)order;
 	WRITE_RACY(page->mt, (u8)gfp_migratetype(gfp));

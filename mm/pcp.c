@@ -1,40 +1,728 @@
 /*
- * Per-CPU page lists: placeholder until issue 4 lands. Every order-0..3 free and
- * allocation goes straight to the buddy lists.
+ * Per-CPU page lists (PCP): a small cache of free order-0..3 (and pageblock-order) blocks per
+ * zone per CPU, so that most allocations and frees never touch zone->lock. Modelled on Linux
+ * v6.4 (free_factor, free_high) with its three historical locking schemes selectable at boot.
+ * The buddy lists underneath are in page_alloc.c.
  */
 #include "mm/internal.h"
 #include "mm/memblock.h"
+#include "kernel/cmdline.h"
+#include "kernel/smp.h"
+#include "kernel/string.h"
 
 enum pcp_lock_model pcp_lock_model = PCP_LOCK_TRYLOCK;
-bool pcp_enabled = false;
+bool pcp_enabled = true;
 
+static const char *const lock_model_names[] = { "irqoff", "irqsave", "trylock" };
+
+const char *pcp_lock_model_name(enum pcp_lock_model m)
+{
+	return lock_model_names[m];
+}
+
+/* Switch models only while no CPU is inside a PCP operation (boot, or quiet tests). */
+int pcp_set_lock_model(const char *name)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(lock_model_names); i++)
+		if (name && !strcmp(name, lock_model_names[i])) {
+			WRITE_RACY(pcp_lock_model, (enum pcp_lock_model)i);
+			return 0;
+		}
+	return -1;
+}
+CMDLINE_FUNC("pcp.lock", pcp_set_lock_model,
+	     "irqoff|irqsave|trylock: how per-CPU page lists are protected (default trylock)");
+CMDLINE_BOOL("pcp.enable", pcp_enabled, "0: no per-CPU page lists, every page via zone->lock");
+
+/* Serialises global drains and pageset updates. Only ever trylocked by drain_all_pages(NULL). */
+static spinlock_t pcp_drain_lock;
+
+#define pcp_stat(zone, cpu) (&(zone)->pcp_stats[cpu])
+
+/*
+ * Size the per-CPU pages struct as promised in mm/mmzone.h: the 64-byte spinlock (it carries
+ * lock statistics) + 16 bytes of counters + 13 list heads = 288 bytes -> 5 cache lines.
+ */
+BUILD_BUG_ON(sizeof(struct per_cpu_pages) != 5 * CACHELINE_SIZE);
+BUILD_BUG_ON(sizeof(struct pcp_stats) != CACHELINE_SIZE);
+
+/* ---- lock models ---- */
+
+/*
+ * Take this CPU's pcp of zone for a fast path, or return NULL (the caller then goes to the
+ * buddy lists). There is no preemption in this kernel, so the CPU cannot change between
+ * arch_cpu_id() and the lock (Linux pins the task first: pitfall 1.9.6).
+ *   irqoff:  interrupts off is the whole protection; remote CPUs never touch this pcp.
+ *   irqsave: spin_trylock with interrupts saved and disabled (v6.0).
+ *   trylock: spin_trylock, interrupts stay on (v6.2+); an interrupt on this CPU that finds
+ *            the lock held fails its own trylock instead of deadlocking.
+ */
+static struct per_cpu_pages *pcp_trylock(struct zone *zone, unsigned long *flags)
+{
+	struct per_cpu_pages *pcp = &zone->pcp[arch_cpu_id()];
+
+	switch (READ_RACY(pcp_lock_model)) {
+	case PCP_LOCK_IRQOFF:
+		*flags = arch_irq_save();
+		return pcp;
+	case PCP_LOCK_IRQSAVE:
+		return spin_trylock_irqsave(&pcp->lock, flags) ? pcp : NULL;
+	default:
+		*flags = 0;
+		return spin_trylock(&pcp->lock) ? pcp : NULL;
+	}
+}
+
+static void pcp_unlock(struct per_cpu_pages *pcp, unsigned long flags)
+{
+	switch (READ_RACY(pcp_lock_model)) {
+	case PCP_LOCK_IRQOFF:
+		arch_irq_restore(flags);
+		break;
+	case PCP_LOCK_IRQSAVE:
+		spin_unlock_irqrestore(&pcp->lock, flags);
+		break;
+	default:
+		spin_unlock(&pcp->lock);
+	}
+}
+
+/* For tests: hold this CPU's pcp as a fast path would (see pcp_trylock). */
+struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags)
+{
+	return pcp_trylock(zone, flags);
+}
+
+void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, unsigned long flags)
+{
+	pcp_unlock(pcp, flags);
+}
+
+/* ---- sizing ---- */
+
+static int rounddown_pow_of_two(int n)
+{
+	return 1 << (31 - __builtin_clz((unsigned int)n));
+}
+
+/*
+ * batch: a quarter of the zone's pages per 1024, at most 256 / 4 = 64 (1 MiB worth), then
+ * rounded to 2^n - 1 (so refills of different CPUs do not all alias the same cache colours):
+ * a zone of 1 GiB or more gives 63, 512 MiB gives 31. At least 1.
+ */
+int zone_batchsize(const struct zone *zone)
+{
+	int batch = (int)MIN(zone->managed_pages >> 10, 256ul) / 4;
+
+	if (batch < 1)
+		batch = 1;
+	batch = rounddown_pow_of_two(batch + batch / 2) - 1;
+	return MAX(batch, 1);
+}
+
+/* high: the zone's low watermark shared among the CPUs (so that full pcps never push the
+ * zone below it), but at least 4 batches. */
+int zone_highsize(const struct zone *zone, int batch, unsigned int nr_cpus)
+{
+	int high = (int)(zone->_watermark[WMARK_LOW] / MAX(nr_cpus, 1u));
+
+	return MAX(high, batch * 4);
+}
+
+static void pageset_set_high_and_batch(struct zone *zone, int high, int batch)
+{
+	for (unsigned int cpu = 0; cpu < zone->node->nr_cpus; cpu++) {
+		WRITE_RACY(zone->pcp[cpu].high, high);
+		WRITE_RACY(zone->pcp[cpu].batch, batch);
+	}
+}
+
+void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+		int batch = zone_batchsize(zone);
+
+		zone->pageset_batch = batch;
+		zone->pageset_high = zone_highsize(zone, batch, nr_cpus);
+		if (!READ_RACY(zone->pcp_disable_depth))
+			pageset_set_high_and_batch(zone, zone->pageset_high, batch);
+	}
+}
+
+/* Every zone gets nr_cpus pcps with the boot pageset (high 0, batch 1: every free spills)
+ * until zone_pcp_update() computes the real values. */
 int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 {
+	static bool drain_lock_ready;
+
+	if (!__atomic_exchange_n(&drain_lock_ready, true, __ATOMIC_ACQ_REL))
+		spin_lock_init(&pcp_drain_lock, "pcp_drain", 0);
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+		u64 pcp = memblock_alloc(mb, pgdat->nr_cpus * sizeof(*zone->pcp), CACHELINE_SIZE);
+		u64 st = memblock_alloc(mb, pgdat->nr_cpus * sizeof(*zone->pcp_stats), CACHELINE_SIZE);
+
+		if (!pcp || !st)
+			return -1;
+		zone->pcp = arch_phys_to_virt(pcp);
+		zone->pcp_stats = arch_phys_to_virt(st);
+		for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++) {
+			spin_lock_init(&zone->pcp[cpu].lock, "pcp", 0);
+			zone->pcp[cpu].high = BOOT_PAGESET_HIGH;
+			zone->pcp[cpu].batch = BOOT_PAGESET_BATCH;
+			for (int i = 0; i < NR_PCP_LISTS; i++)
+				INIT_LIST_HEAD(&zone->pcp[cpu].lists[i]);
+		}
+	}
 	return 0;
 }
 
-void free_unref_page(struct page *page, unsigned int order)
+/* ---- spilling to the buddy lists ---- */
+
+/*
+ * Give `count` base pages of pcp back to the buddy lists under one zone->lock hold. Lists
+ * are visited round-robin starting with pindex (the one just freed to), each emptied from
+ * its tail (the coldest pages) before moving on; empty lists at either end shrink the
+ * window. count is clamped to pcp->count, or the loop would spin on empty lists.
+ * Caller holds pcp (its lock, or interrupts off in the irqoff model).
+ */
+static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_pages *pcp,
+			       int pindex)
 {
-	free_one_page(page_zone(page), page, order, get_pageblock_migratetype(page));
+	int min_pindex = 0, max_pindex = NR_PCP_LISTS - 1;
+	unsigned long flags;
+
+	count = MIN(pcp->count, count);
+	pindex--;
+	flags = spin_lock_irqsave(&zone->lock);
+	while (count > 0) {
+		struct list_head *list;
+		int nr_pages;
+
+		for (;;) {
+			if (++pindex > max_pindex)
+				pindex = min_pindex;
+			list = &pcp->lists[pindex];
+			if (!list_empty(list))
+				break;
+			if (pindex == max_pindex)
+				max_pindex--;
+			if (pindex == min_pindex)
+				min_pindex++;
+		}
+		nr_pages = 1 << pindex_to_order((unsigned int)pindex);
+		do {
+			struct page *page = list_last_entry(list, struct page, lru);
+
+			list_del(&page->lru);
+			__clear_page_flag(page, PG_pcp);
+			count -= nr_pages;
+			WRITE_RACY(pcp->count, pcp->count - nr_pages);
+			__free_one_page(page, page->pfn, zone, pindex_to_order((unsigned int)pindex),
+					page->mt);
+		} while (count > 0 && !list_empty(list));
+	}
+	spin_unlock_irqrestore(&zone->lock, flags);
 }
 
+/* ---- free path ---- */
+
+/* When count reaches this, spill. 0 (boot pageset, pcp disabled, free_high) spills now. */
+static int nr_pcp_high(struct per_cpu_pages *pcp, bool free_high)
+{
+	int high = READ_RACY(pcp->high);
+
+	return (!high || free_high) ? 0 : high;
+}
+
+/*
+ * How much to spill. free_high: everything. Boot pageset (high < batch): one block.
+ * Otherwise batch << free_factor, clamped to [batch, high - batch] so at least batch pages
+ * stay for the next allocations; while that doubling still fits, free_factor grows, so a
+ * run of frees without allocations spills batch, 2 batch, 4 batch, ... (at most
+ * batch << PCP_BATCH_SCALE_MAX).
+ */
+static int nr_pcp_free(struct per_cpu_pages *pcp, int high, bool free_high)
+{
+	int batch = READ_RACY(pcp->batch), min_nr_free, max_nr_free;
+
+	if (free_high)
+		return pcp->count;
+	if (high < batch)
+		return 1;
+	min_nr_free = batch;
+	max_nr_free = high - batch;
+	batch <<= pcp->free_factor;
+	if (batch < max_nr_free && pcp->free_factor < PCP_BATCH_SCALE_MAX)
+		pcp->free_factor++;
+	return CLAMP(batch, min_nr_free, max_nr_free);
+}
+
+/*
+ * Put the block at the head of its list (LIFO: the hottest page is reused first), then
+ * spill if count reached high. free_high (v6.4): a high-order free while frees dominate
+ * (free_factor > 0) empties the whole pcp, so that a CPU that mostly frees does not sit on
+ * high-order pages another CPU could use while they are still cache-hot.
+ */
+static void free_unref_page_commit(struct zone *zone, struct per_cpu_pages *pcp,
+				   struct page *page, int mt, unsigned int order)
+{
+	unsigned int pindex = order_to_pindex(mt, order);
+	bool free_high;
+	int high;
+
+	page->order = (u8)order;
+	WRITE_RACY(page->mt, (u8)mt);
+	__set_page_flag(page, PG_pcp);
+	list_add(&page->lru, &pcp->lists[pindex]);
+	WRITE_RACY(pcp->count, pcp->count + (1 << order));
+	pcp_stat(zone, arch_cpu_id())->free_hit++;
+	free_high = pcp->free_factor && order && order <= PAGE_ALLOC_COSTLY_ORDER;
+	high = nr_pcp_high(pcp, free_high);
+	if (pcp->count >= high) {
+		free_pcppages_bulk(zone, nr_pcp_free(pcp, high, free_high), pcp, (int)pindex);
+		pcp_stat(zone, arch_cpu_id())->spill++;
+	}
+}
+
+/* Free a checked, poisoned block of a pcp order: to this CPU's list, or to the buddy lists
+ * if the list is busy (trylock failed: an interrupted holder, or a remote drain). */
+void free_unref_page(struct page *page, unsigned int order)
+{
+	struct zone *zone = page_zone(page);
+	int mt = get_pageblock_migratetype(page);
+	struct per_cpu_pages *pcp;
+	unsigned long flags;
+
+	if (!READ_RACY(pcp_enabled)) {
+		free_one_page(zone, page, order, mt);
+		return;
+	}
+	pcp = pcp_trylock(zone, &flags);
+	if (!pcp) {
+		pcp_stat(zone, arch_cpu_id())->trylock_fail_free++;
+		free_one_page(zone, page, order, mt);
+		return;
+	}
+	free_unref_page_commit(zone, pcp, page, mt, order);
+	pcp_unlock(pcp, flags);
+}
+
+/* ---- allocation path ---- */
+
+/* Move up to count blocks of order from the buddy lists to the tail of list, under one
+ * zone->lock hold (tail: they come out in physical order). Returns how many. */
+static int rmqueue_bulk(struct zone *zone, unsigned int order, int count,
+			struct list_head *list, int mt)
+{
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+	int i;
+
+	for (i = 0; i < count; i++) {
+		struct page *page = __rmqueue(zone, order, mt);
+
+		if (!page)
+			break;
+		__set_page_flag(page, PG_pcp);
+		list_add_tail(&page->lru, list);
+	}
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return i;
+}
+
+/*
+ * Take the head of list; refill an empty list first with max(batch >> order, 2) blocks
+ * (1 with the boot pageset): enough to amortise zone->lock over several allocations,
+ * fewer for big orders so a CPU does not hoard them. Caller holds pcp.
+ */
+static struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int mt,
+				      struct per_cpu_pages *pcp, struct list_head *list)
+{
+	struct pcp_stats *st = pcp_stat(zone, arch_cpu_id());
+	struct page *page;
+
+	if (list_empty(list)) {
+		int batch = READ_RACY(pcp->batch);
+
+		if (batch > 1)
+			batch = MAX(batch >> order, 2);
+		WRITE_RACY(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt)
+						     << order));
+		st->refill++;
+		if (list_empty(list))
+			return NULL;
+	} else {
+		st->alloc_hit++;
+	}
+	page = list_first_entry(list, struct page, lru);
+	list_del(&page->lru);
+	__clear_page_flag(page, PG_pcp);
+	WRITE_RACY(pcp->count, pcp->count - (1 << order));
+	return page;
+}
+
+/* Allocate from this CPU's list, or NULL: the caller then uses the buddy lists. An
+ * allocation halves free_factor: frees that follow allocations spill less. */
 struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int mt)
 {
+	struct per_cpu_pages *pcp;
+	unsigned long flags;
+	struct page *page;
+
+	if (!READ_RACY(pcp_enabled))
+		return NULL;
+	pcp = pcp_trylock(zone, &flags);
+	if (!pcp) {
+		pcp_stat(zone, arch_cpu_id())->trylock_fail_alloc++;
+		return NULL;
+	}
+	pcp->free_factor >>= 1;
+	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
+	pcp_unlock(pcp, flags);
+	return page;
+}
+
+/* The first zone (zonelist order) that can give nr pages above its low watermark. */
+static struct zone *bulk_zone(struct pglist_data *pgdat, gfp_t gfp, unsigned int nr)
+{
+	enum zone_type high = (gfp & __GFP_DMA) ? ZONE_DMA :
+			      (gfp & __GFP_DMA32) ? ZONE_DMA32 : ZONE_NORMAL;
+
+	for (int z = (int)high; z >= 0; z--) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (zone_populated(zone) &&
+		    zone_watermark_ok(zone, 0, zone->_watermark[WMARK_LOW] + nr, high, 0))
+			return zone;
+	}
 	return NULL;
 }
 
-unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
+/*
+ * Fill the NULL slots of pages[] with order-0 pages under a single pcp hold (refilling from
+ * the buddy lists as needed). If the pcp is busy, or no zone has room for all of them above
+ * its low watermark, or nothing came, fall back to one ordinary allocation.
+ */
+unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int nr,
+				   struct page **pages)
 {
-	return 0;
+	unsigned int i = 0, filled = 0, missing = 0;
+	struct per_cpu_pages *pcp = NULL;
+	struct zone *zone = NULL;
+	unsigned long flags = 0;
+	int mt = gfp_migratetype(gfp);
+
+	for (unsigned int k = 0; k < nr; k++)
+		missing += !pages[k];
+	if (missing > 1 && READ_RACY(pcp_enabled) && (zone = bulk_zone(pgdat, gfp, missing)))
+		pcp = pcp_trylock(zone, &flags);
+	for (; pcp && i < nr; i++) {
+		struct list_head *list = &pcp->lists[order_to_pindex(mt, 0)];
+
+		if (pages[i])
+			continue;
+		if (!(pages[i] = __rmqueue_pcplist(zone, 0, mt, pcp, list)))
+			break;
+		prep_new_page(pages[i], 0, gfp);
+		filled++;
+	}
+	if (pcp)
+		pcp_unlock(pcp, flags);
+	for (i = 0; !filled && i < nr; i++)
+		if (!pages[i]) {
+			filled = !!(pages[i] = alloc_pages_node(pgdat, gfp, 0));
+			break;
+		}
+	for (i = 0, filled = 0; i < nr; i++)
+		filled += !!pages[i];
+	return filled;
 }
+
+/* ---- drains ---- */
+
+/*
+ * Empty cpu's pcp of zone into the buddy lists, from any CPU (lock models irqsave and
+ * trylock: the drainer takes the owner's lock directly, no IPI). It drains in chunks of
+ * batch << 5 to bound the lock hold, and re-reads count under the lock until it is zero:
+ * reading it before locking races with the owner's refill (which adds to count under the
+ * lock) and can leave pages behind (Linux 66eca1021a42, a memory-offline hang).
+ */
+static void drain_pages_zone(unsigned int cpu, struct zone *zone)
+{
+	struct per_cpu_pages *pcp = &zone->pcp[cpu];
+	int count;
+
+	do {
+		bool irqsave = READ_RACY(pcp_lock_model) == PCP_LOCK_IRQSAVE;
+		unsigned long flags = irqsave ? spin_lock_irqsave(&pcp->lock) : 0;
+
+		if (!irqsave)
+			spin_lock(&pcp->lock);
+		count = pcp->count;
+		if (count) {
+			int chunk = MIN(count, READ_RACY(pcp->batch) << PCP_BATCH_SCALE_MAX);
+
+			free_pcppages_bulk(zone, chunk, pcp, 0);
+			pcp_stat(zone, cpu)->drained += (u64)(count - pcp->count);
+		}
+		if (irqsave)
+			spin_unlock_irqrestore(&pcp->lock, flags);
+		else
+			spin_unlock(&pcp->lock);
+	} while (count);
+}
+
+/* irqoff model: only the owner touches its lists, with interrupts off. */
+static void drain_local_irqoff(struct zone *zone)
+{
+	struct per_cpu_pages *pcp = &zone->pcp[arch_cpu_id()];
+	unsigned long flags = arch_irq_save();
+	int count = pcp->count;
+
+	if (count) {
+		free_pcppages_bulk(zone, count, pcp, 0);
+		pcp_stat(zone, arch_cpu_id())->drained += (u64)count;
+	}
+	arch_irq_restore(flags);
+}
+
+/* Drain this CPU's pcp of zone (all zones of pgdat if zone is NULL). */
+static void drain_local(struct pglist_data *pgdat, struct zone *zone)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zn = &pgdat->node_zones[z];
+
+		if ((zone && zn != zone) || !zn->pcp)
+			continue;
+		if (READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF)
+			drain_local_irqoff(zn);
+		else
+			drain_pages_zone(arch_cpu_id(), zn);
+	}
+}
+
+void drain_local_pages_node(struct pglist_data *pgdat)
+{
+	drain_local(pgdat, NULL);
+}
+
+void drain_local_pages(struct zone *zone)
+{
+	drain_local(zone ? zone->node : mm_node(), zone);
+}
+
+struct drain_request {
+	struct pglist_data *pgdat;
+	struct zone *zone;
+};
+
+/* Cross-CPU call handler (irqoff model): runs on the owner with interrupts off. */
+static void drain_local_ipi(void *arg)
+{
+	struct drain_request *req = arg;
+
+	drain_local(req->pgdat, req->zone);
+	pcp_stat(&req->pgdat->node_zones[0], arch_cpu_id())->ipi_drain++;
+}
+
+static bool cpu_has_pcp_pages(struct pglist_data *pgdat, struct zone *zone, unsigned int cpu)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zn = &pgdat->node_zones[z];
+
+		if ((!zone || zn == zone) && zn->pcp && READ_RACY(zn->pcp[cpu].count))
+			return true;
+	}
+	return false;
+}
+
+/* Drain one CPU's pcps from here: directly, or (irqoff) by asking the owner and waiting;
+ * a CPU that is not online cannot be using its lists, so those are drained directly. */
+static void drain_cpu(struct drain_request *req, unsigned int cpu)
+{
+	if (READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF) {
+		if (cpu == arch_cpu_id()) {
+			drain_local(req->pgdat, req->zone);
+			return;
+		}
+		if (smp_call_function_single(cpu, drain_local_ipi, req, true) == 0)
+			return;
+		/* not online: nobody uses its lists, drain them from here */
+	}
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zn = &req->pgdat->node_zones[z];
+
+		if ((!req->zone || zn == req->zone) && zn->pcp)
+			drain_pages_zone(cpu, zn);
+	}
+}
+
+/*
+ * Empty the pcps of every CPU (of one zone, or all zones). CPUs with empty lists are skipped
+ * by a racy peek unless force_all (then every CPU is drained: the peek can miss a refill in
+ * flight). A second global drain while one runs just returns: the first does the work.
+ */
+static void __drain_all_pages(struct pglist_data *pgdat, struct zone *zone, bool force_all)
+{
+	struct drain_request req = { pgdat, zone };
+
+	if (!spin_trylock(&pcp_drain_lock)) {
+		if (!zone)
+			return;
+		spin_lock(&pcp_drain_lock);
+	}
+	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+			drain_cpu(&req, cpu);
+	spin_unlock(&pcp_drain_lock);
+}
+
+void drain_all_pages_node(struct pglist_data *pgdat)
+{
+	__drain_all_pages(pgdat, NULL, false);
+}
+
+void drain_all_pages(struct zone *zone)
+{
+	__drain_all_pages(zone ? zone->node : mm_node(), zone, false);
+}
+
+/*
+ * As memory offlining does: make every free of the zone go straight to the buddy lists
+ * (high 0, batch 1), then drain every CPU. Nests; zone_pcp_enable() undoes the last one.
+ */
+void zone_pcp_disable(struct zone *zone)
+{
+	if (!zone->pcp)
+		return;
+	__atomic_fetch_add(&zone->pcp_disable_depth, 1, __ATOMIC_ACQ_REL);
+	pageset_set_high_and_batch(zone, BOOT_PAGESET_HIGH, BOOT_PAGESET_BATCH);
+	__drain_all_pages(zone->node, zone, true);
+}
+
+void zone_pcp_enable(struct zone *zone)
+{
+	if (zone->pcp && __atomic_sub_fetch(&zone->pcp_disable_depth, 1, __ATOMIC_ACQ_REL) == 0)
+		pageset_set_high_and_batch(zone, zone->pageset_high, zone->pageset_batch);
+}
+
+/* ---- checks, counters, dumps ---- */
 
 unsigned long zone_pcp_count(struct zone *zone)
 {
-	return 0;
+	unsigned long n = 0;
+
+	for (unsigned int cpu = 0; zone->pcp && cpu < zone->node->nr_cpus; cpu++)
+		n += (unsigned long)READ_RACY(zone->pcp[cpu].count);
+	return n;
 }
 
-void drain_local_pages_node(struct pglist_data *pgdat) {}
-void drain_all_pages_node(struct pglist_data *pgdat) {}
-void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus) {}
-void zone_pcp_disable(struct zone *zone) {}
-void zone_pcp_enable(struct zone *zone) {}
+static unsigned long verify_pcp_list(struct zone *zone, unsigned int cpu, unsigned int pindex,
+				     unsigned long *pages)
+{
+	unsigned int order = pindex_to_order(pindex);
+	unsigned long errors = 0, n = 0;
+	struct page *page;
+
+	list_for_each_entry(page, &zone->pcp[cpu].lists[pindex], lru) {
+		if (++n > zone->spanned_pages)
+			return errors + 1 + (printk("mm_verify: cpu%u pcp list %u loops\n", cpu,
+						    pindex), 0);
+		if (!PagePcp(page) || PageBuddy(page) || page->order != order || page_count(page) ||
+		    (pindex < NR_LOWORDER_PCP_LISTS && page->mt != pindex % MIGRATE_PCPTYPES) ||
+		    (page->pfn & ((1u << order) - 1)) || !zone_spans_pfn(zone, page->pfn)) {
+			printk("mm_verify: %s cpu%u pcp list %u: pfn 0x%lx flags 0x%x order %u mt "
+			       "%u refcount %d\n", zone->name, cpu, pindex, (unsigned long)page->pfn,
+			       page_flags(page), page->order, page->mt, page_count(page));
+			errors++;
+		}
+		errors += verify_mark_block("pcp", page, order);
+		*pages += 1ul << order;
+	}
+	return errors;
+}
+
+/* mm_verify() part: every page on every CPU's lists of zone, and each count. */
+unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
+{
+	unsigned long errors = 0;
+
+	for (unsigned int cpu = 0; zone->pcp && cpu < zone->node->nr_cpus; cpu++) {
+		struct per_cpu_pages *pcp = &zone->pcp[cpu];
+		unsigned long before = *pages;
+
+		spin_lock(&pcp->lock);
+		for (unsigned int i = 0; i < NR_PCP_LISTS; i++)
+			errors += verify_pcp_list(zone, cpu, i, pages);
+		if (*pages - before != (unsigned long)pcp->count) {
+			printk("mm_verify: %s cpu%u pcp count %d but %lu pages listed\n", zone->name,
+			       cpu, pcp->count, *pages - before);
+			errors++;
+		}
+		spin_unlock(&pcp->lock);
+	}
+	return errors;
+}
+
+void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		for (unsigned int c = 0; zone->pcp_stats && c < pgdat->nr_cpus; c++) {
+			const struct pcp_stats *s = &zone->pcp_stats[c];
+
+			if (cpu >= 0 && c != (unsigned int)cpu)
+				continue;
+			sum->alloc_hit += READ_RACY(s->alloc_hit);
+			sum->free_hit += READ_RACY(s->free_hit);
+			sum->refill += READ_RACY(s->refill);
+			sum->spill += READ_RACY(s->spill);
+			sum->trylock_fail_alloc += READ_RACY(s->trylock_fail_alloc);
+			sum->trylock_fail_free += READ_RACY(s->trylock_fail_free);
+			sum->drained += READ_RACY(s->drained);
+			sum->ipi_drain += READ_RACY(s->ipi_drain);
+		}
+	}
+}
+
+/* Per CPU: pages on each list (non-empty CPUs only), then the event counters. */
+void show_pcpinfo(struct pglist_data *pgdat)
+{
+	printk("pcp: lock model %s, %s; per CPU: zone count high batch free_factor | lists "
+	       "(order0 U M R, order1 ..., order3, pageblock)\n",
+	       pcp_lock_model_name(pcp_lock_model), pcp_enabled ? "enabled" : "disabled");
+	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++) {
+		struct pcp_stats st;
+
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			struct per_cpu_pages *pcp = &pgdat->node_zones[z].pcp[cpu];
+			char line[160];
+			int len = 0;
+
+			if (!pgdat->node_zones[z].pcp || !READ_RACY(pcp->count))
+				continue;
+			for (int i = 0; i < NR_PCP_LISTS; i++) {
+				unsigned long n = 0;
+				struct list_head *pos;
+
+				list_for_each(pos, &pcp->lists[i])
+					n++;
+				len += snprintf(line + len, sizeof(line) - (size_t)len, " %lu", n);
+			}
+			printk("cpu%-3u %-6s %5d %5d %4d %2d |%s\n", cpu, pgdat->node_zones[z].name,
+			       pcp->count, pcp->high, pcp->batch, pcp->free_factor, line);
+		}
+		pcp_stats_sum(pgdat, (int)cpu, &st);
+		if (st.alloc_hit || st.free_hit || st.trylock_fail_alloc || st.trylock_fail_free)
+			printk("cpu%-3u hits alloc %llu free %llu refill %llu spill %llu trylock-fail "
+			       "alloc %llu free %llu drained %llu ipi-drains %llu\n", cpu,
+			       (unsigned long long)st.alloc_hit, (unsigned long long)st.free_hit,
+			       (unsigned long long)st.refill, (unsigned long long)st.spill,
+			       (unsigned long long)st.trylock_fail_alloc,
+			       (unsigned long long)st.trylock_fail_free,
+			       (unsigned long long)st.drained, (unsigned long long)st.ipi_drain);
+	}
+}

@@ -13,7 +13,7 @@
 #define PIT_HZ 1193182u
 #define CAL_MS 10u			/* one calibration window */
 #define CAL_RUNS 3u			/* keep the shortest: the least disturbed by the host */
-#define PIT_POLL_LIMIT 50000000u	/* port 0x61 reads before we decide there is no PIT */
+#define PIT_GIVE_UP_CYCLES (1ull << 33)	/* ~1-8 s at any TSC rate: no PIT there */
 #define APIC_DIV_16 0x3u
 
 static u32 lapic_count_per_tick;	/* LAPIC timer initial count (divide by 16) for 1/HZ s */
@@ -28,23 +28,26 @@ static void pit_start(u16 count)
 }
 
 /*
- * One window of CAL_MS: start the PIT and a free-running LAPIC count together, wait for the
- * PIT output to rise, read both. Returns false if the PIT never answered.
+ * One window of CAL_MS: start the TSC reading and a free-running LAPIC count, then the PIT;
+ * wait for the PIT output to rise; read both. Any delay (the host descheduling this vCPU)
+ * can only lengthen what the TSC and LAPIC saw, never shorten it, so the shortest of
+ * several windows is the most accurate. Returns false if the PIT never answered.
  */
 static bool calibrate_once(u64 *tsc_delta, u32 *lapic_delta)
 {
 	u64 t0, t1;
-	u32 cur, polls = 0;
+	u32 cur;
 
 	apic_write(APIC_TIMER_DIV, APIC_DIV_16);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
-	pit_start((u16)(PIT_HZ * CAL_MS / 1000));
-	apic_write(APIC_TIMER_INIT, 0xffffffffu);
 	t0 = arch_cycles();
-	while (!(inb(0x61) & 0x20))
-		if (++polls == PIT_POLL_LIMIT)
+	apic_write(APIC_TIMER_INIT, 0xffffffffu);
+	pit_start((u16)(PIT_HZ * CAL_MS / 1000));
+	do {
+		t1 = arch_cycles();
+		if (t1 - t0 > PIT_GIVE_UP_CYCLES)
 			return false;
-	t1 = arch_cycles();
+	} while (!(inb(0x61) & 0x20));
 	cur = apic_read(APIC_TIMER_CUR);
 	apic_write(APIC_TIMER_INIT, 0);
 	*tsc_delta = t1 - t0;

@@ -73,8 +73,13 @@ static void *cpu_thread_main(void *p)
 {
 	struct cpu_thread *t = p;
 
+	void *ret;
+
 	host_cpu_id = t->cpu;
-	return t->fn(t->arg);
+	host_cpu_set_live(true);
+	ret = t->fn(t->arg);
+	host_cpu_set_live(false);
+	return ret;
 }
 
 void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_size)

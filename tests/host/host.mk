@@ -4,7 +4,10 @@
 
 HOST_CC    ?= $(CC)
 HOST_BUILD := $(BUILD)/host
-HOST_SRC   := $(wildcard mm/*.c) kernel/spinlock.c tests/host/harness.c $(wildcard tests/host/test_*.c) \
+# Every mm/ source: the page allocator, and what it calls into (page_alloc.c checks pins
+# through gup.c, which needs vm.c).
+HOST_MM_SRC := $(wildcard mm/*.c)
+HOST_SRC   := $(HOST_MM_SRC) kernel/spinlock.c tests/host/harness.c $(wildcard tests/host/test_*.c) \
 	$(wildcard tests/host/shim/*.c)
 HOST_CFLAGS := \
 	-std=gnu11 \
@@ -19,20 +22,24 @@ HOST_CFLAGS := \
 	-MMD \
 	-MP \
 	-I. \
-	-Itests/host/shim
+	-Itests/host/shim \
+	-Iarch/x86_64/include
 HOST_VARIANT_FLAGS_plain := -O2
 HOST_VARIANT_FLAGS_asan  := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all
-HOST_VARIANT_FLAGS_tsan  := -O1 -fsanitize=thread
+# gcc warns that TSan does not model atomic_thread_fence (used by mm/gup.c)
+HOST_VARIANT_FLAGS_tsan  := -O1 -fsanitize=thread $(if $(findstring clang,$(HOST_CC)),,-Wno-tsan)
 HOST_VARIANTS := plain asan tsan
 
 define host_variant
 HOST_OBJ_$(1) := $$(patsubst %.c,$(HOST_BUILD)/$(1)/%.o,$(HOST_SRC))
 $(HOST_BUILD)/$(1)/%.o: %.c tests/host/host.mk
 	@mkdir -p $$(dir $$@)
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_VARIANT_FLAGS_$(1)) -c $$< -o $$@
+	@echo "  HOSTCC($(1)) $$<"
+	@$(HOST_CC) $(HOST_CFLAGS) $(HOST_VARIANT_FLAGS_$(1)) -c $$< -o $$@
 $(HOST_BUILD)/$(1)/mmtest: $$(HOST_OBJ_$(1))
-	$(HOST_CC) $(HOST_CFLAGS) $(HOST_VARIANT_FLAGS_$(1)) -o $$@ $$^
+	@echo "  HOSTLD($(1)) $$@"
+	@$(HOST_CC) $(HOST_CFLAGS) $(HOST_VARIANT_FLAGS_$(1)) -o $$@ $$^ -lm
 -include $$(HOST_OBJ_$(1):.o=.d)
 endef
 $(foreach v,$(HOST_VARIANTS),$(eval $(call host_variant,$(v))))

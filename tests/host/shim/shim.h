@@ -18,5 +18,7 @@ void host_phys_reset(void);
 void host_console_reset(void);
 bool host_console_contains(const char *needle);
 void host_console_dump(void);
+/* Mark this thread's CPU as running (its mailbox takes cross-CPU calls) or not. */
+void host_cpu_set_live(bool live);
 
 #endif

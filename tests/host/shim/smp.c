@@ -1,6 +1,128 @@
-/* Host stand-in for cross-CPU calls: nothing pending yet. */
-#include "kernel/arch.h"
+/*
+ * Host version of kernel/smp.h's cross-CPU calls: each CPU thread has a mailbox that it
+ * polls whenever its simulated interrupts are enabled (arch_irq_restore/enable, spin waits,
+ * host_irq_poll() in test loops). A call to a CPU thread that is not running is refused
+ * (-1), as for an offline CPU.
+ */
+#include <pthread.h>
+#include "kernel/smp.h"
+#include "tests/host/shim/shim.h"
+
+struct cpu cpus[MAX_CPUS];
+unsigned int nr_cpus;
+
+struct host_call {
+	smp_call_fn fn;
+	void *arg;
+	int done;
+	struct host_call *next;
+};
+
+static struct mailbox {
+	pthread_mutex_t lock;
+	bool live;
+	struct host_call *head;
+} mailbox[MAX_CPUS];
+
+static pthread_once_t mailbox_once = PTHREAD_ONCE_INIT;
+
+static void mailbox_init(void)
+{
+	for (unsigned int i = 0; i < MAX_CPUS; i++)
+		pthread_mutex_init(&mailbox[i].lock, NULL);
+}
+
+/* Run everything queued for this CPU, as its call IPI handler would (interrupts off). */
+static void run_calls(struct mailbox *mb)
+{
+	for (;;) {
+		struct host_call *c;
+
+		pthread_mutex_lock(&mb->lock);
+		c = mb->head;
+		if (c)
+			__atomic_store_n(&mb->head, c->next, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&mb->lock);
+		if (!c)
+			return;
+		host_irqs_off = 1;
+		c->fn(c->arg);
+		host_irqs_off = 0;
+		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	}
+}
 
 void host_irq_poll(void)
 {
+	struct mailbox *mb = &mailbox[host_cpu_id];
+
+	if (host_irqs_off || !__atomic_load_n(&mb->head, __ATOMIC_RELAXED))
+		return;
+	run_calls(mb);
+}
+
+void host_cpu_set_live(bool live)
+{
+	struct mailbox *mb = &mailbox[host_cpu_id];
+
+	pthread_once(&mailbox_once, mailbox_init);
+	pthread_mutex_lock(&mb->lock);
+	mb->live = live;
+	__atomic_store_n(&cpus[host_cpu_id].online, live, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&mb->lock);
+	if (!live) {
+		unsigned long flags = host_irqs_off;
+
+		host_irqs_off = 0;
+		run_calls(mb);	/* calls queued before we went offline still run */
+		host_irqs_off = flags;
+	}
+}
+
+int smp_call_function_single(unsigned int cpu, smp_call_fn fn, void *arg, bool wait)
+{
+	struct host_call *c, call = { fn, arg, 0, NULL };
+	struct mailbox *mb = &mailbox[cpu];
+
+	pthread_once(&mailbox_once, mailbox_init);
+	if (cpu == host_cpu_id) {
+		unsigned long flags = host_irqs_off;
+
+		host_irqs_off = 1;
+		fn(arg);
+		host_irqs_off = flags;
+		return 0;
+	}
+	c = wait ? &call : NULL;
+	if (!c)
+		return -1;	/* fire-and-forget calls are not needed by mm tests */
+	pthread_mutex_lock(&mb->lock);
+	if (!mb->live) {
+		pthread_mutex_unlock(&mb->lock);
+		return -1;
+	}
+	c->next = mb->head;
+	__atomic_store_n(&mb->head, c, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&mb->lock);
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+		arch_cpu_relax();	/* polls our own mailbox: no deadlock between callers */
+	return 0;
+}
+
+/* Every running CPU thread except the caller; with this shim, only waiting calls. */
+void smp_call_function_all(smp_call_fn fn, void *arg, bool wait)
+{
+	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (cpu != host_cpu_id && __atomic_load_n(&cpus[cpu].online, __ATOMIC_RELAXED))
+			smp_call_function_single(cpu, fn, arg, true);
+	(void)wait;
+}
+
+unsigned int nr_cpus_online(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
+		n += __atomic_load_n(&cpus[cpu].online, __ATOMIC_RELAXED);
+	return n;
 }

@@ -10,6 +10,13 @@
 #include <sched.h>
 #include <time.h>
 
+/* As on x86-64 (kernel/smp.h embeds it); the harness never reads it. */
+struct arch_cpu_head {
+	struct arch_cpu_head *self;
+	u32 cpu_id;
+	u32 apic_id;
+};
+
 extern __thread unsigned int host_cpu_id;
 extern __thread unsigned long host_irqs_off;	/* 1 while "interrupts" are disabled */
 extern u8 *host_phys_base;			/* physical address 0 */
@@ -76,6 +83,11 @@ static inline void *arch_phys_to_virt(u64 pa)
 static inline u64 arch_virt_to_phys(const void *va)
 {
 	return (u64)((const u8 *)va - host_phys_base);
+}
+
+/* The host has no TLB to flush: simulated page tables are only walked in software. */
+static inline void arch_flush_tlb_local(void)
+{
 }
 
 static inline void arch_wait_for_interrupt(void)
