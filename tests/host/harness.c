@@ -72,7 +72,6 @@ struct cpu_thread {
 static void *cpu_thread_main(void *p)
 {
 	struct cpu_thread *t = p;
-
 	void *ret;
 
 	host_cpu_id = t->cpu;
