@@ -27,7 +27,6 @@ struct cpu;
 #define VEC_TIMER 0x30		/* LAPIC timer */
 #define VEC_CALL 0xf0		/* smp_call_function queue */
 #define VEC_WAKE 0xf1		/* wake from hlt; the handler only acknowledges */
-#define VEC_STOP 0xf2		/* panic: stop (fallback when NMI is not wanted) */
 #define VEC_SPURIOUS 0xff	/* LAPIC spurious vector: no EOI */
 
 /* What isr.asm pushes, lowest address first: the C view of an interrupted context. */

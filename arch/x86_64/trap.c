@@ -173,8 +173,6 @@ void trap_dispatch(struct trap_frame *f)
 	} else if (f->vector == VEC_WAKE) {
 		c->ipis++;
 		apic_eoi();
-	} else if (f->vector == VEC_STOP) {
-		arch_halt_forever();
 	} else if (f->vector == VEC_SPURIOUS ||
 		   (f->vector >= VEC_PIC_BASE && f->vector < VEC_PIC_BASE + 16)) {
 		/* spurious: from the LAPIC or a masked 8259; no EOI */
