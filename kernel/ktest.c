@@ -27,6 +27,7 @@
 #include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
+#include "kernel/timer.h"
 #include <arch/console.h>
 
 /* isa-debug-exit values: QEMU exits with (v << 1) | 1, so 33 = pass, 35 = fail. */
@@ -45,6 +46,9 @@ static int set_seed(const char *val);
 CMDLINE_FUNC("seed", set_seed, "random seed for the tests (default: the TSC; always printed)");
 static bool ktest_noexit;
 CMDLINE_BOOL("ktest.noexit", ktest_noexit, "stay up (idle) after the tests instead of exiting QEMU");
+static unsigned int ktest_timeout_s = 120;
+CMDLINE_UINT("ktest.timeout", ktest_timeout_s,
+	     "seconds one case may run before the run stops as failed (0: no limit; default 120)");
 
 static int set_seed(const char *val)
 {
@@ -217,6 +221,58 @@ void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest 
 		     out->trapped ? " (exception)" : "");
 }
 
+/* ---- the watchdog: a case that runs too long ends the run, named, as a failure ---------- */
+
+/*
+ * Which top-level case is running, for the watchdog. The deadline is in arch_cycles() units,
+ * 0 when no case runs. Written by the test CPU, read by tick hooks on every CPU.
+ */
+static struct {
+	u64 deadline;
+	const char *suite, *tcase;
+	unsigned int suite_number, case_number;
+	bool fired;
+} watch;
+
+/*
+ * A tick hook on every CPU: the first CPU to see the deadline passed finishes the KTAP for
+ * the running case as "not ok ... # TIMEOUT" and exits QEMU as failed. Any CPU can notice,
+ * so a case that hangs with interrupts off on its own CPU is still caught when there are
+ * others. The console lock is bypassed: the hung CPU may hold it.
+ */
+static void ktest_watchdog(unsigned int cpu)
+{
+	u64 deadline = READ_ONCE(watch.deadline);
+
+	if (!deadline || (s64)(arch_cycles() - deadline) < 0)
+		return;
+	if (__atomic_exchange_n(&watch.fired, true, __ATOMIC_ACQ_REL))
+		return;
+	printk_emergency();
+	printk("\n    # %s: TIMEOUT: still running after %u s (ktest.timeout=), seen by cpu%u\n",
+	       watch.tcase, ktest_timeout_s, cpu);
+	printk("  not ok %u %s # TIMEOUT\nnot ok %u %s\n", watch.case_number, watch.tcase,
+	       watch.suite_number, watch.suite);
+	printk("# ktest: stopped: %s.%s did not finish\n", watch.suite, watch.tcase);
+	ktest_exit(false);
+}
+
+static void watch_case(const struct ktest *t, unsigned int suite_number, unsigned int n)
+{
+	if (!ktest_timeout_s || !cycles_khz)
+		return;
+	watch.suite = t->suite_name;
+	watch.tcase = t->case_name;
+	watch.suite_number = suite_number;
+	watch.case_number = n;
+	WRITE_ONCE(watch.deadline, arch_cycles() + cycles_khz * 1000 * ktest_timeout_s);
+}
+
+static void unwatch_case(void)
+{
+	WRITE_ONCE(watch.deadline, 0);
+}
+
 /* ---- suites and the KTAP stream ---------------------------------------------------------- */
 
 static unsigned int selected_cases(const struct ktest_suite *s)
@@ -247,8 +303,10 @@ static bool run_suite(const struct ktest_suite *s, unsigned int number, struct k
 		if (!ktest_filter_match(ktest_filter, s->name, s->cases[i].name))
 			continue;
 		ktest_init_case(&t, s->name, &s->cases[i], 0);
+		watch_case(&t, number, ++n);
 		ktest_exec(&t, s, &s->cases[i]);
-		print_result(++n, &t);
+		unwatch_case();
+		print_result(n, &t);
 		tot->passed += t.status == KTEST_PASS;
 		tot->skipped += t.status == KTEST_SKIP;
 		failed += t.status == KTEST_FAIL;
@@ -288,6 +346,8 @@ unsigned int ktest_run_all(void)
 	       (unsigned long long)ktest_seed, ktest_filter[0] ? ktest_filter : "*",
 	       (unsigned long long)ktest_seed);
 	printk("1..%u\n", nr_suites);
+	if (ktest_timeout_s && cycles_khz && timer_add_tick_hook(ktest_watchdog))
+		printk("# ktest: no free tick hook: no per-case timeout\n");
 	for (const struct ktest_suite *const *s = __start_ktest_suites; s < __stop_ktest_suites; s++)
 		if (selected_cases(*s))
 			run_suite(*s, ++number, &tot);
