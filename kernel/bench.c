@@ -83,7 +83,7 @@ u64 bench_rel_stddev_centi(const u64 *v, unsigned int n)
 void bench_emit(const char *bench, const char *metric, const char *unit, bool higher,
 		const u64 *milli_samples, unsigned int n, const char *extra_json)
 {
-	char line[4096];
+	static char line[8192];	/* benchmarks run on one CPU at a time */
 	int pos = snprintf(line, sizeof(line),
 			   "BENCH {\"bench\":\"%s\",\"metric\":\"%s\",\"unit\":\"%s\",\"higher\":%s,"
 			   "\"samples\":[", bench, metric, unit, higher ? "true" : "false");
@@ -94,5 +94,5 @@ void bench_emit(const char *bench, const char *metric, const char *unit, bool hi
 				(unsigned long long)(milli_samples[i] % 1000));
 	snprintf(line + pos, sizeof(line) - (size_t)pos, "]%s%s}\n", extra_json ? "," : "",
 		 extra_json ? extra_json : "");
-	printk("%s", line);
+	printk_raw(line);
 }

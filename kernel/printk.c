@@ -5,6 +5,7 @@
 #include "kernel/printk.h"
 #include "kernel/spinlock.h"
 #include "kernel/arch.h"
+#include "kernel/string.h"
 #include <arch/console.h>
 
 #define PRINTK_LINE_MAX 512
@@ -32,6 +33,11 @@ static void console_emit(const char *buf, size_t len)
 	flags = spin_lock_irqsave(&console_lock);
 	arch_console_write(buf, len);
 	spin_unlock_irqrestore(&console_lock, flags);
+}
+
+void printk_raw(const char *s)
+{
+	console_emit(s, strlen(s));
 }
 
 void vprintk(const char *fmt, va_list ap)

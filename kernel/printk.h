@@ -12,6 +12,8 @@
  */
 __printf(1, 2) void printk(const char *fmt, ...);
 void vprintk(const char *fmt, va_list ap);
+/* Write s as it is, of any length, as one unit (for long machine-readable lines). */
+void printk_raw(const char *s);
 /* Like printk, but prefixed with "cpuN: " for the calling CPU. */
 __printf(1, 2) void pr_cpu(const char *fmt, ...);
 

@@ -43,7 +43,7 @@ int gup_set_has_pinned_mode(const char *name)
 static void mm_set_has_pinned_flag(struct mm_struct *mm)
 {
 	if (gup_has_pinned_mode == GUP_HAS_PINNED_ONCE &&
-	    (READ_ONCE(mm->flags) & (1ul << MMF_HAS_PINNED)))
+	    (__atomic_load_n(&mm->flags, __ATOMIC_RELAXED) & (1ul << MMF_HAS_PINNED)))
 		return;
 	__atomic_fetch_or(&mm->flags, 1ul << MMF_HAS_PINNED, __ATOMIC_RELAXED);
 	mm_this_cpu_stats(mm)->flag_writes++;
@@ -64,23 +64,37 @@ static bool page_ref_try_add(struct page *page, int refs)
 	return true;
 }
 
-/* Take refs references or pins on page's head; false if the page is already being freed. */
+/*
+ * Take refs references or pins on page's head; false if the page is being freed. One plain
+ * reference comes first: until we hold it the page may be freed and reused as part of a
+ * block of another order, so its head and order are read again once they cannot change.
+ */
 static bool try_grab_page(struct page *page, int refs, unsigned int flags)
 {
 	struct page *head = compound_head(page);
+	int more;
 
-	if (flags & FOLL_GET)
-		return page_ref_try_add(head, refs);
-	if (page_is_large(head)) {
-		if (!page_ref_try_add(head, refs))
-			return false;
-		__atomic_fetch_add(compound_pincount_ptr(head), (u32)refs, __ATOMIC_RELAXED);
-	} else if (!page_ref_try_add(head, refs * GUP_PIN_COUNTING_BIAS)) {
+	if (!page_ref_try_add(head, 1))
+		return false;
+	if (unlikely(compound_head(page) != head)) {
+		put_page(head);
 		return false;
 	}
-	/* Pin, then re-check the entry; pairs with clear entry, then check pins (migration). */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	this_cpu_totals()->acquired += (u64)refs;
+	if (flags & FOLL_GET) {
+		more = refs - 1;
+	} else if (page_is_large(head)) {
+		more = refs - 1;
+		__atomic_fetch_add(compound_pincount_ptr(head), (u32)refs, __ATOMIC_RELAXED);
+	} else {
+		more = refs * GUP_PIN_COUNTING_BIAS - 1;
+	}
+	if (more)
+		__atomic_fetch_add(&head->refcount, more, __ATOMIC_RELAXED);
+	if (flags & FOLL_PIN) {
+		/* Pin, then re-check the entry; pairs with clear entry, then check refs. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		this_cpu_totals()->acquired += (u64)refs;
+	}
 	return true;
 }
 
@@ -178,7 +192,7 @@ static long gup_pte_range(struct mm_struct *mm, pte_t pmd, pte_t *pmdp, u64 addr
 	long n = 0;
 
 	for (; addr < end; addr += PAGE_SIZE, ptep++) {
-		pte_t pte = READ_ONCE(*ptep);
+		pte_t pte = ptep_get(ptep);
 		struct page *page;
 
 		if (!gup_leaf_ok(mm, pte, flags))
@@ -187,7 +201,7 @@ static long gup_pte_range(struct mm_struct *mm, pte_t pmd, pte_t *pmdp, u64 addr
 		if (!try_grab_page(page, 1, flags))
 			break;
 		/* Grabbed, then re-check: if either entry changed, an unmap raced with us. */
-		if (READ_ONCE(*pmdp) != pmd || READ_ONCE(*ptep) != pte) {
+		if (ptep_get(pmdp) != pmd || ptep_get(ptep) != pte) {
 			gup_put_page(page, 1, flags);
 			break;
 		}
@@ -206,7 +220,7 @@ static long gup_huge_pmd(struct mm_struct *mm, pte_t pmd, pte_t *pmdp, u64 addr,
 
 	if (!gup_leaf_ok(mm, pmd, flags) || !try_grab_page(head, refs, flags))
 		return 0;
-	if (READ_ONCE(*pmdp) != pmd) {
+	if (ptep_get(pmdp) != pmd) {
 		gup_put_page(head, refs, flags);
 		return 0;
 	}
@@ -222,7 +236,7 @@ static pte_t *gup_walk_to_pmd(struct mm_struct *mm, u64 addr, pte_t *pmd)
 
 	for (int level = PT_LEVELS; level >= 2; level--) {
 		pte_t *slot = &table[pt_index_of(addr, level)];
-		pte_t e = READ_ONCE(*slot);
+		pte_t e = ptep_get(slot);
 
 		if (unlikely(e == PTE_POISON_VALUE)) {
 			mm_this_cpu_stats(mm)->poison_reads++;
@@ -283,7 +297,7 @@ static long gup_fast(struct mm_struct *mm, u64 start, unsigned long nr, unsigned
 /* Replace the MOVABLE page behind *slot with an UNMOVABLE copy. 0, -ENOMEM or -EBUSY. */
 static int __migrate_for_longterm(struct mm_struct *mm, pte_t *slot, int level)
 {
-	pte_t old_e = *slot;
+	pte_t old_e = ptep_get(slot);
 	struct page *old = pfn_to_page(mm->node, pte_pfn(old_e));
 	unsigned int order = old->order;
 	struct page *new = alloc_pages_node(mm->node, GFP_KERNEL, order);
@@ -292,15 +306,15 @@ static int __migrate_for_longterm(struct mm_struct *mm, pte_t *slot, int level)
 	if (!new)
 		return -ENOMEM;
 	prep_compound_page(new, order);
-	WRITE_ONCE(*slot, 0);
+	set_pte(slot, 0);
 	mm_tlb_shootdown(mm);		/* no fast walker can still be grabbing old */
 	if (page_count(old) != 1) {	/* someone else holds it: cannot move it */
-		WRITE_ONCE(*slot, old_e);
+		set_pte(slot, old_e);
 		__free_pages(new, order);
 		return -EBUSY;
 	}
 	memcpy(page_address(new), page_address(old), PAGE_SIZE << order);
-	WRITE_ONCE(*slot, mk_leaf_entry(page_to_pfn(new), pte_write(old_e), level == 2));
+	set_pte(slot, mk_leaf_entry(page_to_pfn(new), pte_write(old_e), level == 2));
 	put_page(old);
 	this_cpu_totals()->migrated++;
 	return 0;
@@ -313,18 +327,18 @@ static int __gup_slow_one(struct mm_struct *mm, u64 addr, unsigned int flags, st
 	pte_t *slot = __mm_find_leaf(mm, addr, &level);
 	struct page *page;
 
-	if (!slot || !pte_present(*slot)) {
+	if (!slot || !pte_present(ptep_get(slot))) {
 		if ((err = __handle_mm_fault(mm, addr)))
 			return err;
 		slot = __mm_find_leaf(mm, addr, &level);
 	}
-	if ((flags & FOLL_WRITE) && !pte_write(*slot))
+	if ((flags & FOLL_WRITE) && !pte_write(ptep_get(slot)))
 		return -EFAULT;
-	page = pfn_to_page(mm->node, pte_pfn(*slot));
+	page = pfn_to_page(mm->node, pte_pfn(ptep_get(slot)));
 	if ((flags & FOLL_LONGTERM) && !page_longterm_pinnable(page)) {
 		if ((err = __migrate_for_longterm(mm, slot, level)))
 			return err;
-		page = pfn_to_page(mm->node, pte_pfn(*slot));
+		page = pfn_to_page(mm->node, pte_pfn(ptep_get(slot)));
 	}
 	if (level == 2)
 		page += (addr & (HUGE_SIZE - 1)) >> PAGE_SHIFT;

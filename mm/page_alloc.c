@@ -582,6 +582,11 @@ void prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
 	if (order)
 		page[1].compound_pincount = 0;
 	check_poison_pages(page, nr);
+	prep_compound_page(page, 0);	/* every page its own head until mm/vm.c says otherwise */
+	for (unsigned int i = 1; i < nr; i++)
+		__atomic_store_n(&page[i].compound_off, 0, __ATOMIC_RELAXED);
+	if (order)
+		*compound_pincount_ptr(page) = 0;
 	page->order = (u8)order;
 	WRITE_RACY(page->mt, (u8)gfp_migratetype(gfp));
 	__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);

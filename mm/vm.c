@@ -213,7 +213,7 @@ pte_t *__mm_find_leaf(struct mm_struct *mm, u64 addr, int *level)
 
 	assert_spin_locked(&mm->lock);
 	for (int l = PT_LEVELS; l > 1; l--) {
-		pte_t e = table[pt_index_of(addr, l)];
+		pte_t e = ptep_get(&table[pt_index_of(addr, l)]);
 
 		if (!pte_present(e))
 			return NULL;
@@ -237,7 +237,7 @@ struct zap_lists {
 static bool pt_table_empty(const pte_t *table)
 {
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++)
-		if (table[i])
+		if (ptep_get((pte_t *)&table[i]))
 			return false;
 	return true;
 }
@@ -250,13 +250,13 @@ static void zap_table(struct mm_struct *mm, pte_t *table, int level, u64 base, u
 
 	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
 		u64 lo = base + i * size, hi = lo + size;
-		pte_t e = table[i];
+		pte_t e = ptep_get(&table[i]);
 
 		if (hi <= start || lo >= end || !pte_present(e))
 			continue;
 		if (level == 1 || pte_huge(e)) {
 			struct page *page = pfn_to_page(mm->node, pte_pfn(e));
-			WRITE_ONCE(table[i], 0);
+			set_pte(&table[i], 0);
 			list_add_tail(&page->lru, &z->data);
 			__atomic_fetch_sub(&mm->rss, level == 1 ? 1l : 1l << HUGE_ORDER, __ATOMIC_RELAXED);
 			continue;
@@ -264,7 +264,7 @@ static void zap_table(struct mm_struct *mm, pte_t *table, int level, u64 base, u
 		pte_t *child = pt_table(e);
 		zap_table(mm, child, level - 1, lo, start, end, z);
 		if (pt_table_empty(child)) {
-			WRITE_ONCE(table[i], 0);
+			set_pte(&table[i], 0);
 			list_add_tail(&virt_to_page(mm->node, child)->lru, &z->tables);
 		}
 	}

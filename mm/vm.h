@@ -87,6 +87,22 @@ const struct vm_area *__mm_find_vma(const struct mm_struct *mm, u64 addr);
 void mm_tlb_shootdown(struct mm_struct *mm);
 
 static inline struct mm_cpu_stats *mm_this_cpu_stats(struct mm_struct *mm);
+
+/*
+ * Page-table entries are read and written as single atomic words: lockless walkers race
+ * with faults (cmpxchg) and unmaps, and must see either the old or the new entry. A read is
+ * an acquire so that what was written before the entry was installed (the zeroed table
+ * below it, the page's struct page) is seen by whoever follows it.
+ */
+static inline pte_t ptep_get(pte_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void set_pte(pte_t *p, pte_t e)
+{
+	__atomic_store_n(p, e, __ATOMIC_RELEASE);
+}
 u64 mm_sum_stat(const struct mm_struct *mm, size_t offset);
 #define MM_STAT(mm, field) mm_sum_stat(mm, offsetof(struct mm_cpu_stats, field))
 

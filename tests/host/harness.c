@@ -117,12 +117,16 @@ static bool run_one(const struct host_test *t, const char *filter)
 int main(int argc, char **argv)
 {
 	const struct host_test *tables[] = { memblock_tests, buddy_tests, pcp_tests,
-					     concurrent_tests };
+					     concurrent_tests, gup_tests };
 	bool only_concurrent = false;
 	const char *filter = NULL;
 	unsigned int passed = 0, failed = 0;
 
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--gup-bench")) {
+			host_phys_init(4 * GiB + 512 * MiB);
+			return gup_host_bench(argc - i - 1, argv + i + 1);
+		}
 		if (!strcmp(argv[i], "-c"))
 			only_concurrent = true;
 		else if (!strcmp(argv[i], "-v"))

@@ -62,6 +62,8 @@ void free_all(struct page **pages, unsigned long n, unsigned int order);
 void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_size);
 
 extern const struct host_test memblock_tests[], buddy_tests[], concurrent_tests[],
-	pcp_tests[];
+	pcp_tests[], gup_tests[];
+/* tests/host/test_gup.c: the gup_test benchmark on host threads (mmtest --gup-bench). */
+int gup_host_bench(int argc, char **argv);
 
 #endif
