@@ -18,6 +18,8 @@ LD       := $(CROSS_COMPILE)ld
 NASM     ?= nasm
 PYTHON   ?= python3
 BUILD    ?= build
+# 1: page-state checks on every alloc/free (tests); 0: the release build `make bench` uses.
+DEBUG_VM ?= 1
 
 override MAKEFLAGS += -rR
 
@@ -47,6 +49,7 @@ KCFLAGS := \
 	-Wno-unused-parameter \
 	-MMD \
 	-MP \
+	-DCONFIG_DEBUG_VM=$(DEBUG_VM) \
 	-I. \
 	-Iarch/x86_64/include
 KASFLAGS := -f elf64 -g -F dwarf -I.

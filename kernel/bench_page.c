@@ -1,0 +1,204 @@
+/*
+ * `bench=page` and `bench=scaling`: the cost of an alloc+free pair on one CPU (Jesper
+ * Brouer's page_bench, per order, per PCP locking model) and alloc+free throughput as CPUs
+ * are added, with zone->lock contention. Both switch models at run time while the others
+ * CPUs are idle. Under QEMU -icount shift=0 one guest instruction is one nanosecond, so the
+ * ns figures are instruction counts (tests/bench/bench.py labels them).
+ */
+#include "kernel/bench.h"
+#include "kernel/cmdline.h"
+#include "kernel/printk.h"
+#include "kernel/smp.h"
+#include "kernel/timer.h"
+#include "mm/mm.h"
+#include "mm/internal.h"
+
+#define SCALING_HELD 8		/* pages each CPU holds between its allocs and frees */
+
+static unsigned int page_bench_loops = 20000, scaling_pairs = 20000;
+CMDLINE_UINT("bench.page_loops", page_bench_loops, "page bench: alloc+free pairs per measurement");
+CMDLINE_UINT("bench.scaling_pairs", scaling_pairs, "scaling bench: alloc+free pairs per CPU per point");
+
+static const char *const bench_models[] = { "irqoff", "irqsave", "trylock" };
+
+/* Put every model back the way the command line left it. */
+struct pcp_setup {
+	enum pcp_lock_model model;
+	bool enabled;
+};
+
+static struct pcp_setup pcp_setup_save(void)
+{
+	return (struct pcp_setup){ pcp_lock_model, pcp_enabled };
+}
+
+/* Switch with no pages on any per-CPU list, so no list is ever shared between two models. */
+static void pcp_setup_apply(const char *model, bool enabled)
+{
+	drain_all_pages(NULL);
+	if (model)
+		pcp_set_lock_model(model);
+	WRITE_ONCE(pcp_enabled, enabled);
+	drain_all_pages(NULL);
+}
+
+static void pcp_setup_restore(struct pcp_setup s)
+{
+	pcp_setup_apply(pcp_lock_model_name(s.model), s.enabled);
+}
+
+/* ---- page_bench: one CPU ---- */
+
+/* Pairs that always hit the per-CPU list: the page freed is the next one allocated. */
+static u64 pairs_hot(unsigned int order, unsigned int loops)
+{
+	struct page *p = alloc_pages(GFP_KERNEL, order);
+	u64 t0;
+
+	if (!p)
+		return 0;
+	__free_pages(p, order);
+	t0 = arch_cycles();
+	for (unsigned int i = 0; i < loops; i++) {
+		p = alloc_pages(GFP_KERNEL, order);
+		__free_pages(p, order);
+	}
+	return arch_cycles() - t0;
+}
+
+/* Allocate 4 x batch blocks, then free them: lists refill and spill every batch pages. */
+static u64 pairs_batched(unsigned int order, unsigned int loops)
+{
+	static struct page *held[256];
+	unsigned int batch = MIN(4u * (unsigned int)READ_ONCE(mm_node()->node_zones[ZONE_DMA32].pageset_batch),
+				 (unsigned int)ARRAY_SIZE(held));
+	u64 t0 = arch_cycles();
+
+	batch = MAX(batch, 4u);
+	for (unsigned int done = 0; done < loops; done += batch) {
+		for (unsigned int i = 0; i < batch; i++)
+			held[i] = alloc_pages(GFP_KERNEL, order);
+		for (unsigned int i = 0; i < batch; i++)
+			if (held[i])
+				__free_pages(held[i], order);
+	}
+	return arch_cycles() - t0;
+}
+
+static void page_bench_emit(const char *model, const char *what, unsigned int order, u64 cycles,
+			    unsigned int loops)
+{
+	u64 ns_milli = cycles_to_ns(cycles) * 1000 / loops, cyc_milli = cycles * 1000 / loops;
+	char metric[64], extra[96];
+
+	printk("page_bench: %-8s %-10s order %u: %6llu.%01llu cycles %6llu.%01llu ns per alloc+free pair\n",
+	       model, what, order, (unsigned long long)(cyc_milli / 1000),
+	       (unsigned long long)(cyc_milli % 1000 / 100), (unsigned long long)(ns_milli / 1000),
+	       (unsigned long long)(ns_milli % 1000 / 100));
+	snprintf(extra, sizeof(extra), "\"model\":\"%s\",\"case\":\"%s\",\"order\":%u", model, what, order);
+	snprintf(metric, sizeof(metric), "%s.%s.o%u.cycles", model, what, order);
+	bench_emit("page", metric, "cycles/pair", false, &cyc_milli, 1, extra);
+	snprintf(metric, sizeof(metric), "%s.%s.o%u.ns", model, what, order);
+	bench_emit("page", metric, "ns/pair", false, &ns_milli, 1, extra);
+}
+
+static void page_bench(void)
+{
+	struct pcp_setup saved = pcp_setup_save();
+	unsigned int loops = MAX(page_bench_loops, 100u);
+
+	for (unsigned int m = 0; m < ARRAY_SIZE(bench_models); m++) {
+		pcp_setup_apply(bench_models[m], true);
+		for (unsigned int order = 0; order <= PAGE_ALLOC_COSTLY_ORDER; order++) {
+			page_bench_emit(bench_models[m], "pcp_hit", order, pairs_hot(order, loops), loops);
+			page_bench_emit(bench_models[m], "pcp_batch", order, pairs_batched(order, loops), loops);
+		}
+	}
+	pcp_setup_apply(NULL, false);
+	for (unsigned int order = 0; order <= PAGE_ALLOC_COSTLY_ORDER; order++)
+		page_bench_emit("nopcp", "buddy", order, pairs_hot(order, loops), loops);
+	pcp_setup_restore(saved);
+}
+BENCH_REGISTER(page, page_bench, "page_bench: one CPU, cost of an alloc+free pair per order and PCP model");
+
+/* ---- scaling: throughput with n CPUs ---- */
+
+struct scaling_run {
+	unsigned int cpus, pairs;
+	u64 start[MAX_CPUS], end[MAX_CPUS];
+	u64 failures;
+};
+
+static void scaling_cpu(void *arg)
+{
+	struct scaling_run *run = arg;
+	unsigned int cpu = arch_cpu_id();
+	struct page *held[SCALING_HELD];
+
+	if (cpu >= run->cpus)
+		return;
+	run->start[cpu] = arch_cycles();
+	for (unsigned int done = 0; done < run->pairs; done += SCALING_HELD) {
+		for (unsigned int i = 0; i < SCALING_HELD; i++)
+			if (!(held[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 0)))
+				__atomic_fetch_add(&run->failures, 1, __ATOMIC_RELAXED);
+		for (unsigned int i = 0; i < SCALING_HELD; i++)
+			if (held[i])
+				__free_pages(held[i], 0);
+	}
+	run->end[cpu] = arch_cycles();
+}
+
+static u64 zone_lock_contended(void)
+{
+	u64 sum = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		sum += READ_ONCE(mm_node()->node_zones[z].lock.stats.contended);
+	return sum;
+}
+
+/* One point: pairs per second (x1000) over the span from the first start to the last end. */
+static u64 scaling_point(unsigned int cpus, u64 *contended)
+{
+	static struct scaling_run run;
+	u64 first = ~0ull, last = 0, c0 = zone_lock_contended();
+
+	run = (struct scaling_run){ .cpus = cpus, .pairs = scaling_pairs };
+	smp_run_on_all(scaling_cpu, &run);
+	for (unsigned int c = 0; c < cpus; c++) {
+		first = MIN(first, run.start[c]);
+		last = MAX(last, run.end[c]);
+	}
+	*contended = zone_lock_contended() - c0;
+	return (u64)cpus * scaling_pairs * 1000000ull / MAX(cycles_to_us(last - first), 1ull) * 1000;
+}
+
+static void scaling_series(const char *name, const char *model, bool enabled)
+{
+	static const unsigned int points[] = { 1, 2, 4, 8, 16, 24, 32, 40 };
+	char metric[48], extra[96];
+
+	pcp_setup_apply(model, enabled);
+	for (unsigned int i = 0; i < ARRAY_SIZE(points) && points[i] <= nr_cpus_online(); i++) {
+		u64 contended, rate = scaling_point(points[i], &contended);
+
+		printk("scaling: %-8s %2u CPUs: %9llu pairs/s  zone->lock contended %llu\n", name,
+		       points[i], (unsigned long long)(rate / 1000), (unsigned long long)contended);
+		snprintf(metric, sizeof(metric), "%s.cpus%u", name, points[i]);
+		snprintf(extra, sizeof(extra), "\"model\":\"%s\",\"cpus\":%u,\"zone_lock_contended\":%llu",
+			 name, points[i], (unsigned long long)contended);
+		bench_emit("scaling", metric, "pairs/s", true, &rate, 1, extra);
+	}
+}
+
+static void scaling_bench(void)
+{
+	struct pcp_setup saved = pcp_setup_save();
+
+	for (unsigned int m = 0; m < ARRAY_SIZE(bench_models); m++)
+		scaling_series(bench_models[m], bench_models[m], true);
+	scaling_series("nopcp", NULL, false);
+	pcp_setup_restore(saved);
+}
+BENCH_REGISTER(scaling, scaling_bench, "alloc+free pairs per second on 1..40 CPUs, per PCP model and without PCP");
