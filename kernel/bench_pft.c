@@ -1,0 +1,118 @@
+/*
+ * `bench=pft`: a Page Fault Test (Christoph Lameter's pft, as mmtests ran it). For each CPU
+ * count, every CPU faults in its share of one anonymous region of one address space: each
+ * fault allocates a zeroed MOVABLE order-0 page and maps it. Reported per iteration:
+ *   faults/sec = pages / wall time (first start to last end), the aggregate rate;
+ *   faults/cpu = pages / CPU time (the sum of every CPU's own time), per-CPU efficiency.
+ * Repeated pft.iterations times per point, per PCP locking model; tests/bench summarises
+ * them as mmtests does (harmonic mean, stddev, CoeffVar) and compares the models.
+ */
+#include "kernel/bench.h"
+#include "kernel/cmdline.h"
+#include "kernel/printk.h"
+#include "kernel/smp.h"
+#include "kernel/timer.h"
+#include "mm/mm.h"
+#include "mm/vm.h"
+#include "kernel/string.h"
+
+#define PFT_BASE (1ull << 33)
+#define PFT_MAX_ITER 64
+
+static unsigned int pft_size_mb = 128, pft_iterations = 30;
+static char pft_models[40] = "irqoff,irqsave,trylock";
+CMDLINE_UINT("pft.size_mb", pft_size_mb, "pft bench: size of the region faulted in per iteration (MiB)");
+CMDLINE_UINT("pft.iterations", pft_iterations, "pft bench: iterations per CPU count (mmtests: 30)");
+CMDLINE_STRING("pft.models", pft_models, "pft bench: PCP lock models to compare, comma-separated");
+
+struct pft_run {
+	struct mm_struct *mm;
+	unsigned int cpus;
+	u64 pages_per_cpu;
+	u64 start[MAX_CPUS], end[MAX_CPUS];
+	u64 errors;
+};
+
+static void pft_cpu(void *arg)
+{
+	struct pft_run *run = arg;
+	unsigned int cpu = arch_cpu_id();
+	u64 base = PFT_BASE + (u64)cpu * run->pages_per_cpu * PAGE_SIZE;
+
+	if (cpu >= run->cpus)
+		return;
+	run->start[cpu] = arch_cycles();
+	for (u64 i = 0; i < run->pages_per_cpu; i++)
+		if (handle_mm_fault(run->mm, base + i * PAGE_SIZE))
+			__atomic_fetch_add(&run->errors, 1, __ATOMIC_RELAXED);
+	run->end[cpu] = arch_cycles();
+}
+
+/* One iteration: returns 0 and faults/sec and faults/cpu (x1000), or -1 on failure. */
+static int pft_iteration(unsigned int cpus, u64 *per_sec, u64 *per_cpu)
+{
+	static struct pft_run run;
+	u64 pages = ((u64)pft_size_mb << 20) >> PAGE_SHIFT, first = ~0ull, last = 0, cpu_us = 0;
+
+	run = (struct pft_run){ .cpus = cpus, .pages_per_cpu = pages / cpus };
+	if (!(run.mm = mm_create(mm_node())) ||
+	    mm_mmap_anon(run.mm, PFT_BASE, run.pages_per_cpu * cpus * PAGE_SIZE, true, false, false)) {
+		if (run.mm)
+			mm_destroy(run.mm);
+		return -1;
+	}
+	smp_run_on_all(pft_cpu, &run);
+	for (unsigned int c = 0; c < cpus; c++) {
+		first = MIN(first, run.start[c]);
+		last = MAX(last, run.end[c]);
+		cpu_us += cycles_to_us(run.end[c] - run.start[c]);
+	}
+	pages = run.pages_per_cpu * cpus;
+	*per_sec = pages * 1000000ull * 1000 / MAX(cycles_to_us(last - first), 1ull);
+	*per_cpu = pages * 1000000ull * 1000 / MAX(cpu_us, 1ull);
+	mm_destroy(run.mm);
+	return run.errors ? -1 : 0;
+}
+
+static void pft_point(const char *model, unsigned int cpus)
+{
+	static u64 per_sec[PFT_MAX_ITER], per_cpu[PFT_MAX_ITER];
+	unsigned int n = CLAMP(pft_iterations, 1u, (unsigned int)PFT_MAX_ITER), ok = 0;
+	char metric[48], extra[64];
+
+	for (unsigned int i = 0; i < n; i++)
+		ok += pft_iteration(cpus, &per_sec[ok], &per_cpu[ok]) == 0;
+	printk("pft: %-8s %2u CPUs: %9llu faults/sec %9llu faults/cpu (mean of %u, +- %llu.%02llu%%)\n",
+	       model, cpus, (unsigned long long)(bench_mean(per_sec, ok) / 1000),
+	       (unsigned long long)(bench_mean(per_cpu, ok) / 1000), ok,
+	       (unsigned long long)bench_rel_stddev_centi(per_sec, ok) / 100,
+	       (unsigned long long)bench_rel_stddev_centi(per_sec, ok) % 100);
+	snprintf(extra, sizeof(extra), "\"model\":\"%s\",\"cpus\":%u", model, cpus);
+	snprintf(metric, sizeof(metric), "%s.faults/sec-%u", model, cpus);
+	bench_emit("pft", metric, "faults/s", true, per_sec, ok, extra);
+	snprintf(metric, sizeof(metric), "%s.faults/cpu-%u", model, cpus);
+	bench_emit("pft", metric, "faults/cpu-s", true, per_cpu, ok, extra);
+}
+
+static void pft_bench(void)
+{
+	static const unsigned int points[] = { 1, 2, 4, 8, 16, 24, 32, 40 };
+	enum pcp_lock_model saved = pcp_lock_model;
+	char models[sizeof(pft_models)];
+
+	memcpy(models, pft_models, sizeof(models));
+	for (char *m = models, *next; m && *m; m = next) {
+		if ((next = strchr(m, ',')))
+			*next++ = '\0';
+		drain_all_pages(NULL);
+		if (pcp_set_lock_model(m)) {
+			printk("pft: unknown model '%s'\n", m);
+			continue;
+		}
+		for (unsigned int i = 0; i < ARRAY_SIZE(points) && points[i] <= nr_cpus_online(); i++)
+			pft_point(m, points[i]);
+	}
+	drain_all_pages(NULL);
+	pcp_lock_model = saved;
+}
+BENCH_REGISTER(pft, pft_bench, "page fault test: faults/sec and faults/cpu per CPU count and PCP model");
