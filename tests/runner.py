@@ -312,11 +312,7 @@ class Run:
         reader.start()
         timed_out = False
         try:
-            proc.wait(timeout=None if self.args.gdb else self.args.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            proc.kill()
-            proc.wait()
+            timed_out = self._wait_with_heartbeat(proc, start)
         except KeyboardInterrupt:
             proc.kill()
             proc.wait()
@@ -329,6 +325,32 @@ class Run:
         return self
 
 
+    def _wait_with_heartbeat(self, proc, start):
+        """Wait for QEMU; every HEARTBEAT_S without a new serial line, say so (with the last
+        line seen) so a long boot or test does not look like a hang. True on timeout."""
+        limit = None if self.args.gdb else start + self.args.timeout
+        seen, quiet_since = 0, time.monotonic()
+        while True:
+            now = time.monotonic()
+            if limit is not None and now >= limit:
+                proc.kill()
+                proc.wait()
+                return True
+            try:
+                proc.wait(timeout=1 if limit is None else min(1, limit - now))
+                return False
+            except subprocess.TimeoutExpired:
+                pass
+            if len(self.lines) != seen:
+                seen, quiet_since = len(self.lines), time.monotonic()
+            elif (time.monotonic() - quiet_since >= HEARTBEAT_S and not self.args.console
+                  and self.args.progress != "none"):
+                last = self.lines[-1].strip()[:70] if self.lines else "(no output yet)"
+                self.say(f"... {time.monotonic() - start:.0f}s, waiting; last line: {last}")
+                quiet_since = time.monotonic()
+
+
+HEARTBEAT_S = 15
 PANIC_LINE_RE = re.compile(r"^PANIC: ")
 EXIT_PANIC = 255  # kernel/trap.h PANIC_EXIT_CODE 0x7f
 
@@ -436,6 +458,8 @@ def parse_args(argv):
     ap.add_argument("--progress", choices=["lines", "cases", "failures", "none"],
                     default="lines", help="without --console: a line per suite (default), "
                     "per case, only failures, or nothing")
+    ap.add_argument("--build", action="store_true",
+                    help="run `make iso` first (the Makefile targets have already built)")
     ap.add_argument("--gdb", action="store_true", help="QEMU waits for gdb on :1234 (-s -S)")
     ap.add_argument("--qemu", default="qemu-system-x86_64")
     ap.add_argument("--qemu-arg", action="append", default=[], help="extra QEMU argument")
@@ -453,8 +477,10 @@ def parse_args(argv):
 
 def run_one(args, out=sys.stdout):
     """Boot once; returns (passed, failed, skipped, problems, run)."""
+    if args.build:
+        subprocess.run(["make", "--no-print-directory", "iso"], check=True)
     if not os.path.exists(args.iso):
-        raise SystemExit(f"runner: {args.iso} not found; run `make` first")
+        raise SystemExit(f"runner: {args.iso} not found; run `make` first (or use --build)")
     run = Run(args, out)
     if not args.console:
         run.say(f"booting {args.name}: -M {args.machine} -smp {args.smp} -m {args.mem} "
