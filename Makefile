@@ -62,7 +62,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big
+.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke compare
 
 all: iso
 iso: $(ISO)
@@ -143,6 +143,23 @@ test-big: check-tools
 	$(RUNNER) --smp 255 --mem 4G --firmware bios --machine q35 --accel $(ACCEL) \
 		--timeout 900 --iso $(ISO) --log $(BUILD)/test-big.log --cmdline "test=boot.*"
 
+# Benchmarks boot a release kernel (no DEBUG_VM checks) built in $(BUILD)/release.
+RELEASE_ISO := $(BUILD)/release/smpmm.iso
+BENCH_ONLY ?=
+
+release: check-tools
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/release DEBUG_VM=0 iso
+
+bench: release
+	$(PYTHON) tests/bench/bench.py --iso $(RELEASE_ISO) --out $(BUILD)/bench $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+
+bench-smoke: release
+	$(PYTHON) tests/bench/bench.py --smoke --iso $(RELEASE_ISO) --out $(BUILD)/bench-smoke
+
+# Compare two result files: make compare A=build/bench/pft-irqoff.json B=build/bench/pft-trylock.json
+compare:
+	$(PYTHON) tests/bench/compare.py $(A) $(B)
+
 clean:
 	rm -rf $(BUILD)
 
@@ -152,5 +169,7 @@ help:
 	@echo "make test       host tests, then the QEMU test matrix (what CI runs)"
 	@echo "make debug      boot stopped at the first instruction, with gdb attached"
 	@echo "make test-big   boot -smp 255"
+	@echo "make bench      benchmarks (page, scaling, pft, gup, boot) -> build/bench/*.txt, *.json, *.png"
+	@echo "make compare A=x.json B=y.json   mmtests-style comparison of two result files"
 	@echo "make deps       install the Debian packages (as root)"
 	@echo "variables: SMP MEM FIRMWARE=bios|uefi MACHINE=q35|pc ACCEL=tcg|kvm CMDLINE='...'"

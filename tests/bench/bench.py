@@ -8,6 +8,7 @@ usage: tests/bench/bench.py [--only NAME,...] [--smoke] [--out build/bench]
 """
 import argparse
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -17,16 +18,26 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import stats  # noqa: E402
+import plots  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-# name: (QEMU extra args, smp, mem, kernel command line, smoke command line, timeout s)
-CONFIGS = {
-    "gup": ([], 40, "2G",
-            "test=none bench=gup gup.cmd=a gup.size_mb=512 gup.repeats=1",
-            "test=none bench=gup gup.cmd=a gup.size_mb=4", 1200),
-}
+ICOUNT = ["-icount", "shift=0"]
 
+# name: (QEMU extra args, smp, mem, kernel command line, smoke command line, timeout s)
+# Benchmarks boot the release kernel (DEBUG_VM=0) with poisoning off.
+CONFIGS = {
+    "page": ([], 2, "2G", "test=none mm.poison=0 bench=page bench.page_loops=20000",
+             "test=none mm.poison=0 bench=page bench.page_loops=200", 600),
+    "page-icount": (ICOUNT, 2, "2G", "test=none mm.poison=0 bench=page bench.page_loops=20000",
+                    "test=none mm.poison=0 bench=page bench.page_loops=200", 900),
+    "scaling": ([], 40, "2G", "test=none mm.poison=0 bench=scaling bench.scaling_pairs=20000",
+                "test=none mm.poison=0 bench=scaling bench.scaling_pairs=400", 1200),
+    "pft": ([], 40, "2G", "test=none mm.poison=0 bench=pft pft.size_mb=128 pft.iterations=30",
+            "test=none mm.poison=0 bench=pft pft.size_mb=4 pft.iterations=2", 1800),
+    "gup": ([], 40, "2G", "test=none mm.poison=0 bench=gup gup.cmd=a gup.size_mb=512",
+            "test=none mm.poison=0 bench=gup gup.cmd=a gup.size_mb=4", 1200),
+}
 
 def run_config(name, cfg, smoke, outdir, iso):
     qemu_args, smp, mem, cmdline, smoke_cmdline, timeout = cfg
@@ -85,6 +96,66 @@ def table(metrics):
     return "\n".join(rows) + "\n"
 
 
+BOOT_CPUS = [1, 2, 4, 8, 16, 24, 32, 40]
+# "smp: 40 of 40 CPUs online, 1751 ms from kernel entry" or "smp: 1 CPU online, 478 ms ..."
+ONLINE_RE = re.compile(r"smp: .*CPUs? online, (\d+) ms from kernel entry")
+
+
+def boot_once(iso, smp, timeout=300):
+    """Boot once (boot tests only); return (firmware+GRUB s, kernel entry to all online ms)."""
+    cmd = [sys.executable, os.path.join(ROOT, "tests", "runner.py"), "--iso", iso, "--smp",
+           str(smp), "--mem", "2G", "--timeout", str(timeout), "--console", "--progress", "none",
+           "--name", "bench-boot-%d" % smp, "--cmdline", "test=boot.*"]
+    start = time.monotonic()
+    entry = online_ms = None
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            errors="replace")
+    for line in proc.stdout:
+        if entry is None and "smpmm: an SMP memory-management teaching kernel" in line:
+            entry = time.monotonic() - start
+        m = ONLINE_RE.search(line)
+        if online_ms is None and m:
+            online_ms = float(m.group(1))
+    proc.wait()
+    return entry, online_ms
+
+
+def boot_bench(iso, outdir, smoke):
+    metrics = {}
+    cpus = [1, 40] if smoke else BOOT_CPUS
+    rows = ["%6s %18s %22s" % ("CPUs", "firmware+GRUB s", "kernel to online ms")]
+    for n in cpus:
+        fw, online = boot_once(iso, n)
+        if fw is None or online is None:
+            print("bench boot: -smp %d did not report its times" % n)
+            continue
+        rows.append("%6d %18.2f %22.1f" % (n, fw, online))
+        metrics["boot.firmware_s-%d" % n] = {"samples": [fw], "higher": False, "unit": "s", "cpus": n}
+        metrics["boot.online_ms-%d" % n] = {"samples": [online], "higher": False, "unit": "ms", "cpus": n}
+    return metrics, "\n".join(rows) + "\n"
+
+
+def split_by_model(metrics):
+    """{model: {metric without the model prefix: m}} for metrics named model.rest."""
+    out = {}
+    for key, m in metrics.items():
+        bench, rest = key.split(".", 1)
+        model, metric = rest.split(".", 1) if "." in rest else ("all", rest)
+        out.setdefault(model, {})[bench + "." + metric] = m
+    return out
+
+
+def write_results(outdir, name, metrics, smoke, text=None, quiet=False):
+    with open(os.path.join(outdir, name + ".json"), "w") as f:
+        json.dump({"config": name, "smoke": smoke, "date": time.strftime("%Y-%m-%d %H:%M"),
+                   "metrics": metrics}, f, indent=1)
+    text = text or table(metrics)
+    with open(os.path.join(outdir, name + ".txt"), "w") as f:
+        f.write(text)
+    if not quiet:
+        sys.stdout.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="")
@@ -94,20 +165,23 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     only = [n for n in args.only.split(",") if n]
-    failed = 0
-    for name, cfg in CONFIGS.items():
-        if only and name not in only:
-            continue
-        metrics, lines, ok = run_config(name, cfg, args.smoke, args.out, args.iso)
+    names = [n for n in list(CONFIGS) + ["boot"] if not only or n in only]
+    passed = failed = 0
+    for name in names:
+        if name == "boot":
+            metrics, text = boot_bench(args.iso, args.out, args.smoke)
+            ok = bool(metrics)
+            write_results(args.out, name, metrics, args.smoke, text)
+        else:
+            metrics, _, ok = run_config(name, CONFIGS[name], args.smoke, args.out, args.iso)
+            write_results(args.out, name, metrics, args.smoke)
+            if name in ("pft", "scaling", "page", "page-icount"):
+                for model, ms in split_by_model(metrics).items():
+                    write_results(args.out, "%s-%s" % (name, model), ms, args.smoke, quiet=True)
+        passed += ok
         failed += not ok
-        with open(os.path.join(args.out, name + ".json"), "w") as f:
-            json.dump({"config": name, "smoke": args.smoke, "metrics": metrics}, f, indent=1)
-        text = table(metrics)
-        with open(os.path.join(args.out, name + ".txt"), "w") as f:
-            f.write(text)
-        sys.stdout.write(text)
-    print("%d passed, %d failed" % (len(CONFIGS) - failed if not only else len(only) - failed,
-                                    failed))
+    plots.make_all(args.out)
+    print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
 

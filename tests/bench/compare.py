@@ -8,6 +8,7 @@ usage: tests/bench/compare.py BASE.json NEW.json [--names A B]
 """
 import argparse
 import json
+import re
 import sys
 import os
 
@@ -20,6 +21,11 @@ def load(path):
     with open(path) as f:
         data = json.load(f)
     return data.get("metrics", {})
+
+
+def natural_key(name):
+    """faults/sec-2 before faults/sec-16: numbers compare as numbers."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
 
 
 def cell(base, new, higher):
@@ -39,7 +45,7 @@ def main():
     a, b = load(args.base), load(args.new)
     names = args.names or [os.path.basename(args.base), os.path.basename(args.new)]
     print("%-8s %-34s %26s %26s" % ("", "metric", names[0][:26], names[1][:26]))
-    for metric in sorted(set(a) & set(b)):
+    for metric in sorted(set(a) & set(b), key=natural_key):
         higher = a[metric].get("higher", True)
         sa = stats.summarise(a[metric]["samples"], higher)
         sb = stats.summarise(b[metric]["samples"], higher)
