@@ -237,6 +237,10 @@ def kernel_cmdline(args):
     words = []
     if args.expect_cpus is not None and args.expect_cpus >= 0:
         words.append(f"expect_cpus={args.expect_cpus}")
+    if not args.gdb:
+        # The kernel's per-case watchdog fires just before this runner's timeout would, so
+        # a hang is reported by case name. A later ktest.timeout= in --cmdline wins.
+        words.append(f"ktest.timeout={max(5, int(args.timeout) - 10)}")
     if args.cmdline:
         words.append(args.cmdline)
     return " ".join(words)
