@@ -62,7 +62,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke compare
+.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke compare shell shell-test
 
 all: iso
 iso: $(ISO)
@@ -160,6 +160,17 @@ bench-smoke: release
 compare:
 	$(PYTHON) tests/bench/compare.py $(A) $(B)
 
+# The live monitor: a prompt on this terminal (Ctrl-A X leaves QEMU; `exit` at the prompt too).
+shell: check-tools
+	@$(MAKE) --no-print-directory iso
+	qemu-system-x86_64 -M $(MACHINE) -m $(MEM) -smp $(SMP) -accel $(ACCEL) -display none \
+		-serial mon:stdio -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-cdrom $(ISO) -fw_cfg name=opt/smpmm/cmdline,string="test=none shell $(CMDLINE)"; true
+
+# The monitor driven by a script that types into it (part of make test).
+shell-test: iso
+	$(PYTHON) tests/shell_test.py --iso $(ISO) --log $(BUILD)/shell_test.log
+
 clean:
 	rm -rf $(BUILD)
 
@@ -169,6 +180,7 @@ help:
 	@echo "make test       host tests, then the QEMU test matrix (what CI runs)"
 	@echo "make debug      boot stopped at the first instruction, with gdb attached"
 	@echo "make test-big   boot -smp 255"
+	@echo "make shell      boot to the live monitor prompt (type help)"
 	@echo "make bench      benchmarks (page, scaling, pft, gup, boot) -> build/bench/*.txt, *.json, *.png"
 	@echo "make compare A=x.json B=y.json   mmtests-style comparison of two result files"
 	@echo "make deps       install the Debian packages (as root)"

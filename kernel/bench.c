@@ -42,6 +42,16 @@ unsigned int bench_run_selected(void)
 	return ran;
 }
 
+int bench_run_one(const char *name)
+{
+	for (const struct bench *const *b = __start_bench_list; b < __stop_bench_list; b++)
+		if (!strcmp((*b)->name, name)) {
+			(*b)->run();
+			return 0;
+		}
+	return -1;
+}
+
 u64 bench_mean(const u64 *v, unsigned int n)
 {
 	u64 sum = 0;

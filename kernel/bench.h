@@ -23,6 +23,9 @@ struct bench {
 /* Run the benchmarks named in `bench=` (comma-separated, or "all"); returns how many ran. */
 unsigned int bench_run_selected(void);
 
+/* Run one benchmark by name (the monitor's `bench`); 0, or -1 if there is none. */
+int bench_run_one(const char *name);
+
 /*
  * One BENCH line: bench and metric names, unit, whether higher is better, and n samples
  * (values scaled by 1/1000: pass milli-units so that integer code keeps three decimals).

@@ -11,6 +11,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/ktest.h"
 #include "kernel/bench.h"
+#include "kernel/monitor.h"
 #include <arch/paging.h>
 #include "kernel/smp.h"
 #include "mm/mm.h"
@@ -95,6 +96,8 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	/* ---- tests (kernel/ktest.c), then benchmarks (kernel/bench.c), then exit QEMU ---- */
 	failed = ktest_run_all();
 	ran = bench_run_selected();
+	if (monitor_enabled)
+		monitor_run();	/* `shell`: a prompt on the serial port until `exit` */
 	ktest_finish(failed, ran > 0);
 	printk("smpmm: tests done, idling (ktest.noexit)\n");
 	for (;;)

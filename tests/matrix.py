@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`make test`: the host tests, then the kernel's KTAP tests on a table of QEMU configurations.
 
-Host tests come first (`make host-test`, provided by tests/host/host.mk; skipped with a note if
-that target does not exist yet). Then every row of MATRIX boots once through tests/runner.py,
+Make steps come first (STEPS: host tests, fuzz smoke, the monitor script, the benchmark
+smoke run; a missing target is skipped with a note). Then every row of MATRIX boots once through tests/runner.py,
 two QEMUs at a time (this is sized for a 2-core machine). Everything is summed into the last
 line, `N passed, N failed, N skipped`; the exit status is non-zero if anything failed.
 To add a configuration, add a row. Not a benchmark: the times printed are for orientation.
@@ -60,14 +60,16 @@ class Out:
             sys.stdout.flush()
 
 
-def host_tests(make):
-    """Run `make host-test`; returns (passed, failed, skipped, note)."""
-    probe = subprocess.run(make.split() + ["-n", "host-test"], capture_output=True, text=True)
-    if probe.returncode != 0 or "Nothing to be done" in probe.stdout + probe.stderr:
-        return 0, 0, 0, "host tests: no `host-test` target yet (tests/host/host.mk), skipped"
-    print("== host tests: make host-test", flush=True)
+def make_step(make, target):
+    """Run `make TARGET` (host tests, fuzz smoke, monitor test, bench smoke) and read its
+    `N passed, N failed` line; returns (passed, failed, skipped, note). A target that does not
+    exist is skipped with a note; one with no summary line counts as one test."""
+    probe = subprocess.run(make.split() + ["-n", target], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return 0, 0, 0, f"{target}: no such make target, skipped"
+    print(f"== make {target}", flush=True)
     start = time.monotonic()
-    proc = subprocess.run(make.split() + ["--no-print-directory", "host-test"],
+    proc = subprocess.run(make.split() + ["--no-print-directory", target],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     sys.stdout.write(proc.stdout)
     took = time.monotonic() - start
@@ -77,11 +79,14 @@ def host_tests(make):
             passed, failed, skipped = int(m[1]), int(m[2]), int(m[3] or 0)
             if proc.returncode != 0 and failed == 0:
                 failed = 1     # the make target failed after its summary line
-            return passed, failed, skipped, f"host tests: exit {proc.returncode} in {took:.0f}s"
-    # No summary line: count the whole target as one test.
+            return passed, failed, skipped, f"{target}: exit {proc.returncode} in {took:.0f}s"
     ok = proc.returncode == 0
-    return int(ok), int(not ok), 0, f"host tests: exit {proc.returncode} in {took:.0f}s " \
-        "(no 'N passed, N failed' line)"
+    return int(ok), int(not ok), 0, f"{target}: exit {proc.returncode} in {took:.0f}s " \
+        "(no 'N passed, N failed' line: counted as one test)"
+
+
+# Steps run by `make test` before the QEMU matrix, in order.
+STEPS = ["host-test", "fuzz-smoke", "shell-test", "bench-smoke"]
 
 
 def run_row(row, opts, out):
@@ -106,7 +111,8 @@ def main():
     ap.add_argument("--make", default="make")
     ap.add_argument("--jobs", type=int, default=2, help="QEMUs at a time (default 2)")
     ap.add_argument("--only", default="*", help="glob over configuration names")
-    ap.add_argument("--no-host", action="store_true", help="skip the host tests")
+    ap.add_argument("--no-host", action="store_true",
+                    help="skip the make steps (host tests, fuzz, monitor, bench smoke)")
     ap.add_argument("--accel", default="tcg")
     ap.add_argument("--cmdline", default="", help="appended to every row's command line")
     ap.add_argument("--timeout-scale", type=float, default=1.0)
@@ -116,9 +122,9 @@ def main():
     start = time.monotonic()
     totals = [0, 0, 0]
     notes = []
-    if not opts.no_host:
-        hp, hf, hs, note = host_tests(opts.make)
-        totals = [hp, hf, hs]
+    for target in [] if opts.no_host else STEPS:
+        hp, hf, hs, note = make_step(opts.make, target)
+        totals = [totals[0] + hp, totals[1] + hf, totals[2] + hs]
         notes.append(f"{note}: {hp} passed, {hf} failed, {hs} skipped")
         print(f"== {notes[-1]}", flush=True)
 
