@@ -165,6 +165,15 @@ class KtapParser:
             if not c.leaf:
                 self._check_plans(c, name if node is not self.root else "")
 
+    def where(self):
+        """Where the output stopped: ", in suite S, case N of M" (for timeouts and crashes)."""
+        open_ = [n for n in self.stack[1:] if n.result is None]
+        if not open_:
+            return ""
+        node = open_[-1]
+        total = f" of {node.plan}" if node.plan is not None else ""
+        return f", in suite {node.name or '?'}, case {len(node.children) + 1}{total}"
+
     def counts(self):
         """(passed, failed, skipped, missing) over leaf cases; missing: results a plan
         promised that never came. A parent that says "not ok" with no failed case under it
@@ -380,9 +389,9 @@ def verdict(run):
     status that is not ktest's. Any of them makes the run fail."""
     problems = list(run.parser.errors)
     if run.timed_out:
-        problems.append(f"timeout after {run.args.timeout:g}s")
+        problems.append(f"timeout after {run.args.timeout:g}s{run.parser.where()}")
     if run.crash:
-        problems.append(f"crash: {run.crash}")
+        problems.append(f"crash: {run.crash}{run.parser.where()}")
     passed, failed, _, _ = run.parser.counts()
     if not run.timed_out and not run.args.gdb:
         if run.status not in (EXIT_PASS, EXIT_FAIL):
