@@ -12,6 +12,7 @@
 #include "kernel/ktest.h"
 #include "kernel/bench.h"
 #include "kernel/monitor.h"
+#include "kernel/summary.h"
 #include <arch/paging.h>
 #include "kernel/smp.h"
 #include "mm/mm.h"
@@ -75,6 +76,7 @@ static void parse_boot_info(u32 magic, u64 mbi_phys)
 
 __noreturn void kmain(u32 magic, u64 mbi_phys)
 {
+	struct run_summary summary;
 	unsigned int failed, ran;
 
 	boot_tsc_start = arch_cycles();
@@ -94,7 +96,9 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	arch_smp_init();	/* ACPI MADT, LAPIC + timer, start every AP; interrupts on */
 
 	/* ---- tests (kernel/ktest.c), then benchmarks (kernel/bench.c), then exit QEMU ---- */
+	summary_begin(&summary);
 	failed = ktest_run_all();
+	summary_print(&summary, failed);
 	ran = bench_run_selected();
 	if (monitor_enabled)
 		monitor_run();	/* `shell`: a prompt on the serial port until `exit` */

@@ -1,0 +1,14 @@
+/* The end-of-run summary (kernel/summary.c). */
+#ifndef KERNEL_SUMMARY_H
+#define KERNEL_SUMMARY_H
+
+#include "kernel/compiler.h"
+
+struct run_summary {
+	unsigned long free_before;	/* free pages, per-CPU lists drained, before the tests */
+};
+
+void summary_begin(struct run_summary *s);
+void summary_print(const struct run_summary *s, unsigned int failed);
+
+#endif
