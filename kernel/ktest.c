@@ -293,27 +293,45 @@ static void print_result(unsigned int n, const struct ktest *t)
 }
 
 /* One suite as a KTAP subtest; returns true if none of its cases failed. */
+/* A case slower than this gets a "took N ms" line, to point at what makes a run slow. */
+#define KTEST_SLOW_CASE_MS 1000
+
+/* One case of a suite: run, time, print its result line. */
+static enum ktest_status run_case(const struct ktest_suite *s, const struct ktest_case *c,
+				  unsigned int suite_number, unsigned int n)
+{
+	struct ktest t;
+	u64 t0 = arch_cycles(), ms;
+
+	ktest_init_case(&t, s->name, c, 0);
+	watch_case(&t, suite_number, n);
+	ktest_exec(&t, s, c);
+	unwatch_case();
+	ms = cycles_to_us(arch_cycles() - t0) / 1000;
+	if (ms >= KTEST_SLOW_CASE_MS)
+		ktest_printf(&t, "%s: took %llu ms", c->name, (unsigned long long)ms);
+	print_result(n, &t);
+	return t.status;
+}
+
+/* One suite as a KTAP subtest, with a "# name: ... in N ms" line before its result. */
 static bool run_suite(const struct ktest_suite *s, unsigned int number, struct ktest_totals *tot)
 {
-	unsigned int n = 0, failed = 0;
-	struct ktest t;
+	unsigned int n = 0, count[3] = { 0, 0, 0 };	/* by enum ktest_status */
+	u64 t0 = arch_cycles();
 
 	printk("  KTAP version 1\n  # Subtest: %s\n  1..%u\n", s->name, selected_cases(s));
-	for (size_t i = 0; i < s->nr_cases; i++) {
-		if (!ktest_filter_match(ktest_filter, s->name, s->cases[i].name))
-			continue;
-		ktest_init_case(&t, s->name, &s->cases[i], 0);
-		watch_case(&t, number, ++n);
-		ktest_exec(&t, s, &s->cases[i]);
-		unwatch_case();
-		print_result(n, &t);
-		tot->passed += t.status == KTEST_PASS;
-		tot->skipped += t.status == KTEST_SKIP;
-		failed += t.status == KTEST_FAIL;
-	}
-	tot->failed += failed;
-	printk("%s %u %s\n", failed ? "not ok" : "ok", number, s->name);
-	return failed == 0;
+	for (size_t i = 0; i < s->nr_cases; i++)
+		if (ktest_filter_match(ktest_filter, s->name, s->cases[i].name))
+			count[run_case(s, &s->cases[i], number, ++n)]++;
+	tot->passed += count[KTEST_PASS];
+	tot->failed += count[KTEST_FAIL];
+	tot->skipped += count[KTEST_SKIP];
+	printk("  # %s: %u passed, %u failed, %u skipped in %llu ms\n", s->name, count[KTEST_PASS],
+	       count[KTEST_FAIL], count[KTEST_SKIP],
+	       (unsigned long long)cycles_to_us(arch_cycles() - t0) / 1000);
+	printk("%s %u %s\n", count[KTEST_FAIL] ? "not ok" : "ok", number, s->name);
+	return count[KTEST_FAIL] == 0;
 }
 
 static unsigned int selected_suites(void)

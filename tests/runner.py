@@ -30,6 +30,7 @@ OVMF_WHOLE = "/usr/share/ovmf/OVMF.fd"
 CRASH_RE = re.compile(r"^\s*(PANIC\b|Kernel panic|panic:|.*\bcpu\d+: EXCEPTION\b|"
                       r"!!! |.*\bdouble fault\b)")
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")   # GRUB's screen clearing, on the serial line
+SUITE_TIME_RE = re.compile(r"skipped in (\d+) ms$")   # kernel/ktest.c run_suite()
 EXIT_LINE_RE = re.compile(r"^EXIT: STATUS=(\d+)\s*$")
 
 
@@ -278,10 +279,14 @@ class Run:
         if parent is self.parser.root:
             bad = [c.name for c in node.children if c.result not in ("ok", "skip")]
             n = len(node.children)
+            took = next((m.group(1) for m in map(SUITE_TIME_RE.search, node.log) if m), None)
+            took = "" if took is None else \
+                f" in {took} ms" if int(took) < 1000 else f" in {int(took) / 1000:.1f} s"
             if bad:
-                self.say(f"{node.name}: {n - len(bad)}/{n} passed, FAILED: {', '.join(bad)}")
+                self.say(f"{node.name}: {n - len(bad)}/{n} passed{took}, "
+                         f"FAILED: {', '.join(bad)}")
             elif self.args.progress == "lines":
-                self.say(f"{node.name}: {n} ok")
+                self.say(f"{node.name}: {n} ok{took}")
         elif self.args.progress == "cases" or (self.args.progress == "failures" and
                                                 node.result not in ("ok", "skip")):
             self.say(f"  {parent.name}.{node.name}: {node.result}")
