@@ -3,23 +3,25 @@
  * version 1 on the console (readable unchanged by Linux's `kunit.py parse`). Not a benchmark
  * harness and not thread-safe: cases run one at a time on the CPU that calls ktest_run_all().
  *
- * Writing a suite (tests/kernel/<area>_<topic>.c):
+ * Writing a suite (tests/kernel/<area>_<topic>.c; every file there is built in):
  *
- *	// Every online CPU has a distinct per-CPU area.
- *	static void percpu_areas_distinct(struct ktest *t)
+ *	// No two online CPUs share an APIC ID.
+ *	static void boot_apic_ids_unique(struct ktest *t)
  *	{
- *		KT_EXPECT_NE(t, per_cpu_area(0), per_cpu_area(1));
+ *		KT_EXPECT_NE(t, cpus[0].arch.apic_id, cpus[1].arch.apic_id);
  *	}
  *
  *	static const struct ktest_case boot_cases[] = {
- *		KTEST_CASE(percpu_areas_distinct),
+ *		KTEST_CASE(boot_apic_ids_unique),
  *	};
- *	KTEST_SUITE(boot, boot_cases);
+ *	KTEST_SUITE(boot, boot_cases);		// optional: , .init = f, .exit = g
  *
  * Each case is "suite.case" for the command-line filter: `test=boot.*,mm_*,-mm_pcp.slow_*`.
  * KT_EXPECT_* record a failure and go on; KT_ASSERT_* record it and end the case at once;
- * KT_SKIP ends the case as skipped. A CPU exception inside a case ends that case as failed
- * (when the arch provides trap recovery, see ktest.c) instead of hanging the run.
+ * KT_SKIP ends the case as skipped. A CPU exception inside a case (the exception handler
+ * calls ktest_trap_recover) ends that case as failed and the run goes on; a case still
+ * running after `ktest.timeout=` seconds ends the run as failed, named. ktest_rand() numbers
+ * repeat with the printed `seed=`.
  */
 #ifndef KERNEL_KTEST_H
 #define KERNEL_KTEST_H
