@@ -62,7 +62,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke compare shell shell-test
+.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke compare shell shell-test soak
 
 all: iso
 iso: $(ISO)
@@ -160,6 +160,17 @@ bench-smoke: release
 compare:
 	$(PYTHON) tests/bench/compare.py $(A) $(B)
 
+# Soak: every stressor at once on $(SMP) CPUs for DURATION seconds (not part of make test).
+DURATION ?= 600
+soak: check-tools
+	@$(MAKE) --no-print-directory iso
+	-$(RUNNER) $(RUNFLAGS) --timeout $$(( $(DURATION) * 3 + 300 )) --expect-cpus -1 --progress none \
+		--log $(BUILD)/soak.log --cmdline "test=none soak=$(DURATION) $(CMDLINE)" >/dev/null
+	@grep -a "^soak" $(BUILD)/soak.log || true
+	@grep -aq "^soak: .* 0 pages lost" $(BUILD)/soak.log && grep -aq "EXIT: STATUS=33" $(BUILD)/soak.log \
+		&& echo "soak: passed (log: $(BUILD)/soak.log)" \
+		|| { echo "soak: FAILED (log: $(BUILD)/soak.log)"; tail -30 $(BUILD)/soak.log; exit 1; }
+
 # The live monitor: a prompt on this terminal (Ctrl-A X leaves QEMU; `exit` at the prompt too).
 shell: check-tools
 	@$(MAKE) --no-print-directory iso
@@ -180,6 +191,7 @@ help:
 	@echo "make test       host tests, then the QEMU test matrix (what CI runs)"
 	@echo "make debug      boot stopped at the first instruction, with gdb attached"
 	@echo "make test-big   boot -smp 255"
+	@echo "make soak       every stressor at once for DURATION seconds (default 600)"
 	@echo "make shell      boot to the live monitor prompt (type help)"
 	@echo "make bench      benchmarks (page, scaling, pft, gup, boot) -> build/bench/*.txt, *.json, *.png"
 	@echo "make compare A=x.json B=y.json   mmtests-style comparison of two result files"

@@ -13,6 +13,7 @@
 #include "kernel/bench.h"
 #include "kernel/monitor.h"
 #include "kernel/summary.h"
+#include "kernel/soak.h"
 #include <arch/paging.h>
 #include "kernel/smp.h"
 #include "mm/mm.h"
@@ -78,6 +79,7 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 {
 	struct run_summary summary;
 	unsigned int failed, ran;
+	int soaked;
 
 	boot_tsc_start = arch_cycles();
 	arch_early_init();
@@ -99,7 +101,9 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	summary_begin(&summary);
 	failed = ktest_run_all();
 	summary_print(&summary, failed);
-	ran = bench_run_selected();
+	soaked = soak_run();
+	failed += soaked == 1;
+	ran = bench_run_selected() + (soaked >= 0);
 	if (monitor_enabled)
 		monitor_run();	/* `shell`: a prompt on the serial port until `exit` */
 	ktest_finish(failed, ran > 0);

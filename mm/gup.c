@@ -294,30 +294,77 @@ static long gup_fast(struct mm_struct *mm, u64 start, unsigned long nr, unsigned
 
 /* ---- the slow path (mm->lock) ---- */
 
-/* Replace the MOVABLE page behind *slot with an UNMOVABLE copy. 0, -ENOMEM or -EBUSY. */
-static int __migrate_for_longterm(struct mm_struct *mm, pte_t *slot, int level)
-{
-	pte_t old_e = ptep_get(slot);
-	struct page *old = pfn_to_page(mm->node, pte_pfn(old_e));
-	unsigned int order = old->order;
-	struct page *new = alloc_pages_node(mm->node, GFP_KERNEL, order);
+/*
+ * FOLL_LONGTERM migration: replace the MOVABLE pages mapped in [start, start + nr pages)
+ * with UNMOVABLE copies. Prepare: allocate a copy for each and clear its entry. One TLB
+ * shootdown then guarantees that no lockless walker can still be taking the old pages.
+ * Commit: a page that nobody else holds is copied and replaced; one that is held (by a pin
+ * or a reference taken before the shootdown) cannot move, and its entry is put back.
+ */
+struct migration {
+	pte_t *slot;
+	pte_t old_e;
+	int level;
+	struct page *new;
+};
 
-	assert_spin_locked(&mm->lock);
-	if (!new)
-		return -ENOMEM;
-	prep_compound_page(new, order);
-	set_pte(slot, 0);
-	mm_tlb_shootdown(mm);		/* no fast walker can still be grabbing old */
-	if (page_count(old) != 1) {	/* someone else holds it: cannot move it */
-		set_pte(slot, old_e);
-		__free_pages(new, order);
-		return -EBUSY;
+#define MIGRATE_BATCH 64
+
+static unsigned int __migrate_prepare(struct mm_struct *mm, u64 start, unsigned long nr,
+				      struct migration *m)
+{
+	unsigned int n = 0;
+
+	for (unsigned long i = 0; i < nr && n < MIGRATE_BATCH; i++) {
+		int level;
+		pte_t *slot = __mm_find_leaf(mm, start + i * PAGE_SIZE, &level);
+		pte_t e = slot ? ptep_get(slot) : 0;
+		struct page *old;
+
+		if (!pte_present(e) || (n && m[n - 1].slot == slot))
+			continue;	/* absent, or the same 2 MiB page as the last one */
+		old = pfn_to_page(mm->node, pte_pfn(e));
+		if (page_longterm_pinnable(old))
+			continue;
+		m[n] = (struct migration){ slot, e, level, alloc_pages_node(mm->node, GFP_KERNEL, old->order) };
+		if (!m[n].new)
+			break;
+		prep_compound_page(m[n].new, old->order);
+		set_pte(slot, 0);
+		n++;
 	}
-	memcpy(page_address(new), page_address(old), PAGE_SIZE << order);
-	set_pte(slot, mk_leaf_entry(page_to_pfn(new), pte_write(old_e), level == 2));
+	return n;
+}
+
+static void __migrate_commit(struct mm_struct *mm, struct migration *m)
+{
+	struct page *old = pfn_to_page(mm->node, pte_pfn(m->old_e));
+	unsigned int order = old->order;
+
+	if (page_count(old) != 1) {	/* someone else holds it: it cannot move */
+		set_pte(m->slot, m->old_e);
+		__free_pages(m->new, order);
+		return;
+	}
+	memcpy(page_address(m->new), page_address(old), PAGE_SIZE << order);
+	set_pte(m->slot, mk_leaf_entry(page_to_pfn(m->new), pte_write(m->old_e), m->level == 2));
 	put_page(old);
 	this_cpu_totals()->migrated++;
-	return 0;
+}
+
+static void __migrate_for_longterm(struct mm_struct *mm, u64 start, unsigned long nr)
+{
+	struct migration m[MIGRATE_BATCH];
+	unsigned int n;
+
+	assert_spin_locked(&mm->lock);
+	while ((n = __migrate_prepare(mm, start, nr, m))) {
+		mm_tlb_shootdown(mm);
+		for (unsigned int i = 0; i < n; i++)
+			__migrate_commit(mm, &m[i]);
+		if (n < MIGRATE_BATCH)
+			break;
+	}
 }
 
 /* Take one page at addr under mm->lock, faulting it in (and migrating it) as needed. */
@@ -328,18 +375,15 @@ static int __gup_slow_one(struct mm_struct *mm, u64 addr, unsigned int flags, st
 	struct page *page;
 
 	if (!slot || !pte_present(ptep_get(slot))) {
-		if ((err = __handle_mm_fault(mm, addr)))
+		if ((err = __handle_mm_fault(mm, addr, (flags & FOLL_LONGTERM) ? GFP_KERNEL : GFP_USER)))
 			return err;
 		slot = __mm_find_leaf(mm, addr, &level);
 	}
 	if ((flags & FOLL_WRITE) && !pte_write(ptep_get(slot)))
 		return -EFAULT;
 	page = pfn_to_page(mm->node, pte_pfn(ptep_get(slot)));
-	if ((flags & FOLL_LONGTERM) && !page_longterm_pinnable(page)) {
-		if ((err = __migrate_for_longterm(mm, slot, level)))
-			return err;
-		page = pfn_to_page(mm->node, pte_pfn(ptep_get(slot)));
-	}
+	if ((flags & FOLL_LONGTERM) && !page_longterm_pinnable(page))
+		return -EBUSY;	/* migration (gup_slow) could not move it */
 	if (level == 2)
 		page += (addr & (HUGE_SIZE - 1)) >> PAGE_SHIFT;
 	if (!try_grab_page(page, 1, flags))
@@ -355,6 +399,8 @@ static long gup_slow(struct mm_struct *mm, u64 start, unsigned long nr, unsigned
 	int err = 0;
 
 	spin_lock(&mm->lock);
+	if (flags & FOLL_LONGTERM)
+		__migrate_for_longterm(mm, start, nr);
 	for (i = 0; i < nr; i++)
 		if ((err = __gup_slow_one(mm, start + i * PAGE_SIZE, flags, &pages[i])))
 			break;

@@ -164,16 +164,16 @@ static pte_t *pt_get_or_alloc(struct mm_struct *mm, pte_t *slot)
 }
 
 /* A freshly allocated data page of the given order, its tails marked for compound_head(). */
-static struct page *fault_alloc(struct mm_struct *mm, unsigned int order)
+static struct page *fault_alloc(struct mm_struct *mm, gfp_t gfp, unsigned int order)
 {
-	struct page *page = alloc_pages_node(mm->node, GFP_USER | __GFP_ZERO, order);
+	struct page *page = alloc_pages_node(mm->node, gfp | __GFP_ZERO, order);
 
 	if (page)
 		prep_compound_page(page, order);
 	return page;
 }
 
-int handle_mm_fault(struct mm_struct *mm, u64 addr)
+static int do_fault(struct mm_struct *mm, u64 addr, gfp_t gfp)
 {
 	const struct vm_area *vma = __mm_find_vma(mm, addr);
 	int leaf = vma && vma->huge ? 2 : 1;
@@ -189,7 +189,7 @@ int handle_mm_fault(struct mm_struct *mm, u64 addr)
 	slot = &table[pt_index_of(addr, leaf)];
 	if (pte_present(__atomic_load_n(slot, __ATOMIC_ACQUIRE)))
 		return 0;
-	if (!(page = fault_alloc(mm, order)))
+	if (!(page = fault_alloc(mm, gfp, order)))
 		return -ENOMEM;
 	if (!__atomic_compare_exchange_n(slot, &old, mk_leaf_entry(page_to_pfn(page), vma->writable,
 				leaf == 2), false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
@@ -201,10 +201,15 @@ int handle_mm_fault(struct mm_struct *mm, u64 addr)
 	return 0;
 }
 
-int __handle_mm_fault(struct mm_struct *mm, u64 addr)
+int handle_mm_fault(struct mm_struct *mm, u64 addr)
+{
+	return do_fault(mm, addr, GFP_USER);
+}
+
+int __handle_mm_fault(struct mm_struct *mm, u64 addr, gfp_t gfp)
 {
 	assert_spin_locked(&mm->lock);
-	return handle_mm_fault(mm, addr);
+	return do_fault(mm, addr, gfp);
 }
 
 pte_t *__mm_find_leaf(struct mm_struct *mm, u64 addr, int *level)

@@ -77,8 +77,11 @@ void mm_munmap(struct mm_struct *mm, u64 start, u64 len);
  * -ENOMEM. Lockless: the caller must not munmap the same range concurrently.
  */
 int handle_mm_fault(struct mm_struct *mm, u64 addr);
-/* handle_mm_fault() with mm->lock held (the gup slow path). */
-int __handle_mm_fault(struct mm_struct *mm, u64 addr);
+/*
+ * handle_mm_fault() with mm->lock held (the gup slow path), allocating with gfp: a long-term
+ * pin faults pages in without __GFP_MOVABLE (Linux's PF_MEMALLOC_PIN), so they need no move.
+ */
+int __handle_mm_fault(struct mm_struct *mm, u64 addr, unsigned int gfp);
 
 /* Under mm->lock: the leaf entry for addr and its level (1, or 2 for a huge leaf), or NULL. */
 pte_t *__mm_find_leaf(struct mm_struct *mm, u64 addr, int *level);
