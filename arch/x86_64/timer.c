@@ -12,7 +12,7 @@
 
 #define PIT_HZ 1193182u
 #define CAL_MS 10u			/* one calibration window */
-#define CAL_RUNS 3u			/* keep the shortest: the least disturbed by the host */
+#define CAL_RUNS 7u			/* odd, for the median (see timer_calibrate) */
 #define PIT_GIVE_UP_CYCLES (1ull << 33)	/* ~1-8 s at any TSC rate: no PIT there */
 #define APIC_DIV_16 0x3u
 
@@ -29,9 +29,7 @@ static void pit_start(u16 count)
 
 /*
  * One window of CAL_MS: start the TSC reading and a free-running LAPIC count, then the PIT;
- * wait for the PIT output to rise; read both. Any delay (the host descheduling this vCPU)
- * can only lengthen what the TSC and LAPIC saw, never shorten it, so the shortest of
- * several windows is the most accurate. Returns false if the PIT never answered.
+ * wait for the PIT output to rise; read both. Returns false if the PIT never answered.
  */
 static bool calibrate_once(u64 *tsc_delta, u32 *lapic_delta)
 {
@@ -55,25 +53,47 @@ static bool calibrate_once(u64 *tsc_delta, u32 *lapic_delta)
 	return true;
 }
 
+/* Sort a few values in place (insertion sort) and return the middle one. */
+static u64 median(u64 *v, unsigned int n)
+{
+	for (unsigned int i = 1; i < n; i++)
+		for (unsigned int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			u64 tmp = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = tmp;
+		}
+	return v[n / 2];
+}
+
+/*
+ * Under TCG on a loaded host a window is disturbed in two ways. The vCPU thread can be
+ * descheduled between starting a clock and reading it: that only lengthens a window. And
+ * the guest TSC is the host TSC of whichever host core the thread is on, which QEMU keeps
+ * from going backwards when the thread moves to a core whose TSC lags: that shortens a
+ * window. The LAPIC timer and the PIT both run on QEMU's virtual clock, so the LAPIC rate
+ * is only ever overestimated: keep its smallest value. The TSC can be wrong either way:
+ * keep its median, which ignores up to CAL_RUNS / 2 disturbed windows.
+ */
 void timer_calibrate(void)
 {
-	u64 best_tsc = ~0ull, tsc;
-	u32 best_lapic = 0, lapic;
+	u64 tsc[CAL_RUNS], tsc_mid, lapic_min = ~0ull;
+	u32 lapic;
 
 	for (unsigned int i = 0; i < CAL_RUNS; i++) {
-		if (!calibrate_once(&tsc, &lapic))
+		if (!calibrate_once(&tsc[i], &lapic))
 			panic("timer: no answer from the PIT (port 0x61 bit 5): cannot calibrate");
-		if (tsc < best_tsc)
-			best_tsc = tsc, best_lapic = lapic;
+		lapic_min = MIN(lapic_min, (u64)lapic);
 	}
-	cycles_khz = best_tsc / CAL_MS;
-	lapic_count_per_tick = (u32)((u64)best_lapic * 1000 / CAL_MS / TIMER_HZ);
+	tsc_mid = median(tsc, CAL_RUNS);
+	cycles_khz = tsc_mid / CAL_MS;
+	lapic_count_per_tick = (u32)(lapic_min * 1000 / CAL_MS / TIMER_HZ);
 	if (!cycles_khz || !lapic_count_per_tick)
-		panic("timer: calibration measured nothing (TSC %llu, LAPIC %u)",
-		      (unsigned long long)best_tsc, best_lapic);
-	printk("timer: TSC %llu kHz, LAPIC timer %llu kHz (bus / 16), %u Hz tick on every CPU "
-	       "(against the PIT, best of %u x %u ms)\n", (unsigned long long)cycles_khz,
-	       (unsigned long long)best_lapic / CAL_MS, TIMER_HZ, CAL_RUNS, CAL_MS);
+		panic("timer: calibration measured nothing (TSC %llu, LAPIC %llu)",
+		      (unsigned long long)tsc_mid, (unsigned long long)lapic_min);
+	printk("timer: TSC %llu kHz (median), LAPIC timer %llu kHz (bus / 16, minimum), %u Hz "
+	       "tick on every CPU; against the PIT, %u x %u ms\n", (unsigned long long)cycles_khz,
+	       (unsigned long long)lapic_min / CAL_MS, TIMER_HZ, CAL_RUNS, CAL_MS);
 }
 
 void timer_start_cpu(void)
