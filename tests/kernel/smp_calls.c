@@ -57,6 +57,32 @@ static void smp_call_single_nowait_flood(struct ktest *t)
 	KT_EXPECT_EQ(t, READ_ONCE(hits[target]), 1000u);
 }
 
+/*
+ * 200 waited calls to the last CPU, then 20 waited calls to all: each ran exactly as often.
+ * Prints the mean round trip (TCG: emulated IPIs and vCPU wake-ups, not hardware cost).
+ */
+static void smp_call_wait_round_trip(struct ktest *t)
+{
+	unsigned int target = nr_cpus - 1;
+	u64 t0;
+
+	if (nr_cpus_online() < 2)
+		KT_SKIP(t, "needs 2 CPUs");
+	reset_hits();
+	t0 = arch_cycles();
+	for (int i = 0; i < 200; i++)
+		smp_call_function_single(target, hit, NULL, true);
+	ktest_printf(t, "single, wait: %llu us per call",
+		     (unsigned long long)cycles_to_us(arch_cycles() - t0) / 200);
+	t0 = arch_cycles();
+	for (int i = 0; i < 20; i++)
+		smp_call_function_all(hit, NULL, true);
+	ktest_printf(t, "all %u others, wait: %llu us per call", nr_cpus_online() - 1,
+		     (unsigned long long)cycles_to_us(arch_cycles() - t0) / 20);
+	KT_EXPECT_EQ(t, READ_ONCE(hits[target]), 220u);
+	KT_EXPECT_EQ(t, total_hits, 200u + 20u * (nr_cpus_online() - 1));
+}
+
 /* A call to a CPU index that is not online (never started, or out of range) is refused. */
 static void smp_call_single_offline_refused(struct ktest *t)
 {
@@ -232,6 +258,7 @@ static const struct ktest_case smp_cases[] = {
 	KTEST_CASE(smp_call_all_nowait_runs_once_each),
 	KTEST_CASE(smp_call_single_nowait_flood),
 	KTEST_CASE(smp_call_single_offline_refused),
+	KTEST_CASE(smp_call_wait_round_trip),
 	KTEST_CASE(smp_call_all_every_cpu_at_once),
 	KTEST_CASE(smp_run_on_all_once_per_cpu_irqs_on),
 	KTEST_CASE(trap_recover_page_fault_every_cpu),
