@@ -91,6 +91,8 @@ int acpi_check_rsdp(const void *buf, size_t len, struct acpi_madt_info *out)
 		return fail(out, ACPI_ERR_CHECKSUM, "RSDP", "bad checksum", 0);
 	if (p[15] < 2)
 		return ACPI_OK;
+	if (len < 24)	/* the v2 length field itself is past the end (found by fuzzing) */
+		return fail(out, ACPI_ERR_BAD_TABLE, "RSDP", "v2 RSDP truncated", (u32)len);
 	full = rd32(p + 20);
 	if (full < ACPI_RSDP_V2_LEN || full > len)
 		return fail(out, ACPI_ERR_BAD_TABLE, "RSDP", "bad v2 length", full);

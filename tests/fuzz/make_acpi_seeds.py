@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Seed corpus for the ACPI fuzz target: valid ACPI 1.0 (RSDT) and 2.0 (XSDT) table sets with
+local APIC (type 0), local x2APIC (type 9), I/O APIC and override entries, laid out as the
+target reads them (RSDP at offset 0, pointers are offsets). Run from the repo root."""
+import os
+import struct
+
+OUT = "tests/fuzz/corpus/acpi"
+
+
+def checksum_fix(buf, at, start=0, end=None):
+    end = len(buf) if end is None else end
+    buf[at] = 0
+    buf[at] = (-sum(buf[start:end])) & 0xFF
+
+
+def sdt(sig, body, rev=1):
+    hdr = bytearray(sig + struct.pack("<IBB", 36 + len(body), rev, 0) + b"BOCHS BXPC    " +
+                    struct.pack("<III", 1, 0x20202020, 1))
+    t = hdr + body
+    checksum_fix(t, 9)
+    return bytes(t)
+
+
+def madt(n_lapic, n_x2apic, disabled=1):
+    body = struct.pack("<II", 0xFEE00000, 1)
+    for i in range(n_lapic):
+        body += struct.pack("<BBBBI", 0, 8, i, i, 1)
+    for i in range(disabled):
+        body += struct.pack("<BBBBI", 0, 8, 200 + i, 200 + i, 0)
+    for i in range(n_x2apic):
+        body += struct.pack("<BBHIII", 9, 16, 0, 300 + i, 1, 300 + i)
+    body += struct.pack("<BBBBII", 1, 12, 0, 0, 0xFEC00000, 0)       # I/O APIC
+    body += struct.pack("<BBBBIH", 2, 10, 0, 0, 2, 0)                # interrupt override
+    return sdt(b"APIC", body, 3)
+
+
+def image(v2, n_lapic, n_x2apic):
+    mem = bytearray(64)
+    m = madt(n_lapic, n_x2apic)
+    madt_at = 256
+    if v2:
+        root = sdt(b"XSDT", struct.pack("<Q", madt_at))
+        rsdp = bytearray(b"RSD PTR " + b"\0" + b"BOCHS " + bytes([2]) + struct.pack("<I", 0) +
+                         struct.pack("<IQ", 36, 64) + b"\0\0\0\0")
+        checksum_fix(rsdp, 8, 0, 20)
+        checksum_fix(rsdp, 32, 0, 36)
+    else:
+        root = sdt(b"RSDT", struct.pack("<I", madt_at))
+        rsdp = bytearray(b"RSD PTR " + b"\0" + b"BOCHS " + bytes([0]) + struct.pack("<I", 64))
+        checksum_fix(rsdp, 8, 0, 20)
+    mem[0:len(rsdp)] = rsdp
+    mem += root
+    mem += b"\0" * (madt_at - len(mem))
+    mem += m
+    return bytes(mem)
+
+
+os.makedirs(OUT, exist_ok=True)
+seeds = {"v1_rsdt_4cpus": image(False, 4, 0), "v2_xsdt_40cpus": image(True, 40, 0),
+         "v2_x2apic_mixed": image(True, 8, 8), "v2_300cpus": image(True, 250, 50)}
+for name, data in seeds.items():
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(data)
+print("wrote", len(seeds), "seeds to", OUT)
