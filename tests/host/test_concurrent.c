@@ -52,7 +52,7 @@ static void *stress_cpu(void *p)
 	return NULL;
 }
 
-/* 8 CPUs x 20000 random operations on a 64 MiB node: afterwards every page is accounted
+/* 8 CPUs x 10000 random operations on a 64 MiB node: afterwards every page is accounted
  * for once and the free count is exactly what it was. */
 static void alloc_pages_concurrent_random_orders(void)
 {
@@ -64,7 +64,7 @@ static void alloc_pages_concurrent_random_orders(void)
 	ASSERT(pgdat);
 	free = node_free_pages(pgdat);
 	for (unsigned int i = 0; i < NR_TEST_CPUS; i++)
-		args[i] = (struct stress_arg){ .pgdat = pgdat, .seed = i + 1, .ops = 20000 };
+		args[i] = (struct stress_arg){ .pgdat = pgdat, .seed = i + 1, .ops = 10000 };
 	run_on_cpus(NR_TEST_CPUS, stress_cpu, args, sizeof(args[0]));
 	drain_all_pages_node(pgdat);
 	EXPECT_EQ(node_free_pages(pgdat), free);

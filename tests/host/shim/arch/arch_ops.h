@@ -61,9 +61,11 @@ static inline bool arch_irqs_disabled(void)
 	return host_irqs_off != 0;
 }
 
-/* Threads outnumber host cores: give the lock holder a chance to run. */
+/* Threads outnumber host cores: give the lock holder a chance to run. A spinning CPU
+ * with interrupts on takes them, as real hardware would. */
 static inline void arch_cpu_relax(void)
 {
+	host_irq_poll();
 	sched_yield();
 }
 
