@@ -96,6 +96,7 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	cmdline_init(boot_info.cmdline);
 	mm_init(&boot_info);	/* memblock, memory map, zones, buddy lists (mm/mm_init.c) */
 	arch_smp_init();	/* ACPI MADT, LAPIC + timer, start every AP; interrupts on */
+	mm_cpus_online();	/* per-CPU page list sizes for the CPUs now online (mm/pcp.c) */
 
 	/* ---- tests (kernel/ktest.c), then benchmarks (kernel/bench.c), then exit QEMU ---- */
 	summary_begin(&summary);

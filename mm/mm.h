@@ -117,6 +117,8 @@ void drain_all_pages(struct zone *zone);	/* zone NULL: every zone of mm_node() *
 void drain_all_pages_node(struct pglist_data *pgdat);
 void zone_pcp_disable(struct zone *zone);
 void zone_pcp_enable(struct zone *zone);
+/* kmain, after SMP bring-up: zone_pcp_update(mm_node(), CPUs online), and a summary line. */
+void mm_cpus_online(void);
 /* Recompute batch/high for nr_cpus online CPUs (call when CPUs come online). */
 void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus);
 /* Parse "pcp.lock=irqoff|irqsave|trylock" / "pcp.enable=0|1" style values; 0 or -1. */

@@ -726,3 +726,14 @@ void show_pcpinfo(struct pglist_data *pgdat)
 			       (unsigned long long)st.drained, (unsigned long long)st.ipi_drain);
 	}
 }
+
+/* After SMP bring-up: size every pcp of the kernel's node for the CPUs now online. */
+void mm_cpus_online(void)
+{
+	struct zone *z = &mm_node()->node_zones[ZONE_DMA32];
+
+	zone_pcp_update(mm_node(), nr_cpus_online());
+	printk("pcp: %s, lock model %s; %u CPUs online: DMA32 batch %d high %d\n",
+	       pcp_enabled ? "on" : "off (pcp.enable=0)", pcp_lock_model_name(pcp_lock_model),
+	       nr_cpus_online(), z->pageset_batch, z->pageset_high);
+}

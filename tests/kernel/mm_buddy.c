@@ -228,20 +228,19 @@ static void mm_bench_buddy_order0_pair(struct ktest *t)
 {
 	struct pglist_data *pgdat = mm_node();
 	const unsigned int n = 100000;
-	bool poison = pgdat->poison;
+	bool poison = pgdat->poison, pcp = pcp_enabled;
 	u64 start, best = ~0ull;
 
 	pgdat->poison = false;
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		zone_pcp_disable(&pgdat->node_zones[z]);
+	drain_all_pages_node(pgdat);
+	pcp_enabled = false;
 	for (int round = 0; round < 3; round++) {
 		start = arch_cycles();
 		for (unsigned int i = 0; i < n; i++)
 			__free_pages(alloc_pages(GFP_KERNEL, 0), 0);
 		best = MIN(best, (arch_cycles() - start) / n);
 	}
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		zone_pcp_enable(&pgdat->node_zones[z]);
+	pcp_enabled = pcp;
 	pgdat->poison = poison;
 	ktest_printf(t, "buddy only: order-0 alloc+free pair %llu cycles (best of 3 x %u)",
 		     (unsigned long long)best, n);

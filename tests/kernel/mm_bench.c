@@ -1,0 +1,127 @@
+/*
+ * `bench=pcp`: page allocator throughput and cost. Order-0 alloc+free pairs per second on
+ * 1, 2, 4, 8, 16, ... CPUs at once, with per-CPU lists on and off (pcp.enable), and the
+ * single-CPU cycles per pair in each locking model and through the buddy lists alone.
+ * Poisoning is off while measuring; CONFIG_DEBUG_VM checks stay as built.
+ */
+#include "kernel/bench.h"
+#include "kernel/cmdline.h"
+#include "kernel/printk.h"
+#include "kernel/smp.h"
+#include "kernel/timer.h"
+#include "kernel/string.h"
+#include "mm/internal.h"
+
+static unsigned int bench_pairs = 20000;
+CMDLINE_UINT("pcp.bench_pairs", bench_pairs, "bench=pcp: alloc+free pairs per CPU per run");
+
+struct tput {
+	unsigned int ncpu;
+	int arrived;			/* barrier (atomic) */
+	u64 cycles[MAX_CPUS];
+};
+
+/* Every CPU below ncpu: wait for the others, then time bench_pairs order-0 pairs. */
+static void tput_fn(void *arg)
+{
+	struct tput *t = arg;
+	unsigned int cpu = arch_cpu_id();
+	u64 start;
+
+	if (cpu >= t->ncpu)
+		return;
+	__atomic_add_fetch(&t->arrived, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&t->arrived, __ATOMIC_ACQUIRE) < (int)t->ncpu)
+		arch_cpu_relax();
+	start = arch_cycles();
+	for (unsigned int i = 0; i < bench_pairs; i++)
+		__free_pages(alloc_pages(GFP_KERNEL, 0), 0);
+	t->cycles[cpu] = arch_cycles() - start;
+}
+
+/* Pairs per second with ncpu CPUs working (the slowest CPU's time). */
+static u64 throughput(unsigned int ncpu)
+{
+	static struct tput t;
+	u64 slowest = 0;
+
+	memset(&t, 0, sizeof(t));
+	t.ncpu = ncpu;
+	smp_run_on_all(tput_fn, &t);
+	for (unsigned int c = 0; c < ncpu; c++)
+		slowest = MAX(slowest, t.cycles[c]);
+	return (u64)ncpu * bench_pairs * cycles_khz * 1000 / MAX(slowest, 1ull);
+}
+
+/* Cycles per order-0 pair on this CPU alone: best of 3 runs of bench_pairs. */
+static u64 pair_cycles(void)
+{
+	u64 best = ~0ull;
+
+	for (int r = 0; r < 3; r++) {
+		u64 start = arch_cycles();
+
+		for (unsigned int i = 0; i < bench_pairs; i++)
+			__free_pages(alloc_pages(GFP_KERNEL, 0), 0);
+		best = MIN(best, (arch_cycles() - start) / bench_pairs);
+	}
+	return best;
+}
+
+static void bench_set(bool pcp_on, enum pcp_lock_model m)
+{
+	drain_all_pages_node(mm_node());
+	pcp_enabled = pcp_on;
+	pcp_lock_model = m;
+}
+
+static void pcp_bench(void)
+{
+	static const unsigned int counts[] = { 1, 2, 4, 8, 16, 40, 64, 128, 255 };
+	static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
+						      PCP_LOCK_TRYLOCK };
+	enum pcp_lock_model saved_model = pcp_lock_model;
+	bool saved_on = pcp_enabled, poison = mm_node()->poison;
+	unsigned int online = nr_cpus_online();
+	u64 on = 0, off = 0;
+	char extra[96];
+
+	mm_node()->poison = false;
+	printk("pcp bench: %u pairs per CPU, DEBUG_VM %d, %u CPUs online\n", bench_pairs,
+	       CONFIG_DEBUG_VM, online);
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		u64 c;
+
+		bench_set(true, models[m]);
+		c = pair_cycles() * 1000;
+		printk("pcp bench: 1 CPU, %-7s: %llu cycles per order-0 alloc+free\n",
+		       pcp_lock_model_name(models[m]), (unsigned long long)(c / 1000));
+		snprintf(extra, sizeof(extra), "\"model\":\"%s\"", pcp_lock_model_name(models[m]));
+		bench_emit("pcp", "pair_cycles", "cycles", false, &c, 1, extra);
+	}
+	bench_set(false, saved_model);
+	on = pair_cycles() * 1000;
+	printk("pcp bench: 1 CPU, buddy lists only: %llu cycles per pair\n",
+	       (unsigned long long)(on / 1000));
+	bench_emit("pcp", "pair_cycles", "cycles", false, &on, 1, "\"model\":\"buddy\"");
+	for (unsigned int i = 0; i < ARRAY_SIZE(counts) && counts[i] <= online; i++) {
+		bench_set(true, saved_model);
+		on = throughput(counts[i]);
+		bench_set(false, saved_model);
+		off = throughput(counts[i]);
+		printk("pcp bench: %3u CPUs: %9llu pairs/s with pcp, %9llu without, ratio %llu.%02llu\n",
+		       counts[i], (unsigned long long)on, (unsigned long long)off,
+		       (unsigned long long)(on / MAX(off, 1ull)),
+		       (unsigned long long)(on * 100 / MAX(off, 1ull) % 100));
+		snprintf(extra, sizeof(extra), "\"cpus\":%u,\"pcp\":true", counts[i]);
+		on *= 1000;
+		bench_emit("pcp", "pairs_per_s", "pairs/s", true, &on, 1, extra);
+		snprintf(extra, sizeof(extra), "\"cpus\":%u,\"pcp\":false", counts[i]);
+		off *= 1000;
+		bench_emit("pcp", "pairs_per_s", "pairs/s", true, &off, 1, extra);
+	}
+	bench_set(saved_on, saved_model);
+	mm_node()->poison = poison;
+}
+BENCH_REGISTER(pcp, pcp_bench, "order-0 alloc+free: pairs/s per CPU count with pcp on/off, "
+	       "cycles per pair per lock model");

@@ -1,0 +1,424 @@
+/*
+ * KTAP suite mm_pcp: the per-CPU page lists on every CPU at once (-smp 40), under each of
+ * the three locking models: stress with interrupt-context allocations from the timer tick,
+ * IRQ re-entry on a CPU that holds its own list, remote drains under fire, the batch/high
+ * rules, exhaustion with drain-and-retry. Also `bench=pcp`: ops/s per CPU count, PCP on/off,
+ * and the single-CPU pair cost per model. Host versions: tests/host/test_pcp.c.
+ */
+#include "kernel/ktest.h"
+#include "kernel/bench.h"
+#include "kernel/smp.h"
+#include "kernel/timer.h"
+#include "kernel/string.h"
+#include "mm/internal.h"
+
+static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
+					      PCP_LOCK_TRYLOCK };
+
+/* Switch models with every list empty and nobody inside an operation (between runs). */
+static void set_model(enum pcp_lock_model m)
+{
+	drain_all_pages_node(mm_node());
+	pcp_lock_model = m;
+}
+
+/* Empty every pcp for good (zone_pcp_disable: high 0, then a forced drain of every CPU), check
+ * they are empty, and re-enable. Returns the pages still listed (must be 0). */
+static unsigned long forced_drain(void)
+{
+	struct pglist_data *pgdat = mm_node();
+	unsigned long left = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_pcp_disable(&pgdat->node_zones[z]);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		left += zone_pcp_count(&pgdat->node_zones[z]);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_pcp_enable(&pgdat->node_zones[z]);
+	return left;
+}
+
+static void print_counters(struct ktest *t, const char *what)
+{
+	struct pcp_stats st;
+
+	pcp_stats_sum(mm_node(), -1, &st);
+	ktest_printf(t, "%s [%s]: hits alloc %llu free %llu, refills %llu, spills %llu, trylock "
+		     "fails alloc %llu free %llu, drained %llu, ipi drains %llu", what,
+		     pcp_lock_model_name(pcp_lock_model), (unsigned long long)st.alloc_hit,
+		     (unsigned long long)st.free_hit, (unsigned long long)st.refill,
+		     (unsigned long long)st.spill, (unsigned long long)st.trylock_fail_alloc,
+		     (unsigned long long)st.trylock_fail_free, (unsigned long long)st.drained,
+		     (unsigned long long)st.ipi_drain);
+}
+
+static void reset_counters(void)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		memset(mm_node()->node_zones[z].pcp_stats, 0,
+		       mm_node()->nr_cpus * sizeof(struct pcp_stats));
+}
+
+/* ---- test 1: stress, with allocations from the timer interrupt ---- */
+
+struct churn {
+	unsigned int ops;
+	bool drainers;			/* odd CPUs drain instead of churning (test 3) */
+	int churning;			/* CPUs still churning (atomic) */
+	u64 irq_allocs[MAX_CPUS];
+};
+static struct churn *tick_churn;
+
+/* Tick hook: an order-0 GFP_ATOMIC alloc + free in interrupt context on every CPU. */
+static void tick_alloc_hook(unsigned int cpu)
+{
+	struct churn *c = READ_ONCE(tick_churn);
+	struct page *page;
+
+	if (!c || !(page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0)))
+		return;
+	__free_pages(page, 0);
+	c->irq_allocs[cpu]++;
+}
+
+static u64 xorshift(u64 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void churn_cpu(struct churn *c)
+{
+	struct page *held[32];
+	u8 orders[32];
+	unsigned int n = 0;
+	u64 seed = 0x9e3779b97f4a7c15ull * (arch_cpu_id() + 1);
+
+	for (unsigned int i = 0; i < c->ops; i++) {
+		u64 r = xorshift(&seed);
+
+		if (n < 32 && (n == 0 || (r & 1))) {
+			unsigned int o = (unsigned int)((r >> 8) % 4);
+
+			held[n] = alloc_pages(((r & 2) ? GFP_USER : GFP_KERNEL) | __GFP_NOWARN, o);
+			if (held[n])
+				orders[n++] = (u8)o;
+		} else {
+			unsigned int k = (unsigned int)((r >> 4) % n);
+
+			__free_pages(held[k], orders[k]);
+			held[k] = held[--n];
+			orders[k] = orders[n];
+		}
+	}
+	while (n--)
+		__free_pages(held[n], orders[n]);
+}
+
+static void churn_or_drain_fn(void *arg)
+{
+	struct churn *c = arg;
+
+	if (c->drainers && (arch_cpu_id() & 1)) {
+		while (__atomic_load_n(&c->churning, __ATOMIC_ACQUIRE))
+			drain_all_pages_node(mm_node());
+		return;
+	}
+	churn_cpu(c);
+	__atomic_sub_fetch(&c->churning, 1, __ATOMIC_RELEASE);
+}
+
+static void run_churn(struct ktest *t, struct churn *c, bool drainers)
+{
+	unsigned int n = nr_cpus_online();
+
+	c->drainers = drainers && n > 1;
+	c->churning = (int)(c->drainers ? (n + 1) / 2 : n);
+	smp_run_on_all(churn_or_drain_fn, c);
+}
+
+/*
+ * Test 1 (each model): every CPU does 3000 random order-0..3 operations while the timer
+ * tick allocates and frees in interrupt context; then a forced drain empties every pcp,
+ * mm_verify passes and the free count is exactly as before.
+ */
+static void mm_pcp_stress_all_cpus(struct ktest *t)
+{
+	static struct churn c;
+	unsigned long before;
+
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		u64 irq = 0;
+
+		set_model(models[m]);
+		reset_counters();
+		before = node_free_pages(mm_node());
+		memset(&c, 0, sizeof(c));
+		c.ops = 3000;
+		WRITE_ONCE(tick_churn, &c);
+		KT_ASSERT_EQ(t, timer_add_tick_hook(tick_alloc_hook), 0);
+		run_churn(t, &c, false);
+		WRITE_ONCE(tick_churn, NULL);
+		timer_remove_tick_hook(tick_alloc_hook);
+		for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
+			irq += c.irq_allocs[cpu];
+		print_counters(t, "stress");
+		ktest_printf(t, "  %llu alloc+free pairs from the timer interrupt",
+			     (unsigned long long)irq);
+		KT_EXPECT_EQ(t, forced_drain(), 0ul);
+		KT_EXPECT_EQ(t, node_free_pages(mm_node()), before);
+		KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+	}
+	set_model(PCP_LOCK_TRYLOCK);
+}
+
+/* ---- test 2: IRQ re-entry on a CPU that holds its own list ---- */
+
+struct reentry {
+	int phase;		/* 1 while CPU 0 holds its pcp, 2 after (atomic) */
+	int sent;		/* the sender is about to call (atomic) */
+	int done;		/* handler finished (atomic) */
+	bool ran_while_held, alloc_ok;
+	int count_before, count_in_handler;
+};
+
+static struct per_cpu_pages *dma32_pcp(void)
+{
+	return &mm_node()->node_zones[ZONE_DMA32].pcp[arch_cpu_id()];
+}
+
+static void reentry_handler(void *arg)
+{
+	struct reentry *r = arg;
+	struct page *page = alloc_pages(GFP_DMA32 & ~__GFP_DIRECT_RECLAIM, 0);
+
+	r->ran_while_held = __atomic_load_n(&r->phase, __ATOMIC_ACQUIRE) == 1;
+	r->alloc_ok = page != NULL;
+	if (page)
+		__free_pages(page, 0);
+	r->count_in_handler = dma32_pcp()->count;
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+}
+
+/* Runs on CPU 1 (from a call IPI): interrupt CPU 0 with the handler. */
+static void reentry_sender(void *arg)
+{
+	struct reentry *r = arg;
+
+	__atomic_store_n(&r->sent, 1, __ATOMIC_RELEASE);
+	smp_call_function_single(0, reentry_handler, r, false);
+}
+
+/*
+ * Test 2 (each model): CPU 0 holds its own DMA32 pcp and CPU 1 interrupts it with a handler
+ * that allocates and frees. trylock: the handler runs during the hold, both its trylocks
+ * fail, it goes through the buddy lists, the pcp count is unchanged. irqsave/irqoff: the
+ * hold has interrupts off, so the handler runs after the release, through the pcp.
+ */
+static void mm_pcp_irq_reentry(struct ktest *t)
+{
+	struct zone *zone = &mm_node()->node_zones[ZONE_DMA32];
+
+	if (nr_cpus_online() < 2 || arch_cpu_id() != 0)
+		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		static struct reentry r;
+		struct pcp_stats st;
+		struct per_cpu_pages *pcp;
+		unsigned long flags;
+		bool trylock = models[m] == PCP_LOCK_TRYLOCK;
+
+		set_model(models[m]);
+		reset_counters();
+		memset(&r, 0, sizeof(r));
+		pcp = pcp_lock_this_cpu(zone, &flags);
+		KT_ASSERT_NOT_NULL(t, pcp);
+		r.count_before = pcp->count;
+		__atomic_store_n(&r.phase, 1, __ATOMIC_RELEASE);
+		smp_call_function_single(1, reentry_sender, &r, false);
+		while (trylock ? !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE) :
+				 !__atomic_load_n(&r.sent, __ATOMIC_ACQUIRE))
+			arch_cpu_relax();
+		udelay(1000);	/* irqoff/irqsave: the IPI is pending meanwhile */
+		__atomic_store_n(&r.phase, 2, __ATOMIC_RELEASE);
+		pcp_unlock_this_cpu(pcp, flags);
+		while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
+			arch_cpu_relax();
+		pcp_stats_sum(mm_node(), 0, &st);
+		KT_EXPECT_TRUE(t, r.alloc_ok);
+		KT_EXPECT_EQ(t, r.ran_while_held, trylock);
+		KT_EXPECT_EQ(t, st.trylock_fail_alloc, (u64)trylock);
+		KT_EXPECT_EQ(t, st.trylock_fail_free, (u64)trylock);
+		if (trylock)
+			KT_EXPECT_EQ(t, r.count_in_handler, r.count_before);
+		ktest_printf(t, "[%s] handler ran %s the hold; trylock fails alloc %llu free %llu",
+			     pcp_lock_model_name(pcp_lock_model), r.ran_while_held ? "during" :
+			     "after", (unsigned long long)st.trylock_fail_alloc,
+			     (unsigned long long)st.trylock_fail_free);
+	}
+	set_model(PCP_LOCK_TRYLOCK);
+	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+}
+
+/* ---- test 3: remote drains under fire ---- */
+
+/* Test 3 (each model): even CPUs churn while odd CPUs drain every CPU's lists in a loop;
+ * then zone_pcp_disable() leaves every pcp empty and nothing is lost. */
+static void mm_pcp_remote_drain_under_fire(struct ktest *t)
+{
+	static struct churn c;
+
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		unsigned long before;
+
+		set_model(models[m]);
+		reset_counters();
+		before = node_free_pages(mm_node());
+		memset(&c, 0, sizeof(c));
+		c.ops = 3000;
+		run_churn(t, &c, true);
+		print_counters(t, "remote drain");
+		KT_EXPECT_EQ(t, forced_drain(), 0ul);
+		KT_EXPECT_EQ(t, node_free_pages(mm_node()), before);
+		KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+	}
+	set_model(PCP_LOCK_TRYLOCK);
+}
+
+/* ---- test 4: batch and high rules, on this CPU ---- */
+
+/*
+ * Test 4: sizes follow the formulas (batch 63 for a zone of 1 GiB or more, high >= 4
+ * batch); an empty list refills max(batch >> order, 2) blocks; frees without allocations
+ * spill batch, 2 batch, 4 batch; one allocation halves free_factor; free_high drains all;
+ * the boot pageset (zone_pcp_disable) sends every free to buddy.
+ */
+static void mm_pcp_batch_high_rules(struct ktest *t)
+{
+	struct zone *zone = &mm_node()->node_zones[ZONE_DMA32];
+	struct per_cpu_pages *pcp = dma32_pcp();
+	static struct page *pages[1500];
+	int batch = pcp->batch, spills[3], ns = 0, high = pcp->high;
+	unsigned int i;
+	struct page *p;
+
+	set_model(PCP_LOCK_TRYLOCK);
+	KT_EXPECT_EQ(t, batch, zone_batchsize(zone));
+	if (zone->managed_pages >= (1ul << (30 - PAGE_SHIFT)))
+		KT_EXPECT_EQ(t, batch, 63);
+	KT_EXPECT_GE(t, pcp->high, 4 * batch);
+	for (unsigned int o = 0; o <= PAGE_ALLOC_COSTLY_ORDER; o++) {
+		drain_local_pages(zone);
+		p = alloc_pages(GFP_DMA32, o);
+		KT_ASSERT_NOT_NULL(t, p);
+		KT_EXPECT_EQ(t, pcp->count, (MAX(batch >> o, 2) - 1) << o);
+		__free_pages(p, o);
+	}
+	for (i = 0; i < ARRAY_SIZE(pages); i++)
+		KT_ASSERT_NOT_NULL(t, (pages[i] = alloc_pages(GFP_DMA32, 0)));
+	drain_local_pages(zone);
+	pcp->high = 16 * batch;
+	pcp->free_factor = 0;
+	for (i = 0; i < ARRAY_SIZE(pages) && ns < 3; i++) {
+		int before = pcp->count;
+
+		__free_pages(pages[i], 0);
+		if (before + 1 != pcp->count)
+			spills[ns++] = before + 1 - pcp->count;
+	}
+	KT_ASSERT_EQ(t, ns, 3);
+	KT_EXPECT_EQ(t, spills[0], batch);
+	KT_EXPECT_EQ(t, spills[1], 2 * batch);
+	KT_EXPECT_EQ(t, spills[2], 4 * batch);
+	p = alloc_pages(GFP_DMA32, 0);
+	KT_EXPECT_EQ(t, pcp->free_factor, 1);
+	__free_pages(p, 0);
+	p = alloc_pages(GFP_DMA32, 1);
+	pcp->free_factor = 1;
+	__free_pages(p, 1);			/* free_high: the whole list goes */
+	KT_EXPECT_EQ(t, pcp->count, 0);
+	pcp->high = high;
+	for (; i < ARRAY_SIZE(pages); i++)
+		__free_pages(pages[i], 0);
+	zone_pcp_disable(zone);
+	p = alloc_pages(GFP_DMA32, 0);
+	__free_pages(p, 0);
+	KT_EXPECT_EQ(t, pcp->count, 0);
+	zone_pcp_enable(zone);
+	ktest_printf(t, "DMA32: batch %d high %d; spills %d, %d, %d", batch, high, spills[0],
+		     spills[1], spills[2]);
+	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+}
+
+/* ---- test 5: exhaustion on every CPU ---- */
+
+struct exhaust {
+	struct list_head held[MAX_CPUS];
+	unsigned long got[MAX_CPUS];
+};
+
+static void exhaust_fn(void *arg)
+{
+	struct exhaust *e = arg;
+	unsigned int cpu = arch_cpu_id();
+	struct page *page;
+
+	INIT_LIST_HEAD(&e->held[cpu]);
+	while ((page = alloc_pages(GFP_KERNEL | __GFP_MEMALLOC | __GFP_NOWARN, 0))) {
+		list_add(&page->lru, &e->held[cpu]);
+		e->got[cpu]++;
+	}
+}
+
+static void release_fn(void *arg)
+{
+	struct exhaust *e = arg;
+	struct page *page, *tmp;
+
+	list_for_each_entry_safe(page, tmp, &e->held[arch_cpu_id()], lru)
+		__free_pages(page, 0);
+}
+
+/*
+ * Test 5 (each model): every CPU allocates order-0 pages until NULL at once. The last free
+ * pages sit on other CPUs' lists until a failing allocation drains them and retries, so
+ * together the CPUs get every free page; then all free, and the count is exactly restored.
+ */
+static void mm_pcp_exhaustion_all_cpus(struct ktest *t)
+{
+	static struct exhaust e;
+
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		unsigned long before, total = 0;
+		u64 retries;
+
+		set_model(models[m]);
+		memset(&e, 0, sizeof(e));
+		before = node_free_pages(mm_node());
+		retries = mm_node()->drain_retries;
+		smp_run_on_all(exhaust_fn, &e);
+		for (unsigned int c = 0; c < MAX_CPUS; c++)
+			total += e.got[c];
+		KT_EXPECT_EQ(t, total, before);
+		KT_EXPECT_GT(t, mm_node()->drain_retries, retries);
+		smp_run_on_all(release_fn, &e);
+		KT_EXPECT_EQ(t, forced_drain(), 0ul);
+		KT_EXPECT_EQ(t, node_free_pages(mm_node()), before);
+		ktest_printf(t, "[%s] %lu pages on %u CPUs, %llu drain-and-retry rounds",
+			     pcp_lock_model_name(pcp_lock_model), total, nr_cpus_online(),
+			     (unsigned long long)(mm_node()->drain_retries - retries));
+	}
+	set_model(PCP_LOCK_TRYLOCK);
+	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+}
+
+static const struct ktest_case mm_pcp_cases[] = {
+	KTEST_CASE(mm_pcp_stress_all_cpus),
+	KTEST_CASE(mm_pcp_irq_reentry),
+	KTEST_CASE(mm_pcp_remote_drain_under_fire),
+	KTEST_CASE(mm_pcp_batch_high_rules),
+	KTEST_CASE(mm_pcp_exhaustion_all_cpus),
+};
+KTEST_SUITE(mm_pcp, mm_pcp_cases);
