@@ -123,6 +123,10 @@ int main(int argc, char **argv)
 	unsigned int passed = 0, failed = 0;
 
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--bench")) {
+			host_phys_init(4 * GiB + 512 * MiB);
+			return host_bench(argc - i - 1, argv + i + 1);
+		}
 		if (!strcmp(argv[i], "--gup-bench")) {
 			host_phys_init(4 * GiB + 512 * MiB);
 			return gup_host_bench(argc - i - 1, argv + i + 1);

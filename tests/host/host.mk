@@ -7,7 +7,8 @@ HOST_BUILD := $(BUILD)/host
 # Every mm/ source: the page allocator, and what it calls into (page_alloc.c checks pins
 # through gup.c, which needs vm.c).
 HOST_MM_SRC := $(wildcard mm/*.c)
-HOST_SRC   := $(HOST_MM_SRC) kernel/spinlock.c tests/host/harness.c $(wildcard tests/host/test_*.c) \
+HOST_SRC   := $(HOST_MM_SRC) kernel/spinlock.c tests/host/harness.c tests/host/bench_host.c \
+	$(wildcard tests/host/test_*.c) \
 	$(wildcard tests/host/shim/*.c)
 HOST_CFLAGS := \
 	-std=gnu11 \
