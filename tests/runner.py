@@ -363,8 +363,10 @@ class Run:
                 seen, quiet_since = len(self.lines), time.monotonic()
             elif (time.monotonic() - quiet_since >= HEARTBEAT_S and not self.args.console
                   and self.args.progress != "none"):
+                where = self.parser.where()
                 last = self.lines[-1].strip()[:70] if self.lines else "(no output yet)"
-                self.say(f"... {time.monotonic() - start:.0f}s, waiting; last line: {last}")
+                self.say(f"... {time.monotonic() - start:.0f}s, waiting" +
+                         (where if where else f"; last line: {last}"))
                 quiet_since = time.monotonic()
 
 
