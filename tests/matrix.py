@@ -89,6 +89,21 @@ def make_step(make, target):
 STEPS = ["host-test", "fuzz-smoke", "shell-test", "bench-smoke"]
 
 
+def runner_self_test():
+    """tests/runner_test.py (the KTAP parser and verdicts on canned logs), in this process:
+    a runner that misreads KTAP would make every row below meaningless."""
+    import io
+    import unittest
+    import runner_test
+    suite = unittest.defaultTestLoader.loadTestsFromModule(runner_test)
+    stream = io.StringIO()
+    result = unittest.TextTestRunner(stream=stream, verbosity=0).run(suite)
+    bad = len(result.failures) + len(result.errors)
+    if bad:
+        sys.stdout.write(stream.getvalue())
+    return result.testsRun - bad - len(result.skipped), bad, len(result.skipped)
+
+
 def run_row(row, opts, out):
     name, firmware, machine, smp, mem, timeout, cmdline, extra = row
     argv = ["--iso", opts.iso, "--name", name, "--firmware", firmware, "--machine", machine,
@@ -120,8 +135,12 @@ def main():
     opts = ap.parse_args()
 
     start = time.monotonic()
-    totals = [0, 0, 0]
     notes = []
+    sp, sf, ss = runner_self_test()
+    totals = [sp, sf, ss]
+    notes.append(f"runner self-test (tests/runner_test.py): {sp} passed, {sf} failed, "
+                 f"{ss} skipped")
+    print(f"== {notes[-1]}", flush=True)
     for target in [] if opts.no_host else STEPS:
         hp, hf, hs, note = make_step(opts.make, target)
         totals = [totals[0] + hp, totals[1] + hf, totals[2] + hs]

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Tests of tests/runner.py's KTAP parser and verdicts on canned serial logs (no QEMU).
+
+Each test feeds a log shaped like what kernel/ktest.c prints, including the ways a run goes
+wrong (a failed case, a skip, output cut off by a hang or a panic, kernel noise between KTAP
+lines), and checks what the runner would conclude. `python3 tests/runner_test.py`.
+"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runner  # noqa: E402
+
+GOOD = """\
+smpmm: an SMP memory-management teaching kernel
+KTAP version 1
+# ktest: seed=5 filter="*" (repeat with seed=5)
+1..2
+  KTAP version 1
+  # Subtest: boot
+  1..2
+  ok 1 boot_cpus_online_equals_smp
+cpu3: a line from another CPU in the middle
+  ok 2 boot_apic_ids_unique # SKIP needs 2 CPUs
+  # boot: 1 passed, 0 failed, 1 skipped in 25 ms
+ok 1 boot
+  KTAP version 1
+  # Subtest: ktest
+  1..1
+    # nested case x: start (its failures are checked, not counted)
+      # x: EXPECTATION FAILED at tests/kernel/ktest_self.c:56
+    # nested case x: fail
+  ok 1 ktest_expect_failure_recorded
+  # ktest: 1 passed, 0 failed, 0 skipped in 3 ms
+ok 2 ktest
+# ktest: 2 passed, 0 failed, 1 skipped
+EXIT: STATUS=33
+"""
+
+
+def parse(text):
+    p = runner.KtapParser()
+    for line in text.splitlines():
+        p.feed(line)
+    p.finish()
+    return p
+
+
+class KtapParserTest(unittest.TestCase):
+    # A clean run: counts per leaf case; noise, nested diagnostics and SKIP understood.
+    def test_parse_good_run(self):
+        p = parse(GOOD)
+        self.assertEqual(p.errors, [])
+        self.assertEqual(p.counts(), (2, 0, 1, 0))
+        self.assertEqual(p.failed_cases(), [])
+
+    # A failed case is counted and keeps its diagnostics for the report.
+    def test_parse_failed_case_keeps_log(self):
+        text = GOOD.replace("  ok 1 boot_cpus_online_equals_smp",
+                            "    # boot_cpus_online_equals_smp: EXPECTATION FAILED at a.c:1\n"
+                            "    # Expected 39 == 40\n"
+                            "  not ok 1 boot_cpus_online_equals_smp").replace(
+                            "\nok 1 boot\n", "\nnot ok 1 boot\n")
+        p = parse(text)
+        self.assertEqual(p.counts(), (1, 1, 1, 0))
+        (name, node), = p.failed_cases()
+        self.assertEqual(name, "boot.boot_cpus_online_equals_smp")
+        self.assertIn("    # Expected 39 == 40".strip(), node.log)
+
+    # Output cut off inside a suite (hang, panic): missing results and open suites reported.
+    def test_parse_cut_off_counts_missing(self):
+        text = GOOD.split("ok 1 boot\n")[0].replace("  ok 2 boot_apic_ids_unique # SKIP "
+                                                   "needs 2 CPUs\n", "")
+        p = parse(text)
+        self.assertEqual(p.counts(), (1, 0, 0, 2))     # 1 case of boot, 1 suite missing
+        self.assertTrue(any("no result line" in e for e in p.errors))
+        self.assertEqual(p.where(), "")
+
+    # where() names the suite and case that was running when output stopped.
+    def test_where_names_running_case(self):
+        p = runner.KtapParser()
+        for line in GOOD.split("cpu3:")[0].splitlines():
+            p.feed(line)
+        self.assertEqual(p.where(), ", in suite boot, case 2 of 2")
+
+    # A log without KTAP is an error, not an empty success.
+    def test_parse_no_ktap(self):
+        p = parse("GRUB loading\nPANIC: cpu0: early\n")
+        self.assertEqual(p.counts(), (0, 0, 0, 0))
+        self.assertTrue(p.errors)
+
+    # Result numbers out of order are a structural error.
+    def test_parse_out_of_order(self):
+        p = parse(GOOD.replace("  ok 2 boot_apic", "  ok 3 boot_apic"))
+        self.assertTrue(any("out of order" in e for e in p.errors))
+
+
+class FakeRun:
+    """Just enough of runner.Run for verdict() and panic_verdict()."""
+
+    def __init__(self, text, status, timed_out=False):
+        self.args = runner.parse_args(["--timeout", "60"])
+        self.lines = text.splitlines()
+        self.parser = parse(text)
+        self.status = status
+        self.timed_out = timed_out
+        self.crash = next((ln for ln in self.lines if runner.CRASH_RE.match(ln)), None)
+        self.exit_line = next((int(m.group(1)) for m in map(runner.EXIT_LINE_RE.match,
+                                                             self.lines) if m), None)
+
+
+class VerdictTest(unittest.TestCase):
+    # Exit 33 with a clean KTAP: no problem.
+    def test_verdict_pass(self):
+        self.assertEqual(runner.verdict(FakeRun(GOOD, 33)), [])
+
+    # A panic in the log is a problem even if QEMU's status looked fine.
+    def test_verdict_panic_line(self):
+        run = FakeRun(GOOD.replace("EXIT: STATUS=33", "PANIC: cpu1: boom\nEXIT: STATUS=255"),
+                      255)
+        self.assertTrue(any(p.startswith("crash") for p in runner.verdict(run)))
+
+    # Exit 33 while the KTAP has a failure: the two disagree, which is reported.
+    def test_verdict_status_disagrees(self):
+        run = FakeRun(GOOD.replace("  ok 1 boot_cpus", "  not ok 1 boot_cpus"), 33)
+        self.assertTrue(any("said pass" in p for p in runner.verdict(run)))
+
+    # A timeout is reported with where the output stopped.
+    def test_verdict_timeout(self):
+        run = FakeRun(GOOD.split("ok 1 boot\n")[0], -9, timed_out=True)
+        problems = runner.verdict(run)
+        self.assertTrue(any(p.startswith("timeout") for p in problems))
+
+    # --expect panic: exactly one report and exit 255 pass; two reports do not.
+    def test_panic_verdict(self):
+        one = "PANIC: cpu3: on purpose\nEXIT: STATUS=255\n"
+        self.assertEqual(runner.panic_verdict(FakeRun(one, 255)), [])
+        two = "PANIC: cpu3: x\nPANIC: cpu4: y\nEXIT: STATUS=255\n"
+        self.assertTrue(runner.panic_verdict(FakeRun(two, 255)))
+        self.assertTrue(runner.panic_verdict(FakeRun(one, -9, timed_out=True)))
+
+
+if __name__ == "__main__":
+    unittest.main()
