@@ -537,4 +537,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("\nrunner: interrupted; QEMU stopped")
+        sys.exit(130)
