@@ -1,21 +1,23 @@
 /*
  * ktest runner: selects cases with the `test=` filter, runs them one at a time on the calling
- * CPU, prints KTAP version 1, and exits QEMU with a pass/fail status. The checks (KT_EXPECT_*)
- * with their messages, and the filter, are in kernel/ktest_check.c; suites are in tests/kernel/.
+ * CPU, prints KTAP version 1, and exits QEMU with a pass/fail status (ktest_finish). The checks
+ * (KT_EXPECT_*) with their messages, and the filter, are in kernel/ktest_check.c; suites are
+ * in tests/kernel/.
  *
  * Output, as `kunit.py parse` expects it (suites are subtests, indented two spaces):
  *
  *	KTAP version 1
- *	# ktest: seed=123 filter="*"
+ *	# ktest: seed=123 filter="*" (repeat with seed=123)
  *	1..2
  *	  KTAP version 1
  *	  # Subtest: boot
  *	  1..3
- *	    # cpus_online_count: EXPECTATION FAILED at tests/kernel/boot_smp.c:20
- *	    # Expected nr == 40, but nr == 39 (0x27)
- *	  not ok 1 cpus_online_count
- *	  ok 2 apic_ids_unique
- *	  ok 3 timer_every_cpu # SKIP needs the LAPIC timer
+ *	    # boot_cpus_online_equals_smp: EXPECTATION FAILED at tests/kernel/boot_smp.c:29
+ *	    # Expected nr_cpus_online() == expect_cpus, but nr_cpus_online() == 4 (0x4), ...
+ *	  not ok 1 boot_cpus_online_equals_smp
+ *	  ok 2 boot_apic_ids_unique
+ *	  ok 3 boot_timer_ticks_on_every_cpu # SKIP the timer is not calibrated
+ *	  # boot: 1 passed, 1 failed, 1 skipped in 25 ms
  *	not ok 1 boot
  *	...
  *	# ktest: 1 passed, 1 failed, 1 skipped
