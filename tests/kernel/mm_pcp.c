@@ -11,6 +11,8 @@
 #include "kernel/timer.h"
 #include "kernel/string.h"
 #include "mm/internal.h"
+#include "mm/memblock.h"
+#include "kernel/bootinfo.h"
 
 static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
 					      PCP_LOCK_TRYLOCK };
@@ -140,7 +142,7 @@ static void run_churn(struct ktest *t, struct churn *c, bool drainers)
 }
 
 /*
- * Test 1 (each model): every CPU does 3000 random order-0..3 operations while the timer
+ * Test 1 (each model): every CPU does 1500 random order-0..3 operations while the timer
  * tick allocates and frees in interrupt context; then a forced drain empties every pcp,
  * mm_verify passes and the free count is exactly as before.
  */
@@ -156,7 +158,7 @@ static void mm_pcp_stress_all_cpus(struct ktest *t)
 		reset_counters();
 		before = node_free_pages(mm_node());
 		memset(&c, 0, sizeof(c));
-		c.ops = 3000;
+		c.ops = 1500;
 		WRITE_ONCE(tick_churn, &c);
 		KT_ASSERT_EQ(t, timer_add_tick_hook(tick_alloc_hook), 0);
 		run_churn(t, &c, false);
@@ -277,7 +279,7 @@ static void mm_pcp_remote_drain_under_fire(struct ktest *t)
 		reset_counters();
 		before = node_free_pages(mm_node());
 		memset(&c, 0, sizeof(c));
-		c.ops = 3000;
+		c.ops = 1500;
 		run_churn(t, &c, true);
 		print_counters(t, "remote drain");
 		KT_EXPECT_EQ(t, forced_drain(), 0ul);
@@ -352,9 +354,42 @@ static void mm_pcp_batch_high_rules(struct ktest *t)
 	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
 }
 
-/* ---- test 5: exhaustion on every CPU ---- */
+/* ---- test 5: exhaustion on every CPU, on a 64 MiB private instance ---- */
+
+#define EXHAUST_BLOCKS 16
+static struct memblock exhaust_mb;
+static struct pglist_data exhaust_node;
+static struct page *exhaust_backing[EXHAUST_BLOCKS];
+
+/* An allocator instance over 16 order-10 blocks of the kernel's memory, pcps for every CPU. */
+static struct pglist_data *exhaust_node_create(void)
+{
+	struct mem_region map[EXHAUST_BLOCKS];
+
+	memblock_init(&exhaust_mb, ~0ull);
+	for (int i = 0; i < EXHAUST_BLOCKS; i++) {
+		if (!(exhaust_backing[i] = alloc_pages(GFP_KERNEL, MAX_ORDER)))
+			return NULL;
+		map[i] = (struct mem_region){ page_to_phys(exhaust_backing[i]),
+					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
+	}
+	memblock_add_mmap(&exhaust_mb, map, EXHAUST_BLOCKS);
+	if (pgdat_init(&exhaust_node, &exhaust_mb, "exhaust", MM_MAX_CPUS))
+		return NULL;
+	zone_pcp_update(&exhaust_node, nr_cpus_online());
+	return &exhaust_node;
+}
+
+static void exhaust_node_destroy(void)
+{
+	pgdat_destroy(&exhaust_node);
+	for (int i = 0; i < EXHAUST_BLOCKS; i++)
+		if (exhaust_backing[i])
+			__free_pages(exhaust_backing[i], MAX_ORDER);
+}
 
 struct exhaust {
+	struct pglist_data *pgdat;
 	struct list_head held[MAX_CPUS];
 	unsigned long got[MAX_CPUS];
 };
@@ -366,7 +401,7 @@ static void exhaust_fn(void *arg)
 	struct page *page;
 
 	INIT_LIST_HEAD(&e->held[cpu]);
-	while ((page = alloc_pages(GFP_KERNEL | __GFP_MEMALLOC | __GFP_NOWARN, 0))) {
+	while ((page = alloc_pages_node(e->pgdat, GFP_KERNEL | __GFP_MEMALLOC | __GFP_NOWARN, 0))) {
 		list_add(&page->lru, &e->held[cpu]);
 		e->got[cpu]++;
 	}
@@ -382,35 +417,42 @@ static void release_fn(void *arg)
 }
 
 /*
- * Test 5 (each model): every CPU allocates order-0 pages until NULL at once. The last free
- * pages sit on other CPUs' lists until a failing allocation drains them and retries, so
- * together the CPUs get every free page; then all free, and the count is exactly restored.
+ * Test 5 (each model): every CPU allocates order-0 pages from one 64 MiB instance until NULL,
+ * all at once. The last free pages sit on other CPUs' lists until a failing allocation
+ * drains them and retries, so together the CPUs get every free page; then all free, and
+ * the count is exactly restored. No CPU hangs.
  */
 static void mm_pcp_exhaustion_all_cpus(struct ktest *t)
 {
 	static struct exhaust e;
+	struct pglist_data *pgdat = exhaust_node_create();
 
+	KT_ASSERT_NOT_NULL(t, pgdat);
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		unsigned long before, total = 0;
 		u64 retries;
 
 		set_model(models[m]);
+		drain_all_pages_node(pgdat);
 		memset(&e, 0, sizeof(e));
-		before = node_free_pages(mm_node());
-		retries = mm_node()->drain_retries;
+		e.pgdat = pgdat;
+		before = node_free_pages(pgdat);
+		retries = pgdat->drain_retries;
 		smp_run_on_all(exhaust_fn, &e);
 		for (unsigned int c = 0; c < MAX_CPUS; c++)
 			total += e.got[c];
 		KT_EXPECT_EQ(t, total, before);
-		KT_EXPECT_GT(t, mm_node()->drain_retries, retries);
+		KT_EXPECT_GT(t, pgdat->drain_retries, retries);
 		smp_run_on_all(release_fn, &e);
-		KT_EXPECT_EQ(t, forced_drain(), 0ul);
-		KT_EXPECT_EQ(t, node_free_pages(mm_node()), before);
+		drain_all_pages_node(pgdat);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
 		ktest_printf(t, "[%s] %lu pages on %u CPUs, %llu drain-and-retry rounds",
 			     pcp_lock_model_name(pcp_lock_model), total, nr_cpus_online(),
-			     (unsigned long long)(mm_node()->drain_retries - retries));
+			     (unsigned long long)(pgdat->drain_retries - retries));
 	}
 	set_model(PCP_LOCK_TRYLOCK);
+	exhaust_node_destroy();
 	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
 }
 
