@@ -5,10 +5,9 @@
  *
  * Lock ordering in mm (outermost first; each lock is described once, in its struct):
  *
- *   pcp_drain_lock            (global drains: trylock only, a second drainer just returns)
+ *   pcp_drain_lock            (drain_all_pages, zone_pcp_disable; a 2nd global drain returns)
  *     per_cpu_pages.lock      (one per zone per CPU; fast paths only ever trylock it)
  *       zone.lock             (IRQ-safe: always spin_lock_irqsave)
- *   node_registry_lock        (leaf: node registration only)
  *
  * No function takes two zone locks, or two pcp locks, at once.
  */
@@ -133,13 +132,19 @@ struct pcp_stats {
 };
 
 /*
- * One per (zone, CPU), cache-line aligned so that CPUs never share a line: 4 + 4x4 + 2 + 2
- * bytes of scalars and 13 list heads of 16 bytes = 240 bytes of fields, padded to 256 bytes,
- * 4 cache lines, as Linux v6.0-6.6. The statistics live in a separate array.
+ * One per (zone, CPU), cache-line aligned so that CPUs never share a line: the 64-byte
+ * spinlock (16 bytes of lock, 48 of statistics), 16 bytes of counters and 13 list heads of
+ * 16 bytes = 288 bytes, padded to 320: 5 cache lines (Linux's, without lock statistics, is
+ * 256 bytes, 4 lines). The event counters live in a separate per-CPU array (pcp_stats).
  */
 struct per_cpu_pages {
-	spinlock_t lock;	/* protects count and lists; never held across a zone->lock-free wait */
-	/* Protected by lock: */
+	/*
+	 * lock protects count, free_factor and lists. Fast paths on the owning CPU only ever
+	 * trylock it; drains take it from any CPU. In the irqoff model it is not used: the
+	 * owner runs with interrupts off and remote CPUs ask it by IPI. high and batch are
+	 * written without it (WRITE_RACY) by pageset updates and read once per use.
+	 */
+	spinlock_t lock;
 	int count;		/* pages (in base pages) on all lists */
 	int high;		/* spill when count >= high (0: every free spills) */
 	int batch;		/* refill/spill chunk */
