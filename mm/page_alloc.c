@@ -376,6 +376,17 @@ bool zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
 				   (long)zone_free_pages(z));
 }
 
+/* The common case first: order 0 with plenty free passes whatever the reserve flags. */
+static inline bool zone_watermark_fast(struct zone *z, unsigned int order, unsigned long mark,
+				       enum zone_type highest_zoneidx, unsigned int alloc_flags)
+{
+	long free = (long)zone_free_pages(z);
+
+	if (!order && free > (long)(mark + z->lowmem_reserve[highest_zoneidx]))
+		return true;
+	return __zone_watermark_ok(z, order, mark, highest_zoneidx, alloc_flags, free);
+}
+
 /* ---- allocation ---- */
 
 int gfp_migratetype(gfp_t gfp)
@@ -419,8 +430,8 @@ static struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
 		if (!zone_populated(zone))
 			continue;
 		if (!(alloc_flags & ALLOC_NO_WATERMARKS) &&
-		    !zone_watermark_ok(zone, order, wmark_pages(zone, alloc_flags),
-				       ac->highest_zoneidx, alloc_flags))
+		    !zone_watermark_fast(zone, order, wmark_pages(zone, alloc_flags),
+					 ac->highest_zoneidx, alloc_flags))
 			continue;
 		page = rmqueue(zone, order, ac->migratetype);
 		if (page) {
@@ -519,8 +530,13 @@ void __free_pages(struct page *page, unsigned int order)
 {
 	if (!free_ref_ok(page))
 		return;
-	/* Pins outlive their owner's reference only through unpin_user_page(), never a free. */
-	if (unlikely(page_maybe_dma_pinned(page))) {
+	/*
+	 * Pins outlive their owner's reference only through unpin_user_page(), never a free.
+	 * A plain order-0 page (no compound head elsewhere) is pinned only if its refcount
+	 * holds a pin bias: test that first, the full check only for the rest.
+	 */
+	if (unlikely((page->order || page->compound_off ||
+		      page_count(page) >= GUP_PIN_COUNTING_BIAS) && page_maybe_dma_pinned(page))) {
 		bad_page(page, "freeing a pinned page (refcount %d, pincount %u)", page_count(page),
 			 page_pincount(page));
 		return;
@@ -565,28 +581,31 @@ bool free_pages_prepare(struct page *page, unsigned int *order)
 	return ok;
 }
 
-/*
- * Final touches on a block just taken from a free or per-CPU list. Every page leaves as a
- * plain, unpinned block: compound_off 0 (mm/gup.h reads it to find a head) and, for a
- * large block, a zero pin count in page[1] (its lru is unused while the block is allocated).
- */
-void prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
+/* Every page of a block leaving a free list must be unused; clear what mm/gup.h reads. */
+static void check_new_block(struct page *page, unsigned int order)
 {
-	unsigned int nr = 1u << order;
-
-	for (unsigned int i = 0; i < nr; i++) {
+	for (unsigned int i = 0; i < (1u << order); i++) {
 		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned)))
 			bad_page(page + i, "free page in use (order-%u allocation)", order);
 		page[i].compound_off = 0;
 	}
+	check_poison_pages(page, 1u << order);
 	if (order)
 		page[1].compound_pincount = 0;
-	check_poison_pages(page, nr);
-	prep_compound_page(page, 0);	/* every page its own head until mm/vm.c says otherwise */
-	for (unsigned int i = 1; i < nr; i++)
-		__atomic_store_n(&page[i].compound_off, 0, __ATOMIC_RELAXED);
-	if (order)
-		*compound_pincount_ptr(page) = 0;
+}
+
+/*
+ * Final touches on a block just taken from a free or per-CPU list. Every page leaves as a
+ * plain, unpinned block: compound_off 0 (mm/gup.h reads it to find a head) and, for a
+ * large block, a zero pin count in page[1] (its lru is unused while the block is allocated).
+ * Order 0 without poison is the hot case and is checked inline.
+ */
+void prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
+{
+	if (likely(!order && !page_flags(page) && !page_count(page) && !page->compound_off))
+		; /* clean: nothing to check or clear */
+	else
+		check_new_block(page, order);
 	page->order = (u8)order;
 	WRITE_RACY(page->mt, (u8)gfp_migratetype(gfp));
 	__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);
