@@ -277,10 +277,29 @@ static void abandon_late_aps(unsigned int n)
 	}
 }
 
-static void start_aps(unsigned int n)
+static unsigned long long ms_since(u64 t)
 {
-	u64 t0;
+	return (unsigned long long)cycles_to_us(arch_cycles() - t) / 1000;
+}
 
+/* The boot-time figure: kernel entry (kmain) to all CPUs online, and where it went. */
+static void print_online(unsigned int n, u64 t_smp_init, u64 t_aps)
+{
+	if (!t_aps) {
+		printk("smp: 1 CPU online (no APs started), %llu ms from kernel entry\n",
+		       ms_since(boot_tsc_start));
+		return;
+	}
+	printk("smp: %u of %u CPUs online, %llu ms from kernel entry (%llu ms in arch_smp_init, "
+	       "of which AP start-up %llu us; trampoline at 0x%llx)\n", nr_cpus_online(), n,
+	       ms_since(boot_tsc_start), ms_since(t_smp_init),
+	       (unsigned long long)cycles_to_us(arch_cycles() - t_aps),
+	       (unsigned long long)smp_trampoline_phys);
+}
+
+/* Returns when the APs are online or given up on; the start time in *t0 (0: none tried). */
+static void start_aps(unsigned int n, u64 *t0)
+{
 	smp_trampoline_phys = pick_trampoline_page();
 	if (!smp_trampoline_phys) {
 		pr_warn("smp: no free page below 1 MiB for the AP trampoline: boot CPU only\n");
@@ -290,19 +309,15 @@ static void start_aps(unsigned int n)
 	bsp_cr4 = read_cr4();
 	smp_boot_count = n;
 	nr_cpus = n;
-	t0 = arch_cycles();
+	*t0 = arch_cycles();
 	send_startup(n, (u8)(smp_trampoline_phys >> 12));
-	wait_for_aps(n, t0 + us_to_cycles(AP_TIMEOUT_MS(n) * 1000ull));
+	wait_for_aps(n, *t0 + us_to_cycles(AP_TIMEOUT_MS(n) * 1000ull));
 	abandon_late_aps(n);
-	printk("smp: %u of %u CPUs online, %llu ms from kernel entry (APs started in %llu us, "
-	       "trampoline at 0x%llx)\n", nr_cpus_online(), n,
-	       (unsigned long long)cycles_to_us(arch_cycles() - boot_tsc_start) / 1000,
-	       (unsigned long long)cycles_to_us(arch_cycles() - t0),
-	       (unsigned long long)smp_trampoline_phys);
 }
 
 void arch_smp_init(void)
 {
+	u64 t_init = arch_cycles(), t_aps = 0;
 	bool have_madt = find_cpus();
 	unsigned int n;
 
@@ -316,10 +331,8 @@ void arch_smp_init(void)
 	bsp_cr4 = read_cr4();
 	n = have_madt ? assign_cpus() : 1;
 	if (n > 1)
-		start_aps(n);
-	else
-		printk("smp: 1 CPU online, %llu ms from kernel entry\n",
-		       (unsigned long long)cycles_to_us(arch_cycles() - boot_tsc_start) / 1000);
+		start_aps(n, &t_aps);
+	print_online(n, t_init, t_aps);
 	arch_irq_enable();
 	panic_selftest();
 }
