@@ -101,13 +101,15 @@ include tests/host/host.mk
 # ---- tools: install what is missing (Debian), or say how --------------------------------
 DEBIAN_PKGS := qemu-system-x86 nasm grub-pc-bin grub-efi-amd64-bin grub-common xorriso \
 	mtools ovmf python3 gcc make binutils clang libclang-rt-14-dev gnuplot-nox valgrind
-TOOLS := qemu-system-x86_64 nasm grub-mkrescue xorriso mformat python3 clang
+TOOLS := qemu-system-x86_64 nasm grub-mkrescue xorriso mformat python3 clang gnuplot
 
 check-tools:
 	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
 	[ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] || [ -e /usr/share/OVMF/OVMF_CODE.fd ] || missing="$$missing ovmf"; \
 	[ -d /usr/lib/grub/x86_64-efi ] || missing="$$missing grub-efi-amd64-bin"; \
 	[ -d /usr/lib/grub/i386-pc ] || missing="$$missing grub-pc-bin"; \
+	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || \
+		missing="$$missing libclang-rt-14-dev"; \
 	if [ -n "$$missing" ]; then echo "missing:$$missing"; $(MAKE) --no-print-directory deps; fi
 
 deps:
