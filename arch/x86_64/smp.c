@@ -306,7 +306,6 @@ static void start_aps(unsigned int n, u64 *t0)
 		return;
 	}
 	trampoline_install(smp_trampoline_phys);
-	bsp_cr4 = read_cr4();
 	smp_boot_count = n;
 	nr_cpus = n;
 	*t0 = arch_cycles();
