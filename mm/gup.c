@@ -88,13 +88,17 @@ static bool try_grab_page(struct page *page, int refs, unsigned int flags)
 	} else {
 		more = refs * GUP_PIN_COUNTING_BIAS - 1;
 	}
+	/*
+	 * Pin, then re-check the entry: a full barrier between the two, pairing with "clear the
+	 * entry, then check the references" in migration. A sequentially consistent atomic add
+	 * is that barrier (on x86 any locked instruction is; Linux: smp_mb__after_atomic()).
+	 */
 	if (more)
-		__atomic_fetch_add(&head->refcount, more, __ATOMIC_RELAXED);
-	if (flags & FOLL_PIN) {
-		/* Pin, then re-check the entry; pairs with clear entry, then check refs. */
+		__atomic_fetch_add(&head->refcount, more, __ATOMIC_SEQ_CST);
+	else if (flags & FOLL_PIN)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (flags & FOLL_PIN)
 		this_cpu_totals()->acquired += (u64)refs;
-	}
 	return true;
 }
 
