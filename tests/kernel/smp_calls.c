@@ -4,6 +4,7 @@
  * floods, smp_run_on_all, trap recovery on every CPU, tick hooks and clock agreement.
  */
 #include "kernel/ktest.h"
+#include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
@@ -228,30 +229,41 @@ static void timer_tick_hook_every_cpu(struct ktest *t)
 
 /*
  * The two clocks calibrated independently against the PIT agree: over 200 ms of TSC time
- * this CPU's LAPIC timer ticks 20 times (TIMER_HZ = 100). A vCPU thread that the host
- * deschedules loses (coalesces) ticks but never gains any (a heavily loaded host can lose
- * a third of them), so up to 10 windows are tried and the best must be within 20 -50%/+20%;
- * any window above +20% fails at once. A calibration off by a factor of 2 or more (wrong
- * divider, wrong PIT count) fails.
+ * this CPU's LAPIC timer ticks 20 times (TIMER_HZ = 100). On a loaded host single windows
+ * are off both ways (coalesced ticks; under TCG the guest TSC can lag QEMU's clock for a
+ * while), so up to 10 windows are tried and one within 20 +-20% passes. A calibration off
+ * by a factor of 1.5 or more gives steady counts outside that range: a failure. Counts that
+ * scatter by more than 6 between windows mean the host, not the calibration, is at fault:
+ * the case skips and says so.
  */
 static void timer_tsc_and_lapic_agree(struct ktest *t)
 {
 	unsigned int self = arch_cpu_id();
-	u64 best = 0;
+	u64 lo = ~0ull, hi = 0;
+	char seen[64];
+	size_t len = 0;
 
 	if (arch_irqs_disabled())
 		KT_SKIP(t, "interrupts are off");
-	for (int i = 0; i < 10 && best < 16; i++) {
+	KT_EXPECT_EQ(t, cycles_to_us(us_to_cycles(123456)) / 10, 12345u);
+	for (int i = 0; i < 10; i++) {
 		u64 t0 = timer_ticks(self), ticks;
 
 		mdelay(200);
 		ticks = timer_ticks(self) - t0;
-		KT_ASSERT_LE(t, ticks, 24u);
-		best = MAX(best, ticks);
+		if (ticks >= 16 && ticks <= 24) {
+			ktest_printf(t, "window %d: %llu ticks in 200 ms (20 expected)", i + 1,
+				     (unsigned long long)ticks);
+			return;
+		}
+		lo = MIN(lo, ticks);
+		hi = MAX(hi, ticks);
+		len += (size_t)snprintf(seen + len, sizeof(seen) - len, " %llu",
+					(unsigned long long)ticks);
 	}
-	ktest_printf(t, "best window: %llu ticks in 200 ms (20 expected)", (unsigned long long)best);
-	KT_EXPECT_GE(t, best, 11u);
-	KT_EXPECT_EQ(t, cycles_to_us(us_to_cycles(123456)) / 10, 12345u);
+	if (hi - lo > 6)
+		KT_SKIP(t, "host too loaded to judge: ticks per 200 ms window:%s", seen);
+	KT_FAIL(t, "no 200 ms window had 16-24 ticks:%s", seen);
 }
 
 static const struct ktest_case smp_cases[] = {
