@@ -154,7 +154,6 @@ static void wait_step(u64 deadline, const u64 *waiting_for, const char *what)
 		panic_no_answer(waiting_for, what);
 }
 
-
 static void enqueue(unsigned int target, struct smp_call *call)
 {
 	struct cpu *t = cpu_ptr(target);
