@@ -733,6 +733,10 @@ void mm_cpus_online(void)
 	struct zone *z = &mm_node()->node_zones[ZONE_DMA32];
 
 	zone_pcp_update(mm_node(), nr_cpus_online());
+	for (int zi = 0; zi < MAX_NR_ZONES; zi++)	/* lock statistics table (lockstat) */
+		for (unsigned int cpu = 0; zone_populated(&mm_node()->node_zones[zi]) &&
+					   cpu < nr_cpus_online(); cpu++)
+			lockstat_register(&mm_node()->node_zones[zi].pcp[cpu].lock);
 	printk("pcp: %s, lock model %s; %u CPUs online: DMA32 batch %d high %d\n",
 	       pcp_enabled ? "on" : "off (pcp.enable=0)", pcp_lock_model_name(pcp_lock_model),
 	       nr_cpus_online(), z->pageset_batch, z->pageset_high);

@@ -169,6 +169,10 @@ static void mm_pcp_stress_all_cpus(struct ktest *t)
 		print_counters(t, "stress");
 		ktest_printf(t, "  %llu alloc+free pairs from the timer interrupt",
 			     (unsigned long long)irq);
+		if (models[m] == PCP_LOCK_TRYLOCK) {
+			show_pcpinfo(mm_node());	/* what the CPUs hold before the drain */
+			lockstat_print_top(6);
+		}
 		KT_EXPECT_EQ(t, forced_drain(), 0ul);
 		KT_EXPECT_EQ(t, node_free_pages(mm_node()), before);
 		KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
