@@ -18,7 +18,7 @@ CMDLINE_UINT("pcp.bench_pairs", bench_pairs, "bench=pcp: alloc+free pairs per CP
 struct tput {
 	unsigned int ncpu;
 	int arrived;			/* barrier (atomic) */
-	u64 cycles[MAX_CPUS];
+	u64 start[MAX_CPUS], end[MAX_CPUS];	/* TSC (synchronised across CPUs) */
 };
 
 /* Every CPU below ncpu: wait for the others, then time bench_pairs order-0 pairs. */
@@ -36,21 +36,28 @@ static void tput_fn(void *arg)
 	start = arch_cycles();
 	for (unsigned int i = 0; i < bench_pairs; i++)
 		__free_pages(alloc_pages(GFP_KERNEL, 0), 0);
-	t->cycles[cpu] = arch_cycles() - start;
+	t->end[cpu] = arch_cycles();
+	t->start[cpu] = start;
 }
 
-/* Pairs per second with ncpu CPUs working (the slowest CPU's time). */
+/*
+ * Pairs per second with ncpu CPUs working: all pairs over the wall time from the first
+ * CPU's start to the last CPU's end (not the slowest CPU's own time: vCPUs on few host
+ * cores take turns, and each one's own time would leave the waiting out).
+ */
 static u64 throughput(unsigned int ncpu)
 {
 	static struct tput t;
-	u64 slowest = 0;
+	u64 first = ~0ull, last = 0;
 
 	memset(&t, 0, sizeof(t));
 	t.ncpu = ncpu;
 	smp_run_on_all(tput_fn, &t);
-	for (unsigned int c = 0; c < ncpu; c++)
-		slowest = MAX(slowest, t.cycles[c]);
-	return (u64)ncpu * bench_pairs * cycles_khz * 1000 / MAX(slowest, 1ull);
+	for (unsigned int c = 0; c < ncpu; c++) {
+		first = MIN(first, t.start[c]);
+		last = MAX(last, t.end[c]);
+	}
+	return (u64)ncpu * bench_pairs * cycles_khz * 1000 / MAX(last - first, 1ull);
 }
 
 /* Cycles per order-0 pair on this CPU alone: best of 3 runs of bench_pairs. */
@@ -75,23 +82,15 @@ static void bench_set(bool pcp_on, enum pcp_lock_model m)
 	pcp_lock_model = m;
 }
 
-static void pcp_bench(void)
+/* Single-CPU cycles per pair in each lock model, then through the buddy lists alone. */
+static void bench_pair_costs(enum pcp_lock_model saved_model)
 {
-	static const unsigned int counts[] = { 1, 2, 4, 8, 16, 40, 64, 128, 255 };
 	static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
 						      PCP_LOCK_TRYLOCK };
-	enum pcp_lock_model saved_model = pcp_lock_model;
-	bool saved_on = pcp_enabled, poison = mm_node()->poison;
-	unsigned int online = nr_cpus_online();
-	u64 on = 0, off = 0;
-	char extra[96];
+	char extra[64];
+	u64 c;
 
-	mm_node()->poison = false;
-	printk("pcp bench: %u pairs per CPU, DEBUG_VM %d, %u CPUs online\n", bench_pairs,
-	       CONFIG_DEBUG_VM, online);
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		u64 c;
-
 		bench_set(true, models[m]);
 		c = pair_cycles() * 1000;
 		printk("pcp bench: 1 CPU, %-7s: %llu cycles per order-0 alloc+free\n",
@@ -100,26 +99,49 @@ static void pcp_bench(void)
 		bench_emit("pcp", "pair_cycles", "cycles", false, &c, 1, extra);
 	}
 	bench_set(false, saved_model);
-	on = pair_cycles() * 1000;
+	c = pair_cycles() * 1000;
 	printk("pcp bench: 1 CPU, buddy lists only: %llu cycles per pair\n",
-	       (unsigned long long)(on / 1000));
-	bench_emit("pcp", "pair_cycles", "cycles", false, &on, 1, "\"model\":\"buddy\"");
-	for (unsigned int i = 0; i < ARRAY_SIZE(counts) && counts[i] <= online; i++) {
-		bench_set(true, saved_model);
+	       (unsigned long long)(c / 1000));
+	bench_emit("pcp", "pair_cycles", "cycles", false, &c, 1, "\"model\":\"buddy\"");
+}
+
+/* Pairs per second on 1, 2, 4, ... CPUs (up to those online), pcp on and off. */
+static void bench_throughput(enum pcp_lock_model model)
+{
+	static const unsigned int counts[] = { 1, 2, 4, 8, 16, 40, 64, 128, 255 };
+	char extra[64];
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(counts) && counts[i] <= nr_cpus_online(); i++) {
+		u64 on, off;
+
+		bench_set(true, model);
 		on = throughput(counts[i]);
-		bench_set(false, saved_model);
+		bench_set(false, model);
 		off = throughput(counts[i]);
 		printk("pcp bench: %3u CPUs: %9llu pairs/s with pcp, %9llu without, ratio %llu.%02llu\n",
 		       counts[i], (unsigned long long)on, (unsigned long long)off,
 		       (unsigned long long)(on / MAX(off, 1ull)),
 		       (unsigned long long)(on * 100 / MAX(off, 1ull) % 100));
-		snprintf(extra, sizeof(extra), "\"cpus\":%u,\"pcp\":true", counts[i]);
+		snprintf(extra, sizeof(extra), "\"cpus\":%u,\"pcp\":true,\"model\":\"%s\"",
+			 counts[i], pcp_lock_model_name(model));
 		on *= 1000;
 		bench_emit("pcp", "pairs_per_s", "pairs/s", true, &on, 1, extra);
 		snprintf(extra, sizeof(extra), "\"cpus\":%u,\"pcp\":false", counts[i]);
 		off *= 1000;
 		bench_emit("pcp", "pairs_per_s", "pairs/s", true, &off, 1, extra);
 	}
+}
+
+static void pcp_bench(void)
+{
+	enum pcp_lock_model saved_model = pcp_lock_model;
+	bool saved_on = pcp_enabled, poison = mm_node()->poison;
+
+	mm_node()->poison = false;
+	printk("pcp bench: %u pairs per CPU, DEBUG_VM %d, %u CPUs online, model %s\n",
+	       bench_pairs, CONFIG_DEBUG_VM, nr_cpus_online(), pcp_lock_model_name(saved_model));
+	bench_pair_costs(saved_model);
+	bench_throughput(saved_model);
 	bench_set(saved_on, saved_model);
 	mm_node()->poison = poison;
 }

@@ -295,6 +295,40 @@ static void mm_pcp_remote_drain_under_fire(struct ktest *t)
 
 /* ---- test 4: batch and high rules, on this CPU ---- */
 
+/* Refill sizes: an empty list takes max(batch >> order, 2) blocks for orders 0..3. */
+static void check_refill_sizes(struct ktest *t, struct zone *zone, struct per_cpu_pages *pcp)
+{
+	for (unsigned int o = 0; o <= PAGE_ALLOC_COSTLY_ORDER; o++) {
+		struct page *p;
+
+		drain_local_pages(zone);
+		p = alloc_pages(GFP_DMA32, o);
+		KT_ASSERT_NOT_NULL(t, p);
+		KT_EXPECT_EQ(t, pcp->count, (MAX(pcp->batch >> o, 2) - 1) << o);
+		__free_pages(p, o);
+	}
+}
+
+/* Free pages[] one by one with high = 16 batch from an empty list; record the first three
+ * spill sizes. Returns how many pages were freed. */
+static unsigned int measure_spills(struct per_cpu_pages *pcp, struct page **pages,
+				   unsigned int n, int *spills)
+{
+	unsigned int i;
+	int ns = 0;
+
+	pcp->high = 16 * pcp->batch;
+	pcp->free_factor = 0;
+	for (i = 0; i < n && ns < 3; i++) {
+		int before = pcp->count;
+
+		__free_pages(pages[i], 0);
+		if (before + 1 != pcp->count)
+			spills[ns++] = before + 1 - pcp->count;
+	}
+	return i;
+}
+
 /*
  * Test 4: sizes follow the formulas (batch 63 for a zone of 1 GiB or more, high >= 4
  * batch); an empty list refills max(batch >> order, 2) blocks; frees without allocations
@@ -306,7 +340,7 @@ static void mm_pcp_batch_high_rules(struct ktest *t)
 	struct zone *zone = &mm_node()->node_zones[ZONE_DMA32];
 	struct per_cpu_pages *pcp = dma32_pcp();
 	static struct page *pages[1500];
-	int batch = pcp->batch, spills[3], ns = 0, high = pcp->high;
+	int batch = pcp->batch, high = pcp->high, spills[3] = { 0 };
 	unsigned int i;
 	struct page *p;
 
@@ -314,32 +348,17 @@ static void mm_pcp_batch_high_rules(struct ktest *t)
 	KT_EXPECT_EQ(t, batch, zone_batchsize(zone));
 	if (zone->managed_pages >= (1ul << (30 - PAGE_SHIFT)))
 		KT_EXPECT_EQ(t, batch, 63);
-	KT_EXPECT_GE(t, pcp->high, 4 * batch);
-	for (unsigned int o = 0; o <= PAGE_ALLOC_COSTLY_ORDER; o++) {
-		drain_local_pages(zone);
-		p = alloc_pages(GFP_DMA32, o);
-		KT_ASSERT_NOT_NULL(t, p);
-		KT_EXPECT_EQ(t, pcp->count, (MAX(batch >> o, 2) - 1) << o);
-		__free_pages(p, o);
-	}
+	KT_EXPECT_GE(t, high, 4 * batch);
+	check_refill_sizes(t, zone, pcp);
 	for (i = 0; i < ARRAY_SIZE(pages); i++)
 		KT_ASSERT_NOT_NULL(t, (pages[i] = alloc_pages(GFP_DMA32, 0)));
 	drain_local_pages(zone);
-	pcp->high = 16 * batch;
-	pcp->free_factor = 0;
-	for (i = 0; i < ARRAY_SIZE(pages) && ns < 3; i++) {
-		int before = pcp->count;
-
-		__free_pages(pages[i], 0);
-		if (before + 1 != pcp->count)
-			spills[ns++] = before + 1 - pcp->count;
-	}
-	KT_ASSERT_EQ(t, ns, 3);
+	i = measure_spills(pcp, pages, ARRAY_SIZE(pages), spills);
 	KT_EXPECT_EQ(t, spills[0], batch);
 	KT_EXPECT_EQ(t, spills[1], 2 * batch);
 	KT_EXPECT_EQ(t, spills[2], 4 * batch);
 	p = alloc_pages(GFP_DMA32, 0);
-	KT_EXPECT_EQ(t, pcp->free_factor, 1);
+	KT_EXPECT_EQ(t, pcp->free_factor, 1);	/* 3, halved */
 	__free_pages(p, 0);
 	p = alloc_pages(GFP_DMA32, 1);
 	pcp->free_factor = 1;
@@ -349,9 +368,8 @@ static void mm_pcp_batch_high_rules(struct ktest *t)
 	for (; i < ARRAY_SIZE(pages); i++)
 		__free_pages(pages[i], 0);
 	zone_pcp_disable(zone);
-	p = alloc_pages(GFP_DMA32, 0);
-	__free_pages(p, 0);
-	KT_EXPECT_EQ(t, pcp->count, 0);
+	__free_pages(alloc_pages(GFP_DMA32, 0), 0);
+	KT_EXPECT_EQ(t, pcp->count, 0);		/* boot pageset: straight to buddy */
 	zone_pcp_enable(zone);
 	ktest_printf(t, "DMA32: batch %d high %d; spills %d, %d, %d", batch, high, spills[0],
 		     spills[1], spills[2]);
