@@ -5,6 +5,7 @@
 #include "kernel/ktest.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
+#include "kernel/timer.h"
 #include "mm/mm.h"
 #include "mm/gup.h"
 
@@ -209,11 +210,19 @@ static void race_walker(void *arg)
 	}
 }
 
+/*
+ * Unmap and remap `rounds` times, or for 2 seconds if that comes first (at least 3 rounds):
+ * each unmap's shootdown waits for every CPU, which under TCG at -smp 40 on a busy host can
+ * take a second.
+ */
 static void race_unmapper(struct race_ctx *c, unsigned int rounds)
 {
-	for (unsigned int r = 0; r < rounds; r++) {
+	u64 deadline = arch_cycles() + us_to_cycles(2000000);
+
+	for (unsigned int r = 0; r < rounds && (r < 3 || arch_cycles() < deadline); r++) {
 		mm_munmap(c->mm, BASE, 2ull << 20);	/* frees the page table too */
 		mm_mmap_anon(c->mm, BASE, 8 * PAGE_SIZE, true, false, true);
+		udelay(500);	/* let the walkers find it mapped */
 	}
 	WRITE_ONCE(c->stop, true);
 }
@@ -226,7 +235,8 @@ static void race_cpu(void *arg)
 		race_walker(arg);
 }
 
-/* CPU 0 unmaps (freeing page tables) while every other CPU walks: no freed table is read. */
+/* CPU 0 unmaps (freeing page tables) up to 300 times while every other CPU walks: no freed
+ * page table is ever read. */
 static void gup_unmap_vs_fast_walk(struct ktest *t)
 {
 	struct race_ctx c = { .mm = new_mm(t, 8 * PAGE_SIZE, false, true) };
