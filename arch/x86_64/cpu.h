@@ -42,6 +42,7 @@ struct trap_frame {
 #define IST_STACK_SIZE (8 * 1024)
 
 void *cpu_kstack_top(unsigned int cpu);
+int cpu_stack_guard_owner(u64 addr);
 /* Unmap the guard pages under cpu's stacks (needs the kernel page tables: after paging). */
 void cpu_stacks_guard(unsigned int cpu);
 /* Load this CPU's GDT, TSS (with IST stacks) and segment registers. */

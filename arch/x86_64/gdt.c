@@ -49,6 +49,24 @@ void *cpu_kstack_top(unsigned int cpu)
 	return cpu_stacks[cpu].kstack + KSTACK_SIZE;
 }
 
+/* The CPU whose stack guard pages contain addr, or -1: names the CPU in an overflow report. */
+int cpu_stack_guard_owner(u64 addr)
+{
+	u64 base = (u64)(uintptr_t)cpu_stacks, off;
+	extern char bsp_stack_guard[];	/* the boot stack, before cpu 0 moves to cpu_stacks[0] */
+
+	if (addr - (u64)(uintptr_t)bsp_stack_guard < PAGE_SIZE)
+		return 0;
+	if (addr < base || addr >= base + sizeof(cpu_stacks))
+		return -1;
+	off = (addr - base) % sizeof(struct cpu_stacks);
+	if (off < PAGE_SIZE || (off >= offsetof(struct cpu_stacks, guard1) &&
+				off < offsetof(struct cpu_stacks, df_stack)) ||
+	    (off >= offsetof(struct cpu_stacks, guard2) && off < offsetof(struct cpu_stacks, nmi_stack)))
+		return (int)((addr - base) / sizeof(struct cpu_stacks));
+	return -1;
+}
+
 void cpu_stacks_guard(unsigned int cpu)
 {
 	struct cpu_stacks *s = &cpu_stacks[cpu];

@@ -85,6 +85,24 @@ static void dump_regs(const struct trap_frame *f)
 	printk("  CR4 %016llx\n", R(read_cr4()));
 }
 
+/*
+ * A push into an unmapped stack guard page faults, and the fault's own frame cannot be pushed
+ * either: the CPU double-faults onto its IST stack, with CR2 still naming the guard page.
+ */
+static void report_stack_overflow(const struct trap_frame *f)
+{
+	int owner;
+
+	if (f->vector != VEC_DOUBLE_FAULT && f->vector != VEC_PAGE_FAULT)
+		return;
+	owner = cpu_stack_guard_owner(read_cr2());
+	if (owner < 0)
+		owner = cpu_stack_guard_owner(f->rsp);
+	if (owner >= 0)
+		printk("  stack overflow on CPU %d: its stack ran into the guard page at 0x%llx\n",
+		       owner, (unsigned long long)read_cr2());
+}
+
 static __noreturn void fatal_trap(const struct trap_frame *f, const char *what)
 {
 	struct cpu *c = this_cpu();
@@ -94,6 +112,7 @@ static __noreturn void fatal_trap(const struct trap_frame *f, const char *what)
 	       c->arch.cpu_id, c->arch.apic_id, what, (unsigned long long)f->vector,
 	       f->vector < 32 ? exception_names[f->vector] : "(not an exception)",
 	       (unsigned long long)f->error_code);
+	report_stack_overflow(f);
 	if (f->vector == VEC_PAGE_FAULT)
 		printk("  page fault at 0x%llx: %s, %s%s\n", (unsigned long long)read_cr2(),
 		       f->error_code & 1 ? "protection violation" : "page not present",
