@@ -458,7 +458,8 @@ static unsigned int gfp_to_alloc_flags(gfp_t gfp)
 /*
  * The fast path failed at the low watermark. Try again at min (less for __GFP_HIGH); then,
  * as Linux does after reclaim, drain the per-CPU lists once and retry. A caller that cannot
- * wait drains only its own CPU: a remote drain may have to wait for other CPUs.
+ * wait, or runs with interrupts off, drains only its own CPU: a remote drain may wait for
+ * other CPUs (in the irqoff model by IPI, which two such callers would deadlock on).
  */
 static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order,
 					   const struct alloc_context *ac)
@@ -469,7 +470,7 @@ static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order,
 	if (page)
 		return page;
 	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
-	if (gfp & __GFP_DIRECT_RECLAIM)
+	if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
 		drain_all_pages_node(ac->pgdat);
 	else
 		drain_local_pages_node(ac->pgdat);
