@@ -1,8 +1,7 @@
 /*
- * Boot-time setup of an allocator instance (a node): direct map beyond 4 GiB, the sparse
- * memory map, zones, watermarks, lowmem_reserve, and the hand-over of free memory from
- * memblock to the buddy lists. mm_init() builds the kernel's instance from the boot memory
- * map. Run-time allocation is in page_alloc.c.
+ * Boot-time setup of an allocator instance (a node) from memblock: direct map beyond 4 GiB,
+ * sparse memory map, zones, watermarks, lowmem_reserve, hand-over of free memory to the
+ * buddy lists; mm_init() builds the kernel's instance. Run-time allocation: page_alloc.c.
  */
 #include "mm/internal.h"
 #include "mm/memblock.h"

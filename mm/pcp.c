@@ -1,8 +1,7 @@
 /*
- * Per-CPU page lists (PCP): a small cache of free order-0..3 (and pageblock-order) blocks per
- * zone per CPU, so that most allocations and frees never touch zone->lock. Modelled on Linux
- * v6.4 (free_factor, free_high) with its three historical locking schemes selectable at boot.
- * The buddy lists underneath are in page_alloc.c.
+ * Per-CPU page lists (PCP): per zone and CPU, a cache of free order-0..3 (and pageblock)
+ * blocks so most allocations and frees skip zone->lock; Linux v6.4 rules, with its three
+ * locking schemes selectable at boot. Not the buddy lists (page_alloc.c).
  */
 #include "mm/internal.h"
 #include "mm/memblock.h"

@@ -1,8 +1,7 @@
 /*
- * Host tests of the per-CPU page lists (mm/pcp.c): list indexing, batch/high sizing, the free
- * and refill rules, bulk allocation, trylock fallback, and, with 8 threads as CPUs under each
- * of the three locking models, stress, IRQ re-entry, remote drains and exhaustion (these run
- * in the TSan build too). Each test checks mm_verify() and exact free counts at the end.
+ * Host tests of the per-CPU page lists (mm/pcp.c): indexing, sizing, free and refill rules,
+ * bulk allocation; and, with 8 CPU threads under each locking model (also under TSan),
+ * stress, IRQ re-entry, remote drains, exhaustion.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,7 @@
 /*
- * `bench=pcp`: page allocator throughput and cost. Order-0 alloc+free pairs per second on
- * 1, 2, 4, 8, 16, ... CPUs at once, with per-CPU lists on and off (pcp.enable), and the
- * single-CPU cycles per pair in each locking model and through the buddy lists alone.
- * Poisoning is off while measuring; CONFIG_DEBUG_VM checks stay as built.
+ * `bench=pcp`: order-0 alloc+free pairs per second on 1, 2, 4, ... CPUs with per-CPU lists
+ * on and off, and single-CPU cycles per pair per locking model and through the buddy lists
+ * alone. Poisoning off while measuring; CONFIG_DEBUG_VM checks stay as built.
  */
 #include "kernel/bench.h"
 #include "kernel/cmdline.h"

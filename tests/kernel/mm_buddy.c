@@ -1,8 +1,7 @@
 /*
- * KTAP suite mm_buddy: the buddy allocator on real memory under QEMU. Cases on the kernel's
- * own instance (mm_node(), from the boot memory map: run with -m 128M, 2G and 6G to see one,
- * two or three zones), and cases on a private instance built over 8 MiB taken from it.
- * The host harness (tests/host/test_buddy.c) covers the same behaviours in more detail.
+ * KTAP suite mm_buddy: the buddy allocator on real memory in QEMU, on the kernel's instance
+ * (-m 128M, 2G, 6G give one, two, three zones) and on private instances over memory taken
+ * from it. More detailed versions of each behaviour: tests/host/test_buddy.c.
  */
 #include "kernel/ktest.h"
 #include "kernel/bootinfo.h"

@@ -1,9 +1,7 @@
 /*
- * KTAP suite mm_pcp: the per-CPU page lists on every CPU at once (-smp 40), under each of
- * the three locking models: stress with interrupt-context allocations from the timer tick,
- * IRQ re-entry on a CPU that holds its own list, remote drains under fire, the batch/high
- * rules, exhaustion with drain-and-retry. Also `bench=pcp`: ops/s per CPU count, PCP on/off,
- * and the single-CPU pair cost per model. Host versions: tests/host/test_pcp.c.
+ * KTAP suite mm_pcp: the per-CPU lists on every CPU at once (-smp 40) under each locking
+ * model: stress with timer-interrupt allocations, IRQ re-entry, remote drains, batch/high
+ * rules, exhaustion with drain-and-retry. Host versions: tests/host/test_pcp.c.
  */
 #include "kernel/ktest.h"
 #include "kernel/bench.h"

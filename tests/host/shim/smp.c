@@ -1,7 +1,6 @@
 /*
- * Host version of kernel/smp.h's cross-CPU calls: each CPU thread has a mailbox that it
- * polls whenever its simulated interrupts are enabled (arch_irq_restore/enable, spin waits,
- * host_irq_poll() in test loops). A call to a CPU thread that is not running is refused
+ * Host version of kernel/smp.h's cross-CPU calls: a mailbox per CPU thread, polled whenever
+ * its simulated interrupts are enabled; a call to a thread that is not running is refused
  * (-1), as for an offline CPU.
  */
 #include <pthread.h>
