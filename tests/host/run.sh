@@ -24,5 +24,14 @@ for v in plain asan tsan; do
 		failed=$((failed + 1));;
 	esac
 done
+# The ACPI parser's test program: one test, passed if it reports no failed check.
+if [ -x "$build/acpi_test" ]; then
+	echo "== host tests: acpi_test"
+	if "$build/acpi_test" >"$build/acpi_test.log" 2>&1; then
+		passed=$((passed + 1)); tail -n 1 "$build/acpi_test.log"
+	else
+		failed=$((failed + 1)); echo "not ok acpi_test"; tail -20 "$build/acpi_test.log"
+	fi
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
