@@ -336,6 +336,21 @@ static bool run_suite(const struct ktest_suite *s, unsigned int number, struct k
 	return count[KTEST_FAIL] == 0;
 }
 
+extern u64 boot_tsc_start;	/* kernel/main.c: TSC at kmain entry */
+
+/*
+ * The kernel's idea of time since kmain, at the start and the end of the tests. The runner
+ * compares the difference with its own wall clock: a mis-calibrated TSC (a busy host can
+ * skew calibration) makes every timeout and delay in the kernel wrong, and this shows it.
+ */
+static void ktest_print_clock(void)
+{
+	if (cycles_khz)
+		printk("# ktest: clock: %llu ms since kernel entry (TSC %llu kHz)\n",
+		       (unsigned long long)(cycles_to_us(arch_cycles() - boot_tsc_start) / 1000),
+		       (unsigned long long)cycles_khz);
+}
+
 static unsigned int selected_suites(void)
 {
 	unsigned int n = 0;
@@ -365,6 +380,7 @@ unsigned int ktest_run_all(void)
 	printk("KTAP version 1\n# ktest: seed=%llu filter=\"%s\" (repeat with seed=%llu)\n",
 	       (unsigned long long)ktest_seed, ktest_filter[0] ? ktest_filter : "*",
 	       (unsigned long long)ktest_seed);
+	ktest_print_clock();
 	printk("1..%u\n", nr_suites);
 	if (ktest_timeout_s && cycles_khz && timer_add_tick_hook(ktest_watchdog))
 		printk("# ktest: no free tick hook: no per-case timeout\n");
@@ -374,6 +390,7 @@ unsigned int ktest_run_all(void)
 	if (!nr_suites)
 		printk("# ktest: the filter \"%s\" selects no test\n", ktest_filter);
 	printk("# ktest: %u passed, %u failed, %u skipped\n", tot.passed, tot.failed, tot.skipped);
+	ktest_print_clock();
 	ktest_last_run_selected = nr_suites;
 	return tot.failed;
 }

@@ -30,6 +30,7 @@ OVMF_WHOLE = "/usr/share/ovmf/OVMF.fd"
 CRASH_RE = re.compile(r"^\s*(PANIC\b|Kernel panic|panic:|.*\bcpu\d+: EXCEPTION\b|"
                       r"!!! |.*\bdouble fault\b)")
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")   # GRUB's screen clearing, on the serial line
+CLOCK_RE = re.compile(r"^# ktest: clock: (\d+) ms since kernel entry \(TSC (\d+) kHz\)")
 SUITE_TIME_RE = re.compile(r"skipped in (\d+) ms$")   # kernel/ktest.c run_suite()
 EXIT_LINE_RE = re.compile(r"^EXIT: STATUS=(\d+)\s*$")
 
@@ -267,7 +268,7 @@ class Run:
         self.crash = None
         self.first_test_at = None
         self.parser = KtapParser(on_result=self._progress)
-        self.suite_marks = {}
+        self.clock = []             # (wall s since QEMU start, kernel ms, TSC kHz)
 
     def say(self, msg):
         self.out.write(f"{self.args.prefix}{msg}\n")
@@ -301,6 +302,9 @@ class Run:
             self.first_test_at = time.monotonic() - start
             if not self.args.console and self.args.progress != "none":
                 self.say(f"tests started {self.first_test_at:.1f}s after QEMU start")
+        m = CLOCK_RE.match(line)
+        if m:
+            self.clock.append((time.monotonic() - start, int(m.group(1)), int(m.group(2))))
         m = EXIT_LINE_RE.match(line)
         if m:
             self.exit_line = int(m.group(1))
@@ -388,7 +392,26 @@ def panic_verdict(run):
         problems.append(f"{len(reports)} PANIC reports, expected exactly one")
     if run.exit_line != EXIT_PANIC:
         problems.append(f"no 'EXIT: STATUS={EXIT_PANIC}' line")
+    want = getattr(run.args, "expect_text", None)
+    if want and not any(re.search(want, line) for line in run.lines):
+        problems.append(f"the report does not say /{want}/")
     return problems
+
+
+def clock_warning(run):
+    """The kernel's elapsed time over the tests against ours; None if they agree (or the
+    span is too short to tell). Not a failure by itself: a warning that explains others."""
+    if len(run.clock) < 2:
+        return None
+    (w0, k0, khz), (w1, k1, _) = run.clock[0], run.clock[-1]
+    if w1 - w0 < 5:
+        return None
+    ratio = (k1 - k0) / 1000 / (w1 - w0)
+    if 0.67 <= ratio <= 1.5:
+        return None
+    return (f"kernel clock ran {ratio:.2f}x wall time during the tests (TSC calibrated at "
+            f"{khz} kHz): timeouts and delays in the kernel are off by that much; a busy "
+            "host during timer calibration does this")
 
 
 def verdict(run):
@@ -468,6 +491,8 @@ def parse_args(argv):
     ap.add_argument("--cmdline", default="", help="kernel command line (test=, seed=, ...)")
     ap.add_argument("--expect-cpus", type=int, default=None,
                     help="CPUs the boot tests expect online (default: --smp; -1: none)")
+    ap.add_argument("--expect-text", default=None,
+                    help="with --expect panic: a regex the report must contain")
     ap.add_argument("--expect", choices=["pass", "panic"], default="pass",
                     help="pass: the KTAP tests must pass; panic: the kernel must end in "
                     "exactly one PANIC report and exit 255 (crash self-tests)")
@@ -522,6 +547,9 @@ def run_one(args, out=sys.stdout):
         if (rc == 0) != (failed_ == 0 and not run.parser.errors):
             problems.append("kunit.py parse disagrees with this runner")
     passed, failed, skipped, missing = run.parser.counts()
+    warning = clock_warning(run)
+    if warning:
+        run.say(f"WARNING {warning}")
     report(run, problems, out)
     # A missing result is a failed case; the run's own problems count once more.
     return passed, failed + missing + (1 if problems else 0), skipped, problems, run

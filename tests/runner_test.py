@@ -142,5 +142,15 @@ class VerdictTest(unittest.TestCase):
         self.assertTrue(runner.panic_verdict(FakeRun(one, -9, timed_out=True)))
 
 
+class ClockTest(unittest.TestCase):
+    # The kernel's clock agreeing with the wall clock gives no warning; 2.4x fast does.
+    def test_clock_warning(self):
+        run = FakeRun(GOOD, 33)
+        run.clock = [(1.0, 1000, 2600000), (21.0, 21500, 2600000)]
+        self.assertIsNone(runner.clock_warning(run))
+        run.clock = [(1.0, 1000, 1083448), (21.0, 49000, 1083448)]
+        self.assertIn("2.40x", runner.clock_warning(run))
+
+
 if __name__ == "__main__":
     unittest.main()
