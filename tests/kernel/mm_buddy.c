@@ -9,7 +9,8 @@
 #include "mm/internal.h"
 #include "mm/memblock.h"
 
-#define GFP_ALL (__GFP_MEMALLOC | __GFP_NOWARN)
+/* Everything, ignoring watermarks; may drain every CPU's lists when it runs out. */
+#define GFP_ALL (__GFP_MEMALLOC | __GFP_NOWARN | __GFP_DIRECT_RECLAIM)
 
 /* The node built at boot is consistent; report what it holds (free pages, overhead). */
 static void mm_boot_node_consistent(struct ktest *t)

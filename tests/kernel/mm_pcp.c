@@ -476,6 +476,24 @@ static void mm_pcp_exhaustion_all_cpus(struct ktest *t)
 	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
 }
 
+static bool saved_enabled;
+static enum pcp_lock_model saved_model;
+
+/* The suite tests the lists themselves: turn them on (pcp.enable=0 boots) for each case. */
+static int mm_pcp_init(struct ktest *t)
+{
+	saved_enabled = pcp_enabled;
+	saved_model = pcp_lock_model;
+	pcp_enabled = true;
+	return 0;
+}
+
+static void mm_pcp_exit(struct ktest *t)
+{
+	set_model(saved_model);
+	pcp_enabled = saved_enabled;
+}
+
 static const struct ktest_case mm_pcp_cases[] = {
 	KTEST_CASE(mm_pcp_stress_all_cpus),
 	KTEST_CASE(mm_pcp_irq_reentry),
@@ -483,4 +501,4 @@ static const struct ktest_case mm_pcp_cases[] = {
 	KTEST_CASE(mm_pcp_batch_high_rules),
 	KTEST_CASE(mm_pcp_exhaustion_all_cpus),
 };
-KTEST_SUITE(mm_pcp, mm_pcp_cases);
+KTEST_SUITE(mm_pcp, mm_pcp_cases, .init = mm_pcp_init, .exit = mm_pcp_exit);
