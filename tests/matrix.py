@@ -23,6 +23,7 @@ import runner  # noqa: E402
 
 # name, firmware, machine, CPUs, memory, timeout (s), kernel command line, options:
 #   expect="panic": the run must end in exactly one PANIC report (exit 255), not pass tests;
+#   expect_text=REGEX: with expect="panic", a line the report must contain;
 #   expect_cpus=N: CPUs the boot tests expect online (default: the CPUs given).
 MATRIX = [
     ("bios-q35-smp1", "bios", "q35", 1, "2G", 300, "", {}),
@@ -40,6 +41,16 @@ MATRIX = [
      {"expect": "panic"}),
     ("panic-nohang-smp4", "bios", "q35", 4, "2G", 120, "panic.test=nohang",
      {"expect": "panic"}),
+    # An AP's stack overflow hits its guard page and is named as such.
+    ("panic-overflow-smp4", "bios", "q35", 4, "2G", 120, "panic.test=overflow",
+     {"expect": "panic", "expect_text": r"stack overflow on CPU \d+"}),
+    # Odd configurations (issue 7): odd CPU counts, tiny memory (watermarks, exhaustion and
+    # drain-and-retry under pressure), memory above 4 GiB (three zones), OVMF on -M pc.
+    ("bios-q35-smp3", "bios", "q35", 3, "2G", 300, "", {}),
+    ("bios-q35-smp37", "bios", "q35", 37, "2G", 480, "test=boot.*,smp.*,mm_pcp.*,gup.*", {}),
+    ("bios-q35-smp4-64M", "bios", "q35", 4, "64M", 300, "test=boot.*,mm_*,gup.*", {}),
+    ("bios-q35-smp4-6G", "bios", "q35", 4, "6G", 300, "test=boot.*,mm_*,gup.*,protect.*", {}),
+    ("uefi-pc-smp2", "uefi", "pc", 2, "1G", 300, "test=boot.*,smp.*,mm_buddy.*", {}),
 ]
 
 SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
@@ -108,6 +119,7 @@ def run_row(row, opts, out):
     name, firmware, machine, smp, mem, timeout, cmdline, extra = row
     argv = ["--iso", opts.iso, "--name", name, "--firmware", firmware, "--machine", machine,
             "--expect", extra.get("expect", "pass"),
+            *(["--expect-text", extra["expect_text"]] if "expect_text" in extra else []),
             "--expect-cpus", str(extra.get("expect_cpus", smp)),
             "--smp", str(smp), "--mem", mem, "--timeout", str(timeout * opts.timeout_scale),
             "--accel", opts.accel, "--cmdline", " ".join(w for w in (cmdline, opts.cmdline) if w),
