@@ -4,6 +4,7 @@
  * stress, IRQ re-entry, remote drains, exhaustion.
  */
 #include <stdlib.h>
+#include <setjmp.h>
 #include <string.h>
 #include "tests/host/harness.h"
 #include "kernel/smp.h"
@@ -246,6 +247,38 @@ static void pcp_alloc_pages_bulk_fills_array(void)
 	free_all(pages, 1, 0);
 	drain_all_pages_node(pgdat);
 	EXPECT_EQ(node_free_pages(pgdat), free);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/*
+ * The lock debug checks as mm relies on them: zone->lock is IRQ-safe, so taking it with
+ * interrupts on warns; taking this CPU's pcp lock twice (a spinning re-entry instead of a
+ * trylock) panics with a message naming the lock instead of hanging.
+ */
+static void pcp_lock_debug_checks(void)
+{
+	struct pglist_data *pgdat = pcp_node(16, 4);
+	struct zone *zone;
+	unsigned long warnings = host_warnings;
+	jmp_buf jb;
+
+	ASSERT(pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	spin_lock(&zone->lock);			/* interrupts on: the bug under test */
+	spin_unlock(&zone->lock);
+	EXPECT_EQ(host_warnings, warnings + 1);
+	EXPECT(host_console_contains("IRQ-safe lock taken with interrupts on"));
+	spin_lock(&zone->pcp[0].lock);
+	if (!setjmp(jb)) {
+		host_panic_jmp = &jb;
+		spin_lock(&zone->pcp[0].lock);	/* recursion: must panic, not spin */
+		EXPECT(!"spin_lock recursion returned");
+	}
+	host_panic_jmp = NULL;
+	EXPECT(strstr(host_panic_msg, "spinlock recursion") != NULL);
+	spin_unlock(&zone->pcp[0].lock);
+	host_warnings = warnings;
 	EXPECT_EQ(mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
@@ -517,6 +550,7 @@ const struct host_test pcp_tests[] = {
 	{ "pcp_spill_grows_then_allocation_halves", pcp_spill_grows_then_allocation_halves, false },
 	{ "pcp_free_high_drains_whole_list", pcp_free_high_drains_whole_list, false },
 	{ "pcp_alloc_pages_bulk_fills_array", pcp_alloc_pages_bulk_fills_array, false },
+	{ "pcp_lock_debug_checks", pcp_lock_debug_checks, false },
 	{ "pcp_stress_random_orders_all_models", pcp_stress_random_orders_all_models, true },
 	{ "pcp_irq_reentry_all_models", pcp_irq_reentry_all_models, true },
 	{ "pcp_remote_drain_under_fire_all_models", pcp_remote_drain_under_fire_all_models, true },
