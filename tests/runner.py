@@ -173,6 +173,8 @@ class KtapParser:
         if not open_:
             return ""
         node = open_[-1]
+        if node.plan is not None and len(node.children) >= node.plan:
+            return f", in suite {node.name or '?'}, after its last case"
         total = f" of {node.plan}" if node.plan is not None else ""
         return f", in suite {node.name or '?'}, case {len(node.children) + 1}{total}"
 
@@ -249,9 +251,9 @@ def kernel_cmdline(args):
     if args.expect_cpus is not None and args.expect_cpus >= 0:
         words.append(f"expect_cpus={args.expect_cpus}")
     if not args.gdb:
-        # The kernel's per-case watchdog fires just before this runner's timeout would, so
-        # a hang is reported by case name. A later ktest.timeout= in --cmdline wins.
-        words.append(f"ktest.timeout={max(5, int(args.timeout) - 10)}")
+        # The kernel's per-case watchdog: a case using half of this run's time is hung; the
+        # kernel then names it. A later ktest.timeout= in --cmdline wins.
+        words.append(f"ktest.timeout={max(5, int(args.timeout) // 2)}")
     if args.cmdline:
         words.append(args.cmdline)
     return " ".join(words)
@@ -343,6 +345,7 @@ class Run:
         self.elapsed = time.monotonic() - start
         self.timed_out = timed_out
         self.status = proc.returncode
+        self.where = self.parser.where()    # before finish() closes what was left open
         self.parser.finish()
         return self
 
@@ -419,9 +422,9 @@ def verdict(run):
     status that is not ktest's. Any of them makes the run fail."""
     problems = list(run.parser.errors)
     if run.timed_out:
-        problems.append(f"timeout after {run.args.timeout:g}s{run.parser.where()}")
+        problems.append(f"timeout after {run.args.timeout:g}s{run.where}")
     if run.crash:
-        problems.append(f"crash: {run.crash}{run.parser.where()}")
+        problems.append(f"crash: {run.crash}{run.where}")
     passed, failed, _, _ = run.parser.counts()
     if not run.timed_out and not run.args.gdb:
         if run.status not in (EXIT_PASS, EXIT_FAIL):
