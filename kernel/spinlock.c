@@ -18,9 +18,16 @@ void spin_lock_init(spinlock_t *lock, const char *name, unsigned int flags)
 	lockstat_reset(lock);
 }
 
+/* owner_cpu is only ever this CPU's id if this CPU wrote it (it is cleared before release). */
 bool spin_is_held_by_me(const spinlock_t *lock)
 {
-	return READ_ONCE(lock->locked) && READ_ONCE(lock->owner_cpu) == arch_cpu_id();
+	return __atomic_load_n(&lock->locked, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&lock->owner_cpu, __ATOMIC_RELAXED) == arch_cpu_id();
+}
+
+static inline bool spin_looks_locked(spinlock_t *lock)
+{
+	return __atomic_load_n(&lock->locked, __ATOMIC_RELAXED);
 }
 
 static inline bool __spin_try(spinlock_t *lock)
@@ -31,13 +38,14 @@ static inline bool __spin_try(spinlock_t *lock)
 /* Called with the lock just acquired: record owner and statistics. */
 static inline void __spin_acquired(spinlock_t *lock, u64 spins)
 {
-	lock->owner_cpu = (u16)arch_cpu_id();
+	__atomic_store_n(&lock->owner_cpu, (u16)arch_cpu_id(), __ATOMIC_RELAXED);
 	lock->stats.acquisitions++;
-	if (spins) {
+	if (unlikely(spins)) {
 		lock->stats.contended++;
 		lock->stats.spins += spins;
 	}
-	lock->stats.acquired_at = arch_cycles();
+	if (lock->flags & SPIN_HOLDTIME)
+		lock->stats.acquired_at = arch_cycles();
 }
 
 static void spin_check_lock(spinlock_t *lock)
@@ -58,14 +66,14 @@ void spin_lock(spinlock_t *lock)
 		do {
 			arch_cpu_relax();
 			spins++;
-		} while (READ_ONCE(lock->locked));
+		} while (spin_looks_locked(lock));
 	}
 	__spin_acquired(lock, spins);
 }
 
 bool spin_trylock(spinlock_t *lock)
 {
-	if (READ_ONCE(lock->locked) || !__spin_try(lock)) {
+	if (spin_looks_locked(lock) || !__spin_try(lock)) {
 		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
 		return false;
 	}
@@ -80,10 +88,12 @@ void spin_unlock(spinlock_t *lock)
 	if (unlikely(!spin_is_held_by_me(lock)))
 		panic("spin_unlock of '%s' by cpu%u, owner is cpu%u", lock->name,
 		      arch_cpu_id(), lock->owner_cpu);
-	held = arch_cycles() - lock->stats.acquired_at;
-	if (held > lock->stats.max_hold_cycles)
-		lock->stats.max_hold_cycles = held;
-	lock->owner_cpu = SPIN_NO_OWNER;
+	if (lock->flags & SPIN_HOLDTIME) {
+		held = arch_cycles() - lock->stats.acquired_at;
+		if (held > lock->stats.max_hold_cycles)
+			lock->stats.max_hold_cycles = held;
+	}
+	__atomic_store_n(&lock->owner_cpu, SPIN_NO_OWNER, __ATOMIC_RELAXED);
 	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
 }
 
@@ -150,11 +160,14 @@ void lockstat_print_top(unsigned int n)
 			break;
 		shown[best] = true;
 		spinlock_t *l = lockstat_table[best];
-		printk("%-20s %12llu %10llu %12llu %10llu %12llu\n", l->name,
+		char hold[24] = "-";	/* not timed: no SPIN_HOLDTIME */
+
+		if (l->flags & SPIN_HOLDTIME)
+			snprintf(hold, sizeof(hold), "%llu", (unsigned long long)l->stats.max_hold_cycles);
+		printk("%-20s %12llu %10llu %12llu %10llu %12s\n", l->name,
 		       (unsigned long long)l->stats.acquisitions,
 		       (unsigned long long)l->stats.contended,
 		       (unsigned long long)l->stats.spins,
-		       (unsigned long long)l->stats.trylock_failed,
-		       (unsigned long long)l->stats.max_hold_cycles);
+		       (unsigned long long)l->stats.trylock_failed, hold);
 	}
 }

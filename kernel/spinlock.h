@@ -13,6 +13,7 @@
 
 #define SPIN_NO_OWNER 0xffffu
 #define SPIN_IRQSAFE 0x1u	/* must be held with IRQs off (e.g. zone->lock) */
+#define SPIN_HOLDTIME 0x2u	/* time every hold (two cycle-counter reads; max_hold_cycles) */
 
 /* Statistics, updated only by the holder, so plain (non-atomic) arithmetic is safe. */
 struct lock_stats {
@@ -20,8 +21,8 @@ struct lock_stats {
 	u64 contended;		/* acquisitions that had to wait at least once */
 	u64 spins;		/* wait-loop iterations, summed over all waiters */
 	u64 trylock_failed;	/* trylocks that found it held */
-	u64 max_hold_cycles;	/* longest hold, arch_cycles() units */
-	u64 acquired_at;	/* arch_cycles() at the current acquisition */
+	u64 max_hold_cycles;	/* longest hold, arch_cycles() units (SPIN_HOLDTIME locks only) */
+	u64 acquired_at;	/* arch_cycles() at the current acquisition (SPIN_HOLDTIME) */
 };
 
 typedef struct spinlock {

@@ -155,7 +155,7 @@ static void zones_init(struct pglist_data *pgdat, const struct memblock *mb)
 		zone->zone_start_pfn = lo;
 		zone->spanned_pages = hi > lo ? hi - lo : 0;
 		zone->present_pages = hi > lo ? memblock_pages_in(mb, lo, hi) : 0;
-		spin_lock_init(&zone->lock, zone_names[z], SPIN_IRQSAFE);
+		spin_lock_init(&zone->lock, zone_names[z], SPIN_IRQSAFE | SPIN_HOLDTIME);
 		for (unsigned int o = 0; o <= MAX_ORDER; o++)
 			for (int mt = 0; mt < MIGRATE_TYPES; mt++)
 				INIT_LIST_HEAD(&zone->free_area[o].free_list[mt]);
