@@ -130,12 +130,16 @@ static void churn_or_drain_fn(void *arg)
 	__atomic_sub_fetch(&c->churning, 1, __ATOMIC_RELEASE);
 }
 
+/* Churners are the online CPUs with an even index (all of them without drainers); count
+ * them as they are, since an offline CPU leaves a gap in the numbering. */
 static void run_churn(struct ktest *t, struct churn *c, bool drainers)
 {
-	unsigned int n = nr_cpus_online();
+	int churners = 0;
 
-	c->drainers = drainers && n > 1;
-	c->churning = (int)(c->drainers ? (n + 1) / 2 : n);
+	c->drainers = drainers && nr_cpus_online() > 1;
+	for_each_online_cpu(cpu)
+		churners += !c->drainers || !(cpu & 1);
+	c->churning = churners;
 	smp_run_on_all(churn_or_drain_fn, c);
 }
 
