@@ -101,7 +101,7 @@ include tests/host/host.mk
 # ---- tools: install what is missing (Debian), or say how --------------------------------
 DEBIAN_PKGS := qemu-system-x86 nasm grub-pc-bin grub-efi-amd64-bin grub-common xorriso \
 	mtools ovmf python3 gcc make binutils clang libclang-rt-14-dev gnuplot-nox valgrind
-TOOLS := qemu-system-x86_64 nasm grub-mkrescue xorriso mformat python3 clang gnuplot
+TOOLS := gcc ld qemu-system-x86_64 nasm grub-mkrescue xorriso mformat python3 clang gnuplot
 
 check-tools:
 	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
@@ -138,7 +138,8 @@ debug: check-tools
 
 test: check-tools
 	@$(MAKE) --no-print-directory iso
-	$(PYTHON) tests/matrix.py --iso $(ISO) --build $(BUILD) --make "$(MAKE)"
+	$(PYTHON) tests/matrix.py --iso $(ISO) --build $(BUILD) --make "$(MAKE)" --accel $(ACCEL) \
+		$(if $(CMDLINE),--cmdline "$(CMDLINE)")
 
 test-big: check-tools
 	@$(MAKE) --no-print-directory iso
