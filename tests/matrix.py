@@ -51,6 +51,12 @@ MATRIX = [
     ("bios-q35-smp4-64M", "bios", "q35", 4, "64M", 300, "test=boot.*,mm_*,gup.*", {}),
     ("bios-q35-smp4-6G", "bios", "q35", 4, "6G", 300, "test=boot.*,mm_*,gup.*,protect.*", {}),
     ("uefi-pc-smp2", "uefi", "pc", 2, "1G", 300, "test=boot.*,smp.*,mm_buddy.*", {}),
+    ("bios-q35-smp4-128M", "bios", "q35", 4, "128M", 300, "test=mm_*,gup.*", {}),
+    # The memory suites booted in each PCP locking model and with the lists off (mm_pcp also
+    # switches models itself; this covers everything else running on top of each).
+    ("pcp-irqoff-smp8", "bios", "q35", 8, "2G", 300, "pcp.lock=irqoff test=mm_*,gup.*", {}),
+    ("pcp-irqsave-smp8", "bios", "q35", 8, "2G", 300, "pcp.lock=irqsave test=mm_*,gup.*", {}),
+    ("pcp-off-smp8", "bios", "q35", 8, "2G", 300, "pcp.enable=0 test=mm_*,gup.*", {}),
 ]
 
 SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
