@@ -97,8 +97,9 @@ def table(metrics):
 
 
 BOOT_CPUS = [1, 2, 4, 8, 16, 24, 32, 40]
-# "smp: 40 of 40 CPUs online, 1751 ms from kernel entry" or "smp: 1 CPU online, 478 ms ..."
-ONLINE_RE = re.compile(r"smp: .*CPUs? online, (\d+) ms from kernel entry")
+# "smp: 40 of 40 CPUs online, 789 ms from kernel entry (...)" or
+# "smp: 1 CPU online (no APs started), 261 ms from kernel entry"
+ONLINE_RE = re.compile(r"smp: .*online.*?, (\d+) ms from kernel entry")
 
 
 def boot_once(iso, smp, timeout=300):
