@@ -35,6 +35,8 @@ CONFIGS = {
                 "test=none mm.poison=0 bench=scaling bench.scaling_pairs=400", 1200),
     "pft": ([], 40, "2G", "test=none mm.poison=0 bench=pft pft.size_mb=128 pft.iterations=30",
             "test=none mm.poison=0 bench=pft pft.size_mb=4 pft.iterations=2", 1800),
+    "locks": ([], 40, "2G", "test=none bench=locks bench.lock_ms=500",
+              "test=none bench=locks bench.lock_ms=20", 600),
     "gup": ([], 40, "2G", "test=none mm.poison=0 bench=gup gup.cmd=a gup.size_mb=512",
             "test=none mm.poison=0 bench=gup gup.cmd=a gup.size_mb=4", 1200),
 }
@@ -176,7 +178,7 @@ def main():
         else:
             metrics, _, ok = run_config(name, CONFIGS[name], args.smoke, args.out, args.iso)
             write_results(args.out, name, metrics, args.smoke)
-            if name in ("pft", "scaling", "page", "page-icount"):
+            if name in ("pft", "scaling", "page", "page-icount", "locks"):
                 for model, ms in split_by_model(metrics).items():
                     write_results(args.out, "%s-%s" % (name, model), ms, args.smoke, quiet=True)
         passed += ok

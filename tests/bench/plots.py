@@ -98,6 +98,8 @@ def make_all(outdir):
               series_by_model(load(outdir, "scaling"), "cpus"))
     line_plot(outdir, "pft", "PFT faults/sec (Hmean, stddev bars)", "faults/s",
               series_by_model(load(outdir, "pft"), "faults/sec-"))
+    line_plot(outdir, "locks", "spinlock candidates: acquisitions per second", "acquisitions/s",
+              series_by_model(load(outdir, "locks"), "cpus"))
     gup_plot(outdir)
     boot_plot(outdir)
     made = sorted(f for f in os.listdir(outdir) if f.endswith(".png"))
