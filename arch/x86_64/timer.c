@@ -12,7 +12,7 @@
 
 #define PIT_HZ 1193182u
 #define CAL_MS 10u			/* one calibration window */
-#define CAL_RUNS 7u			/* odd, for the median (see timer_calibrate) */
+#define CAL_RUNS 11u			/* odd, for the median (see timer_calibrate) */
 #define PIT_GIVE_UP_CYCLES (1ull << 33)	/* ~1-8 s at any TSC rate: no PIT there */
 #define APIC_DIV_16 0x3u
 
