@@ -112,25 +112,3 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	for (;;)
 		arch_wait_for_interrupt();
 }
-
-/*
- * Fallbacks used only until kernel/panic.c provides the real ones (which stop every CPU):
- * weak, so the strong definitions replace them at link time.
- */
-__attribute__((weak)) __noreturn void panic(const char *fmt, ...)
-{
-	va_list ap;
-
-	printk_emergency();
-	printk("\nPANIC: ");
-	va_start(ap, fmt);
-	vprintk(fmt, ap);
-	va_end(ap);
-	printk("\nEXIT: STATUS=%d\n", (0x7f << 1) | 1);
-	arch_exit_qemu(0x7f);
-}
-
-__attribute__((weak)) void warn_slowpath(const char *file, int line, const char *cond)
-{
-	printk("WARNING: %s at %s:%d\n", cond, file, line);
-}
