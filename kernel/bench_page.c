@@ -32,12 +32,10 @@ static struct pcp_setup pcp_setup_save(void)
 	return (struct pcp_setup){ pcp_lock_model, pcp_enabled };
 }
 
-/* Switch with no pages on any per-CPU list, so no list is ever shared between two models. */
+/* Switch model (NULL: keep it) and the lists on or off, with no page on any list. */
 static void pcp_setup_apply(const char *model, bool enabled)
 {
-	drain_all_pages(NULL);
-	if (model)
-		pcp_set_lock_model(model);
+	pcp_switch_lock_model(model ? model : pcp_lock_model_name(pcp_lock_model));
 	WRITE_ONCE(pcp_enabled, enabled);
 	drain_all_pages(NULL);
 }

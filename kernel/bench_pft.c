@@ -104,15 +104,13 @@ static void pft_bench(void)
 	for (char *m = models, *next; m && *m; m = next) {
 		if ((next = strchr(m, ',')))
 			*next++ = '\0';
-		drain_all_pages(NULL);
-		if (pcp_set_lock_model(m)) {
+		if (pcp_switch_lock_model(m)) {
 			printk("pft: unknown model '%s'\n", m);
 			continue;
 		}
 		for (unsigned int i = 0; i < ARRAY_SIZE(points) && points[i] <= nr_cpus_online(); i++)
 			pft_point(m, points[i]);
 	}
-	drain_all_pages(NULL);
-	pcp_lock_model = saved;
+	pcp_switch_lock_model(pcp_lock_model_name(saved));
 }
 BENCH_REGISTER(pft, pft_bench, "page fault test: faults/sec and faults/cpu per CPU count and PCP model");

@@ -313,10 +313,8 @@ static int cmd_model(int argc, char **argv)
 {
 	if (argc != 2)
 		return -1;
-	drain_all_pages(NULL);
-	if (pcp_set_lock_model(argv[1]))
+	if (pcp_switch_lock_model(argv[1]))
 		return -1;
-	drain_all_pages(NULL);
 	printk("model: per-CPU lists now use %s\n", pcp_lock_model_name(pcp_lock_model));
 	return 0;
 }

@@ -173,14 +173,20 @@ void gup_read_totals(struct gup_totals *t)
 
 /* ---- the lockless walk (IRQs off) ---- */
 
+/* An entry holding the free-page poison was read from a freed page table: count it. */
+static bool pte_is_poison(struct mm_struct *mm, pte_t e)
+{
+	if (likely(e != PTE_POISON_VALUE))
+		return false;
+	mm_this_cpu_stats(mm)->poison_reads++;
+	return true;
+}
+
 /* Can the fast walk take the page behind this leaf entry? */
 static bool gup_leaf_ok(struct mm_struct *mm, pte_t e, unsigned int flags)
 {
-	if (unlikely(e == PTE_POISON_VALUE)) {
-		mm_this_cpu_stats(mm)->poison_reads++;	/* read a freed page table */
-		return false;
-	}
-	if (!pte_present(e) || pte_special(e) || ((flags & FOLL_WRITE) && !pte_write(e)))
+	if (pte_is_poison(mm, e) || !pte_present(e) || pte_special(e) ||
+	    ((flags & FOLL_WRITE) && !pte_write(e)))
 		return false;
 	if (!pfn_valid(mm->node, pte_pfn(e)))
 		return false;
@@ -242,11 +248,7 @@ static pte_t *gup_walk_to_pmd(struct mm_struct *mm, u64 addr, pte_t *pmd)
 		pte_t *slot = &table[pt_index_of(addr, level)];
 		pte_t e = ptep_get(slot);
 
-		if (unlikely(e == PTE_POISON_VALUE)) {
-			mm_this_cpu_stats(mm)->poison_reads++;
-			return NULL;
-		}
-		if (!pte_present(e))
+		if (pte_is_poison(mm, e) || !pte_present(e))
 			return NULL;
 		if (level == 2) {
 			*pmd = e;

@@ -123,6 +123,8 @@ void mm_cpus_online(void);
 void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus);
 /* Parse "pcp.lock=irqoff|irqsave|trylock" / "pcp.enable=0|1" style values; 0 or -1. */
 int pcp_set_lock_model(const char *name);
+/* Drain every list, then switch (at run time, other CPUs idle); 0, or -1 for a bad name. */
+int pcp_switch_lock_model(const char *name);
 const char *pcp_lock_model_name(enum pcp_lock_model m);
 
 #endif

@@ -19,15 +19,36 @@ const char *pcp_lock_model_name(enum pcp_lock_model m)
 	return lock_model_names[m];
 }
 
-/* Switch models only while no CPU is inside a PCP operation (boot, or quiet tests). */
-int pcp_set_lock_model(const char *name)
+static int lock_model_index(const char *name)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(lock_model_names); i++)
-		if (name && !strcmp(name, lock_model_names[i])) {
-			WRITE_RACY(pcp_lock_model, (enum pcp_lock_model)i);
-			return 0;
-		}
+		if (name && !strcmp(name, lock_model_names[i]))
+			return (int)i;
 	return -1;
+}
+
+/* Set the model before any list holds a page (the boot command line). */
+int pcp_set_lock_model(const char *name)
+{
+	int i = lock_model_index(name);
+
+	if (i < 0)
+		return -1;
+	WRITE_RACY(pcp_lock_model, (enum pcp_lock_model)i);
+	return 0;
+}
+
+/*
+ * Switch models at run time: every list is emptied first, so no list is ever shared between
+ * two models. No other CPU may be inside a PCP operation meanwhile (benchmarks, tests and the
+ * monitor switch while the other CPUs idle).
+ */
+int pcp_switch_lock_model(const char *name)
+{
+	if (lock_model_index(name) < 0)
+		return -1;
+	drain_all_pages(NULL);
+	return pcp_set_lock_model(name);
 }
 CMDLINE_FUNC("pcp.lock", pcp_set_lock_model,
 	     "irqoff|irqsave|trylock: how per-CPU page lists are protected (default trylock)");

@@ -18,8 +18,7 @@ static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
 /* Switch models with every list empty and nobody inside an operation (between runs). */
 static void set_model(enum pcp_lock_model m)
 {
-	drain_all_pages_node(mm_node());
-	pcp_lock_model = m;
+	pcp_switch_lock_model(pcp_lock_model_name(m));
 }
 
 /* Empty every pcp for good (zone_pcp_disable: high 0, then a forced drain of every CPU), check
