@@ -110,17 +110,38 @@ check-tools:
 	[ -d /usr/lib/grub/i386-pc ] || missing="$$missing grub-pc-bin"; \
 	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || \
 		missing="$$missing libclang-rt-14-dev"; \
-	if [ -n "$$missing" ]; then echo "missing:$$missing"; $(MAKE) --no-print-directory deps; fi
+	if [ -n "$$missing" ]; then $(MAKE) --no-print-directory deps MISSING="$$missing"; fi
 
+# apt-get and dpkg print about a thousand lines: they go to a log, and only its tail is shown
+# if the install fails. The log is build/deps.log, or /tmp/smpmm-deps.log if build/ cannot
+# be made yet.
 deps:
-	@if [ "$$(id -u)" = 0 ]; then \
-		echo "installing: $(DEBIAN_PKGS)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PKGS); \
-	else \
-		echo "smpmm needs Debian packages; run as root:"; \
+	@if [ "$$(id -u)" != 0 ]; then \
+		echo "smpmm needs Debian packages$(if $(MISSING), (missing: $(strip $(MISSING)))); run as root:"; \
 		echo "  apt-get update && apt-get install -y $(DEBIAN_PKGS)"; \
 		exit 1; \
-	fi
+	fi; \
+	mkdir -p $(BUILD) 2>/dev/null && log=$(BUILD)/deps.log || log=/tmp/smpmm-deps.log; \
+	echo "make deps: installing Debian packages with apt-get$(if $(MISSING), (missing: $(strip $(MISSING)))); full log: $$log"; \
+	start=$$(date +%s); \
+	{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEBIAN_PKGS); } \
+		>$$log 2>&1 </dev/null; rc=$$?; \
+	if [ $$rc != 0 ]; then \
+		echo "make deps: apt-get failed (exit $$rc); the last lines of $$log:"; \
+		tail -n 15 $$log | sed 's/^/    /'; \
+		echo "make deps: fix the cause above (network? disk space? another apt running?), then run 'make deps' again"; \
+		exit 1; \
+	fi; \
+	echo "make deps: done in $$(( $$(date +%s) - start )) s"
+
+# `make run`, `make shell` and `make debug` build quietly: one line, with the compiler's output
+# in build/build.log (printed whole if the build fails). V=1 shows it as it happens.
+QUIET_ISO = @$(if $(V),$(MAKE) --no-print-directory iso,mkdir -p $(BUILD); \
+	if $(MAKE) --no-print-directory iso >$(BUILD)/build.log 2>&1; then \
+		n=$$(grep -c '^  \(CC\|NASM\) ' $(BUILD)/build.log); \
+		if [ -s $(BUILD)/build.log ]; then echo "build: $(ISO) ($$n files compiled; output in $(BUILD)/build.log)"; \
+		else echo "build: $(ISO) is up to date"; fi; \
+	else cat $(BUILD)/build.log; echo "build: FAILED (output above, also in $(BUILD)/build.log)"; exit 1; fi)
 
 # ---- running --------------------------------------------------------------------------
 RUNNER := $(PYTHON) tests/runner.py
@@ -128,11 +149,11 @@ RUNFLAGS = --smp $(SMP) --mem $(MEM) --firmware $(FIRMWARE) --machine $(MACHINE)
 	--accel $(ACCEL) --timeout $(TIMEOUT) --iso $(ISO)
 
 run: check-tools
-	@$(MAKE) --no-print-directory iso
+	$(QUIET_ISO)
 	$(RUNNER) $(RUNFLAGS) --console --log $(BUILD)/run.log --cmdline "$(CMDLINE)"
 
 debug: check-tools
-	@$(MAKE) --no-print-directory iso
+	$(QUIET_ISO)
 	$(RUNNER) $(RUNFLAGS) --gdb --log $(BUILD)/debug.log --cmdline "$(CMDLINE)" & \
 	sleep 1; gdb -q -x tests/gdbinit $(KERNEL); kill %1 2>/dev/null; true
 
@@ -176,7 +197,7 @@ soak: check-tools
 
 # The live monitor: a prompt on this terminal (Ctrl-A X leaves QEMU; `exit` at the prompt too).
 shell: check-tools
-	@$(MAKE) --no-print-directory iso
+	$(QUIET_ISO)
 	qemu-system-x86_64 -M $(MACHINE) -m $(MEM) -smp $(SMP) -accel $(ACCEL) -display none \
 		-serial mon:stdio -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-cdrom $(ISO) -fw_cfg name=opt/smpmm/cmdline,string="test=none shell $(CMDLINE)"; true
