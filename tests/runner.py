@@ -456,11 +456,66 @@ def symbolize(lines, elf):
     return [f"{a} {fn} {loc}" for a, fn, loc in zip(addrs, out[0::2], out[1::2])]
 
 
+KUNIT_COUNTS_RE = re.compile(r"Testing complete\. Ran (\d+) tests?(?:: (.*))?$")
+
+
+def kunit_problem(path):
+    """Why `kunit.py parse` cannot run from PATH, or None. Linux's kunit.py changes to the
+    kernel tree's root (the part of its own path before tools/testing/kunit) before it opens
+    the log, and exits 1 without a word when its path has no tools/testing/kunit in it."""
+    if not os.path.isfile(path):
+        return (f"--kunit/KUNIT_PY: {path} does not exist (give the path of kunit.py in a "
+                "Linux tree: LINUX/tools/testing/kunit/kunit.py)")
+    if "tools/testing/kunit" not in os.path.realpath(path):
+        return (f"--kunit/KUNIT_PY: {path} is not under a tools/testing/kunit folder; "
+                "kunit.py exits 1 silently there (it looks for the Linux tree above it)")
+    return None
+
+
+def kunit_counts(stdout):
+    """(passed, failed, skipped) from kunit.py's `Testing complete. Ran N tests: passed: N,
+    failed: N, crashed: N, skipped: N, errors: N` (zero counts are left out); None if absent.
+    Crashed cases and parse errors count as failed, as this runner counts them."""
+    for line in reversed(stdout.splitlines()):
+        m = KUNIT_COUNTS_RE.search(ANSI_RE.sub("", line).strip())
+        if m:
+            n = dict((k, int(v)) for k, v in re.findall(r"(\w+): (\d+)", m.group(2) or ""))
+            return (n.get("passed", 0), n.get("failed", 0) + n.get("crashed", 0) +
+                    n.get("errors", 0), n.get("skipped", 0))
+    return None
+
+
 def kunit_crosscheck(path, log):
-    """Optional: Linux's tools/testing/kunit/kunit.py parse on the same log."""
-    res = subprocess.run([sys.executable, path, "parse", log], capture_output=True, text=True)
-    tail = (res.stdout.strip().splitlines() or [""])[-1]
-    return res.returncode, tail
+    """Linux's tools/testing/kunit/kunit.py parse on the same log, which must be given as an
+    absolute path (kunit.py changes directory first). Returns (exit status, the counts it
+    printed or None, the last lines of its stderr)."""
+    res = subprocess.run([sys.executable, path, "parse", os.path.abspath(log)],
+                         capture_output=True, text=True)
+    return res.returncode, kunit_counts(res.stdout), res.stderr.strip().splitlines()[-6:]
+
+
+def kunit_verdict(run, problems):
+    """--kunit: run kunit.py parse on this run's log and compare its verdict and counts with
+    ours; a disagreement (or a kunit.py that cannot run) is a problem of the run."""
+    why = kunit_problem(run.args.kunit)
+    if why:
+        problems.append(why)
+        return
+    rc, counts, stderr = kunit_crosscheck(run.args.kunit, run.args.log)
+    passed, failed, skipped, missing = run.parser.counts()
+    ours = (passed, failed + missing + len(run.parser.errors), skipped)
+    run.say(f"kunit.py parse: exit {rc}, " + (f"{counts[0]} passed, {counts[1]} failed, "
+            f"{counts[2]} skipped" if counts else "no 'Testing complete' line"))
+    for line in stderr:
+        run.say(f"    kunit.py: {line}")
+    if (rc == 0) != (ours[1] == 0):
+        problems.append(f"kunit.py parse exit {rc} disagrees with this runner "
+                        f"({ours[1]} failed)")
+    elif counts is not None and counts != ours:
+        problems.append(f"kunit.py parse counts {counts[0]} passed, {counts[1]} failed, "
+                        f"{counts[2]} skipped; this runner {ours[0]}, {ours[1]}, {ours[2]}")
+    elif counts is None:
+        problems.append("kunit.py parse printed no 'Testing complete' line")
 
 
 def report(run, problems, out):
@@ -511,8 +566,9 @@ def parse_args(argv):
     ap.add_argument("--gdb", action="store_true", help="QEMU waits for gdb on :1234 (-s -S)")
     ap.add_argument("--qemu", default="qemu-system-x86_64")
     ap.add_argument("--qemu-arg", action="append", default=[], help="extra QEMU argument")
-    ap.add_argument("--kunit", default=os.environ.get("KUNIT_PY"),
-                    help="path to Linux's kunit.py: also check the log with `kunit.py parse`")
+    ap.add_argument("--kunit", default=os.environ.get("KUNIT_PY") or None, metavar="KUNIT_PY",
+                    help="LINUX/tools/testing/kunit/kunit.py (default: $KUNIT_PY): also read "
+                    "the log with Linux's `kunit.py parse` and fail if it disagrees")
     args = ap.parse_args(argv)
     if args.expect_cpus is None:
         args.expect_cpus = args.smp
@@ -529,6 +585,8 @@ def run_one(args, out=sys.stdout):
         subprocess.run(["make", "--no-print-directory", "iso"], check=True)
     if not os.path.exists(args.iso):
         raise SystemExit(f"runner: {args.iso} not found; run `make` first (or use --build)")
+    if args.kunit and kunit_problem(args.kunit):
+        raise SystemExit(f"runner: {kunit_problem(args.kunit)}")
     run = Run(args, out)
     if not args.console:
         run.say(f"booting {args.name}: -M {args.machine} -smp {args.smp} -m {args.mem} "
@@ -543,12 +601,8 @@ def run_one(args, out=sys.stdout):
         return int(not problems), int(bool(problems)), 0, problems, run
     # Under gdb the session ends when the user says so: report the KTAP seen, nothing more.
     problems = [] if args.gdb else verdict(run)
-    if args.kunit and os.path.exists(args.kunit):
-        rc, tail = kunit_crosscheck(args.kunit, args.log)
-        run.say(f"kunit.py parse: exit {rc}: {tail}")
-        failed_ = run.parser.counts()[1]
-        if (rc == 0) != (failed_ == 0 and not run.parser.errors):
-            problems.append("kunit.py parse disagrees with this runner")
+    if args.kunit:
+        kunit_verdict(run, problems)
     passed, failed, skipped, missing = run.parser.counts()
     warning = clock_warning(run)
     if warning:

@@ -8,6 +8,7 @@ lines), and checks what the runner would conclude. `python3 tests/runner_test.py
 
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -154,6 +155,100 @@ class ClockTest(unittest.TestCase):
         self.assertIsNone(runner.clock_warning(run))
         run.clock = [(1.0, 1000, 1083448), (21.0, 49000, 1083448)]
         self.assertIn("2.40x", runner.clock_warning(run))
+
+# A stand-in for Linux's kunit.py with its two habits that matter here: it changes to the
+# Linux tree's root (the path before tools/testing/kunit) before it opens the log, and it
+# ends with a "Testing complete" line. It counts "ok"/"not ok" case lines of the log.
+FAKE_KUNIT = """\
+import os, re, sys
+os.chdir(os.path.realpath(__file__).split("tools/testing/kunit")[0])
+text = open(sys.argv[2]).read()
+if "CRASH-THE-PARSER" in text:
+    raise ValueError("LineStream: going past EOF")
+ok = len(re.findall(r"^  ok ", text, re.M))
+bad = len(re.findall(r"^  not ok ", text, re.M))
+print("[10:00:00] Testing complete. Ran %d tests: passed: %d" % (ok + bad, ok) +
+      (", failed: %d" % bad if bad else ""))
+sys.exit(1 if bad else 0)
+"""
+
+
+class KunitTest(unittest.TestCase):
+    """--kunit: the cross-check with Linux's kunit.py, without needing kunit.py itself."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="runner-test-")
+        self.linux = os.path.join(self.tmp.name, "linux")
+        kdir = os.path.join(self.linux, "tools", "testing", "kunit")
+        os.makedirs(kdir)
+        self.kunit = os.path.join(kdir, "kunit.py")
+        with open(self.kunit, "w") as f:
+            f.write(FAKE_KUNIT)
+        self.work = os.path.join(self.tmp.name, "smpmm")
+        os.makedirs(os.path.join(self.work, "build"))
+        self.cwd = os.getcwd()
+        os.chdir(self.work)
+
+    def tearDown(self):
+        os.chdir(self.cwd)
+        self.tmp.cleanup()
+
+    def write_log(self, text):
+        with open("build/run.log", "w") as f:
+            f.write(text)
+        return "build/run.log"          # relative, as `make run` passes it
+
+    # A relative log path reaches kunit.py as an absolute one (kunit.py changes directory
+    # first, so the relative path would be FileNotFoundError), and the counts agree.
+    def test_kunit_log_path_made_absolute(self):
+        rc, counts, stderr = runner.kunit_crosscheck(self.kunit, self.write_log(GOOD))
+        self.assertEqual((rc, stderr), (0, []))
+        self.assertEqual(counts, (3, 0, 0))     # the stand-in counts "  ok" lines
+
+    # kunit.py's own failure is shown: its stderr's last lines come back to be printed.
+    def test_kunit_stderr_returned(self):
+        rc, counts, stderr = runner.kunit_crosscheck(
+            self.kunit, self.write_log(GOOD + "CRASH-THE-PARSER\n"))
+        self.assertNotEqual(rc, 0)
+        self.assertIsNone(counts)
+        self.assertIn("ValueError: LineStream: going past EOF", stderr[-1])
+
+    # A path that does not exist, or a kunit.py outside tools/testing/kunit (where the real
+    # one exits 1 without a word), is named before any boot.
+    def test_kunit_bad_path_named(self):
+        self.assertIn("does not exist", runner.kunit_problem("/no/such/kunit.py"))
+        flat = os.path.join(self.tmp.name, "kunit.py")
+        with open(flat, "w") as f:
+            f.write(FAKE_KUNIT)
+        self.assertIn("not under a tools/testing/kunit", runner.kunit_problem(flat))
+        self.assertIsNone(runner.kunit_problem(self.kunit))
+        args = runner.parse_args(["--kunit", "/no/such/kunit.py", "--iso", __file__])
+        with self.assertRaises(SystemExit) as e:
+            runner.run_one(args)
+        self.assertIn("/no/such/kunit.py does not exist", str(e.exception))
+
+    # KUNIT_PY in the environment is the default of --kunit; empty means off.
+    def test_kunit_env_default(self):
+        old = os.environ.get("KUNIT_PY")
+        try:
+            os.environ["KUNIT_PY"] = self.kunit
+            self.assertEqual(runner.parse_args([]).kunit, self.kunit)
+            os.environ["KUNIT_PY"] = ""
+            self.assertIsNone(runner.parse_args([]).kunit)
+        finally:
+            if old is None:
+                os.environ.pop("KUNIT_PY", None)
+            else:
+                os.environ["KUNIT_PY"] = old
+
+    # kunit.py's summary line, colours and all; zero counts are left out of it.
+    def test_kunit_counts_line(self):
+        line = "[10:35:47] \x1b[1;31mTesting complete. Ran 12 tests: passed: 10, failed: 1, " \
+               "crashed: 1\x1b[0;0m"
+        self.assertEqual(runner.kunit_counts("x\n" + line + "\n"), (10, 2, 0))
+        self.assertEqual(runner.kunit_counts("Testing complete. Ran 3 tests: passed: 2, "
+                                             "skipped: 1"), (2, 0, 1))
+        self.assertIsNone(runner.kunit_counts("Traceback ...\n"))
 
 
 if __name__ == "__main__":
