@@ -37,9 +37,17 @@ unsigned int bench_run_selected(void)
 		(*b)->run();
 		ran++;
 	}
-	if (bench_names[0] && !ran)
-		printk("bench: nothing matched bench=%s\n", bench_names);
+	if (bench_names[0] && !ran) {
+		printk("bench: nothing matched bench=%s; the benchmarks are:\n", bench_names);
+		bench_print_list();
+	}
 	return ran;
+}
+
+void bench_print_list(void)
+{
+	for (const struct bench *const *b = __start_bench_list; b < __stop_bench_list; b++)
+		printk("  %-12s %s\n", (*b)->name, (*b)->help);
 }
 
 int bench_run_one(const char *name)

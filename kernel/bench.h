@@ -25,6 +25,8 @@ unsigned int bench_run_selected(void);
 
 /* Run one benchmark by name (the monitor's `bench`); 0, or -1 if there is none. */
 int bench_run_one(const char *name);
+/* One line per registered benchmark: its name and help. */
+void bench_print_list(void);
 
 /*
  * One BENCH line: bench and metric names, unit, whether higher is better, and n samples

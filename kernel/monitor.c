@@ -2,6 +2,8 @@
  * The live serial monitor (`shell` on the command line, `make shell`): a prompt on COM1 to
  * look at and poke the allocator while the kernel runs. Commands run on the boot CPU; `on`,
  * `drain` and `stress` reach other CPUs with cross-CPU calls. Not a general shell.
+ * Commands and words are case-insensitive. Bad input gets one line saying what was wrong and
+ * what is allowed, then the usage line; nothing is run.
  */
 #include "kernel/monitor.h"
 #include "kernel/bench.h"
@@ -11,6 +13,7 @@
 #include "kernel/smp.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
+#include <stdarg.h>
 #include <arch/console.h>
 #include "mm/mm.h"
 #include "mm/internal.h"
@@ -27,7 +30,8 @@ CMDLINE_BOOL("shell", monitor_enabled, "after tests and benchmarks, stay up with
 
 struct mon_cmd {
 	const char *name, *usage, *help;
-	int (*run)(int argc, char **argv);	/* 0, or -1 for a usage message */
+	int max_args;				/* words after the name it accepts */
+	int (*run)(int argc, char **argv);	/* 0, or -1 after mon_error(): usage follows */
 };
 
 /* Blocks allocated with `alloc` and not yet freed, and the `pin` test mapping. */
@@ -36,7 +40,20 @@ static struct mm_struct *pin_mm;
 static struct page *pinned[MON_PIN_PAGES];
 static unsigned int nr_pinned;
 
-/* ---- argument parsing ---- */
+/* ---- argument parsing: each failure says what was wrong and what is allowed ---- */
+
+/* Print "cmd: what was wrong" and return -1, for the caller to return (usage follows). */
+static __printf(2, 3) int mon_error(const char *cmd, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	printk("%s: %s\n", cmd, msg);
+	return -1;
+}
 
 static bool parse_uint(const char *s, unsigned long *out)
 {
@@ -53,14 +70,42 @@ static bool parse_uint(const char *s, unsigned long *out)
 	return true;
 }
 
-static bool parse_cpu(const char *s, unsigned int *cpu)
+/* The online CPUs as ranges, "0-3" or "0-1,3-39", into buf. */
+static void online_cpus_text(char *buf, size_t len)
 {
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned int c = 0; c < nr_cpus && n + 1 < len; c++) {
+		unsigned int last = c;
+
+		if (!cpu_online(c))
+			continue;
+		while (last + 1 < nr_cpus && cpu_online(last + 1))
+			last++;
+		n += (size_t)snprintf(buf + n, len - n, last > c ? "%s%u-%u" : "%s%u",
+				      n ? "," : "", c, last);
+		c = last;
+	}
+}
+
+static int parse_cpu(const char *cmd, const char *s, unsigned int *cpu)
+{
+	char online[64];
 	unsigned long v;
 
-	if (!parse_uint(s, &v) || !cpu_online((unsigned int)v))
-		return false;
+	online_cpus_text(online, sizeof(online));
+	if (!parse_uint(s, &v))
+		return mon_error(cmd, "'%s' is not a CPU number; online CPUs: %s", s, online);
+	if (v >= nr_cpus || !cpu_online((unsigned int)v))
+		return mon_error(cmd, "there is no online CPU %lu; online CPUs: %s", v, online);
 	*cpu = (unsigned int)v;
-	return true;
+	return 0;
+}
+
+static bool word_is(const char *word, const char *keyword)
+{
+	return word && !strcmp(word, keyword);
 }
 
 /* ---- commands ---- */
@@ -86,7 +131,8 @@ static int cmd_mem(int argc, char **argv)
 	else if (!strcmp(what, "pagetypeinfo"))
 		show_pagetypeinfo(mm_node());
 	else
-		return -1;
+		return mon_error("mem", "no table '%s': buddyinfo (the default), zoneinfo or "
+				 "pagetypeinfo", what);
 	printk("free pages: %lu of %lu managed\n", node_free_pages(mm_node()),
 	       node_managed_pages(mm_node()));
 	return 0;
@@ -97,7 +143,7 @@ static int cmd_pcp(int argc, char **argv)
 	struct pglist_data *pgdat = mm_node();
 	unsigned int only = 0;
 
-	if (argc > 1 && !parse_cpu(argv[1], &only))
+	if (argc > 1 && parse_cpu("pcp", argv[1], &only))
 		return -1;
 	printk("pcp: model %s, %s\ncpu  zone    count  high batch | alloc_hit  free_hit  refill "
 	       " spill tryfail drained\n", pcp_lock_model_name(pcp_lock_model),
@@ -144,8 +190,18 @@ static int cmd_alloc(int argc, char **argv)
 	unsigned int cpu = arch_cpu_id(), slot;
 	struct alloc_req r;
 
-	if (argc < 2 || !parse_uint(argv[1], &order) || order > MAX_ORDER ||
-	    (argc > 2 && (argc != 4 || strcmp(argv[2], "on") || !parse_cpu(argv[3], &cpu))))
+	if (argc < 2)
+		return mon_error("alloc", "which order? 0 (one page) to %d (%lu KiB)", MAX_ORDER,
+				 (PAGE_SIZE << MAX_ORDER) >> 10);
+	if (!parse_uint(argv[1], &order))
+		return mon_error("alloc", "'%s' is not an order: 0 to %d", argv[1], MAX_ORDER);
+	if (order > MAX_ORDER)
+		return mon_error("alloc", "order %lu is too large: the highest order is %d "
+				 "(MAX_ORDER, %lu KiB blocks)", order, MAX_ORDER,
+				 (PAGE_SIZE << MAX_ORDER) >> 10);
+	if (argc > 2 && (!word_is(argv[2], "on") || argc != 4))
+		return mon_error("alloc", "after the order only 'on CPU' may follow");
+	if (argc == 4 && parse_cpu("alloc", argv[3], &cpu))
 		return -1;
 	for (slot = 0; slot < MON_HELD && held[slot].page; slot++)
 		;
@@ -166,15 +222,35 @@ static int cmd_alloc(int argc, char **argv)
 	return 0;
 }
 
+/* The numbers of the blocks `alloc` holds, "#0 #3", or "none", into buf. */
+static void held_text(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < MON_HELD && n + 1 < len; i++)
+		if (held[i].page)
+			n += (size_t)snprintf(buf + n, len - n, "%s#%u", n ? " " : "", i);
+	if (!n)
+		snprintf(buf, len, "none (alloc makes some)");
+}
+
 /* free N|all */
 static int cmd_free(int argc, char **argv)
 {
-	bool all = argc == 2 && !strcmp(argv[1], "all");
+	bool all = word_is(argv[1], "all");
 	unsigned long n = 0;
 	unsigned int freed = 0;
+	char list[128];
 
-	if (argc != 2 || (!all && (!parse_uint(argv[1], &n) || n >= MON_HELD || !held[n].page)))
-		return -1;
+	held_text(list, sizeof(list));
+	if (argc != 2)
+		return mon_error("free", "which block? its number from alloc (#N), or all; held: %s",
+				 list);
+	if (!all && !parse_uint(argv[1], &n))
+		return mon_error("free", "'%s' is not a block number; held: %s", argv[1], list);
+	if (!all && (n >= MON_HELD || !held[n].page))
+		return mon_error("free", "block #%lu is not held; held: %s", n, list);
 	for (unsigned int i = 0; i < MON_HELD; i++) {
 		if (!held[i].page || (!all && i != n))
 			continue;
@@ -199,9 +275,9 @@ static int cmd_drain(int argc, char **argv)
 
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		before += zone_pcp_count(&mm_node()->node_zones[z]);
-	if (argc == 1 || !strcmp(argv[1], "all"))
+	if (argc == 1 || word_is(argv[1], "all"))
 		drain_all_pages(NULL);
-	else if (parse_cpu(argv[1], &cpu))
+	else if (!parse_cpu("drain", argv[1], &cpu))
 		smp_call_function_single(cpu, drain_this_cpu, NULL, true);
 	else
 		return -1;
@@ -224,12 +300,18 @@ static int pin_mm_ready(void)
 /* pin [N] [longterm] */
 static int cmd_pin(int argc, char **argv)
 {
-	unsigned long n = 1;
-	bool longterm = argc > 1 && !strcmp(argv[argc - 1], "longterm");
+	unsigned long n = 1, room = MON_PIN_PAGES - nr_pinned;
+	bool longterm = word_is(argv[argc - 1], "longterm");
 	long got;
 
-	if ((argc > 1 + longterm && !parse_uint(argv[1], &n)) || !n || n > MON_PIN_PAGES - nr_pinned)
-		return -1;
+	if (argc > 1 + longterm && !parse_uint(argv[1], &n))
+		return mon_error("pin", "'%s' is not a page count: 1 to %lu (then 'longterm' if "
+				 "wanted)", argv[1], room);
+	if (argc > 2 + longterm || (argc == 3 && !longterm))
+		return mon_error("pin", "after the count only 'longterm' may follow");
+	if (!n || n > room)
+		return mon_error("pin", "%lu pages: 1 to %lu can be pinned now (%u of %u held; "
+				 "unpin frees them)", n, room, nr_pinned, MON_PIN_PAGES);
 	if (pin_mm_ready()) {
 		printk("pin: cannot set up the test mapping (no memory)\n");
 		return 0;
@@ -297,8 +379,8 @@ static int cmd_stress(int argc, char **argv)
 	unsigned long secs = 2, free_before = node_free_pages(mm_node());
 	struct stress_ctx c = { 0, 0, 0 };
 
-	if (argc > 2 || (argc == 2 && (!parse_uint(argv[1], &secs) || !secs || secs > 3600)))
-		return -1;
+	if (argc == 2 && (!parse_uint(argv[1], &secs) || !secs || secs > 3600))
+		return mon_error("stress", "'%s' is not a number of seconds from 1 to 3600", argv[1]);
 	c.until = arch_cycles() + us_to_cycles(secs * 1000000ull);
 	smp_run_on_all(stress_cpu, &c);
 	drain_all_pages(NULL);
@@ -312,9 +394,10 @@ static int cmd_stress(int argc, char **argv)
 static int cmd_model(int argc, char **argv)
 {
 	if (argc != 2)
-		return -1;
+		return mon_error("model", "which model? irqoff, irqsave or trylock (now %s)",
+				 pcp_lock_model_name(pcp_lock_model));
 	if (pcp_switch_lock_model(argv[1]))
-		return -1;
+		return mon_error("model", "no model '%s': irqoff, irqsave or trylock", argv[1]);
 	printk("model: per-CPU lists now use %s\n", pcp_lock_model_name(pcp_lock_model));
 	return 0;
 }
@@ -330,7 +413,14 @@ static int cmd_verify(int argc, char **argv)
 
 static int cmd_bench(int argc, char **argv)
 {
-	return argc == 2 && bench_run_one(argv[1]) == 0 ? 0 : -1;
+	if (argc == 2 && !bench_run_one(argv[1]))
+		return 0;
+	if (argc == 2)
+		mon_error("bench", "no benchmark '%s'; the benchmarks are:", argv[1]);
+	else
+		mon_error("bench", "which benchmark? one of:");
+	bench_print_list();
+	return -1;
 }
 
 static int cmd_help(int argc, char **argv);
@@ -342,21 +432,22 @@ static int cmd_exit(int argc, char **argv)
 }
 
 static const struct mon_cmd mon_cmds[] = {
-	{ "help", "help", "this list", cmd_help },
-	{ "cpus", "cpus", "CPUs: APIC id, online, timer ticks, IPIs taken", cmd_cpus },
-	{ "mem", "mem [buddyinfo|zoneinfo|pagetypeinfo]", "free lists, zones, migratetypes", cmd_mem },
-	{ "pcp", "pcp [CPU]", "per-CPU lists: pages, high, batch and counters", cmd_pcp },
-	{ "alloc", "alloc ORDER [on CPU]", "allocate a block (GFP_ATOMIC) and hold it", cmd_alloc },
-	{ "free", "free N|all", "free held block #N, or all of them", cmd_free },
-	{ "drain", "drain [CPU|all]", "empty one CPU's per-CPU lists, or every CPU's", cmd_drain },
-	{ "pin", "pin [N] [longterm]", "pin N pages of a test mapping (pin_user_pages_fast)", cmd_pin },
-	{ "unpin", "unpin", "unpin every page pinned with pin", cmd_unpin },
-	{ "lockstat", "lockstat", "the most contended locks", cmd_lockstat },
-	{ "stress", "stress [SECONDS]", "random alloc/free on every CPU, then drain and verify", cmd_stress },
-	{ "bench", "bench NAME", "run a benchmark: page, scaling, pft, gup", cmd_bench },
-	{ "model", "model irqoff|irqsave|trylock", "switch the per-CPU list locking model", cmd_model },
-	{ "verify", "verify", "mm_verify(): every page in exactly one place", cmd_verify },
-	{ "exit", "exit", "leave QEMU", cmd_exit },
+	{ "help", "help", "this list", 0, cmd_help },
+	{ "cpus", "cpus", "CPUs: APIC id, online, timer ticks, IPIs taken", 0, cmd_cpus },
+	{ "mem", "mem [buddyinfo|zoneinfo|pagetypeinfo]", "free lists, zones, migratetypes", 1, cmd_mem },
+	{ "pcp", "pcp [CPU]", "per-CPU lists: pages, high, batch and counters", 1, cmd_pcp },
+	{ "alloc", "alloc ORDER [on CPU]", "allocate a block (GFP_ATOMIC) and hold it", 3, cmd_alloc },
+	{ "free", "free N|all", "free held block #N, or all of them", 1, cmd_free },
+	{ "drain", "drain [CPU|all]", "empty one CPU's per-CPU lists, or every CPU's", 1, cmd_drain },
+	{ "pin", "pin [N] [longterm]", "pin N pages of a test mapping (pin_user_pages_fast)", 2, cmd_pin },
+	{ "unpin", "unpin", "unpin every page pinned with pin", 0, cmd_unpin },
+	{ "lockstat", "lockstat", "zone and per-CPU list locks since boot: acquisitions, waits "
+	  "(contended), trylock failures; most waits first", 0, cmd_lockstat },
+	{ "stress", "stress [SECONDS]", "random alloc/free on every CPU, then drain and verify", 1, cmd_stress },
+	{ "bench", "bench NAME", "run a benchmark (bench alone lists them)", 1, cmd_bench },
+	{ "model", "model irqoff|irqsave|trylock", "switch the per-CPU list locking model", 1, cmd_model },
+	{ "verify", "verify", "mm_verify(): every page in exactly one place", 0, cmd_verify },
+	{ "exit", "exit", "leave QEMU", 0, cmd_exit },
 };
 
 static int cmd_help(int argc, char **argv)
@@ -368,43 +459,60 @@ static int cmd_help(int argc, char **argv)
 
 /* ---- the prompt ---- */
 
+/* Split line into at most MON_ARGS words (NULL after the last); returns how many words the
+ * line has, which may be more than were kept. Lower-cases the line: input is case-insensitive. */
 static int split_words(char *line, char **argv)
 {
 	int argc = 0;
 
-	for (char *p = line; *p && argc < MON_ARGS;) {
+	for (char *p = line; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	for (char *p = line; *p;) {
 		while (*p == ' ')
 			*p++ = '\0';
 		if (!*p)
 			break;
-		argv[argc++] = p;
+		if (argc < MON_ARGS)
+			argv[argc] = p;
+		argc++;
 		while (*p && *p != ' ')
 			p++;
 	}
+	argv[MIN(argc, MON_ARGS)] = NULL;
 	return argc;
 }
 
 static void monitor_execute(char *line)
 {
-	char *argv[MON_ARGS];
+	char *argv[MON_ARGS + 1];
 	int argc = split_words(line, argv);
 
 	if (!argc)
 		return;
 	for (unsigned int i = 0; i < ARRAY_SIZE(mon_cmds); i++) {
-		if (strcmp(argv[0], mon_cmds[i].name))
+		const struct mon_cmd *cmd = &mon_cmds[i];
+
+		if (strcmp(argv[0], cmd->name))
 			continue;
-		if (mon_cmds[i].run(argc, argv))
-			printk("usage: %s\n", mon_cmds[i].usage);
+		if (argc - 1 > cmd->max_args)
+			mon_error(cmd->name, "too many words: %d after '%s', at most %d", argc - 1,
+				  cmd->name, cmd->max_args);
+		if (argc - 1 > cmd->max_args || cmd->run(argc, argv))
+			printk("usage: %s\n", cmd->usage);
 		return;
 	}
 	printk("unknown command '%s' (try help)\n", argv[0]);
 }
 
-/* Read a line, echoing it; waits in hlt between timer ticks. */
-static void monitor_read_line(char *buf, size_t cap)
+/*
+ * Read a line, echoing it; waits in hlt between timer ticks. Returns the number of characters
+ * typed, which is more than fit in buf (cap - 1) if the line was too long: then buf holds
+ * only its start and the caller must not run it.
+ */
+static size_t monitor_read_line(char *buf, size_t cap)
 {
-	size_t n = 0;
+	size_t n = 0, typed = 0;
 
 	for (;;) {
 		int c = arch_console_getc();
@@ -416,13 +524,16 @@ static void monitor_read_line(char *buf, size_t cap)
 		if (c == '\r' || c == '\n') {
 			printk("\n");
 			buf[n] = '\0';
-			return;
+			return typed;
 		}
-		if ((c == 0x7f || c == 0x08) && n) {
-			n--;
+		if ((c == 0x7f || c == 0x08) && typed) {
+			n -= n == typed;
+			typed--;
 			printk("\b \b");
-		} else if (c >= ' ' && c < 0x7f && n + 1 < cap) {
-			buf[n++] = (char)c;
+		} else if (c >= ' ' && c < 0x7f) {
+			if (n == typed && n + 1 < cap)
+				buf[n++] = (char)c;
+			typed++;
 			printk("%c", c);
 		}
 	}
@@ -434,8 +545,14 @@ __noreturn void monitor_run(void)
 
 	printk("smpmm monitor: %u CPUs online; type help\n", nr_cpus_online());
 	for (;;) {
+		size_t typed;
+
 		printk("smpmm> ");
-		monitor_read_line(line, sizeof(line));
-		monitor_execute(line);
+		typed = monitor_read_line(line, sizeof(line));
+		if (typed >= sizeof(line))
+			printk("line too long: %zu characters, the monitor reads at most %zu; "
+			       "nothing was run\n", typed, sizeof(line) - 1);
+		else
+			monitor_execute(line);
 	}
 }

@@ -141,7 +141,19 @@ void lockstat_register(spinlock_t *lock)
 		lockstat_table[slot] = lock;
 }
 
-/* Print the n registered locks with the most contended acquisitions, most first. */
+/* Which of two registered locks lockstat shows first: more waits (contended acquisitions),
+ * then more trylock failures (the per-CPU list locks are trylocked, so theirs show there),
+ * then more acquisitions. */
+static bool lockstat_before(const spinlock_t *a, const spinlock_t *b)
+{
+	if (a->stats.contended != b->stats.contended)
+		return a->stats.contended > b->stats.contended;
+	if (a->stats.trylock_failed != b->stats.trylock_failed)
+		return a->stats.trylock_failed > b->stats.trylock_failed;
+	return a->stats.acquisitions > b->stats.acquisitions;
+}
+
+/* Print the n registered locks that come first by lockstat_before(). */
 void lockstat_print_top(unsigned int n)
 {
 	unsigned int total = MIN(READ_ONCE(lockstat_count), (unsigned int)LOCKSTAT_MAX);
@@ -154,8 +166,7 @@ void lockstat_print_top(unsigned int n)
 		for (unsigned int i = 0; i < total; i++) {
 			if (shown[i] || !lockstat_table[i])
 				continue;
-			if (best < 0 || lockstat_table[i]->stats.contended >
-					lockstat_table[best]->stats.contended)
+			if (best < 0 || lockstat_before(lockstat_table[i], lockstat_table[best]))
 				best = (int)i;
 		}
 		if (best < 0)

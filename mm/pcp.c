@@ -8,6 +8,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
+#include "kernel/printk.h"
 
 enum pcp_lock_model pcp_lock_model = PCP_LOCK_TRYLOCK;
 bool pcp_enabled = true;
@@ -747,16 +748,25 @@ void show_pcpinfo(struct pglist_data *pgdat)
 	}
 }
 
+/* Names for the kernel node's pcp locks in lockstat and lock reports: "pcp cpu3 DMA32". */
+static char pcp_lock_names[MAX_NR_ZONES][MAX_CPUS][24];
+
 /* After SMP bring-up: size every pcp of the kernel's node for the CPUs now online. */
 void mm_cpus_online(void)
 {
 	struct zone *z = &mm_node()->node_zones[ZONE_DMA32];
 
 	zone_pcp_update(mm_node(), nr_cpus_online());
-	for (int zi = 0; zi < MAX_NR_ZONES; zi++)	/* lock statistics table (lockstat) */
-		for (unsigned int cpu = 0; zone_populated(&mm_node()->node_zones[zi]) &&
-					   cpu < nr_cpus_online(); cpu++)
-			lockstat_register(&mm_node()->node_zones[zi].pcp[cpu].lock);
+	for (int zi = 0; zi < MAX_NR_ZONES; zi++) {	/* lock statistics table (lockstat) */
+		struct zone *zone = &mm_node()->node_zones[zi];
+
+		for (unsigned int cpu = 0; zone_populated(zone) && cpu < nr_cpus_online(); cpu++) {
+			snprintf(pcp_lock_names[zi][cpu], sizeof(pcp_lock_names[zi][cpu]),
+				 "pcp cpu%u %s", cpu, zone->name);
+			zone->pcp[cpu].lock.name = pcp_lock_names[zi][cpu];
+			lockstat_register(&zone->pcp[cpu].lock);
+		}
+	}
 	printk("pcp: %s, lock model %s; %u CPUs online: DMA32 batch %d high %d\n",
 	       pcp_enabled ? "on" : "off (pcp.enable=0)", pcp_lock_model_name(pcp_lock_model),
 	       nr_cpus_online(), z->pageset_batch, z->pageset_high);

@@ -12,9 +12,10 @@ import time
 
 PROMPT = "smpmm> "
 
-# (what to type, regex the reply must contain)
+# (what to type, regex the reply must contain). The test boots 4 CPUs (--smp): CPUs 0-3.
 SCRIPT = [
     ("help", r"verify\s+mm_verify"),
+    ("HELP", r"verify\s+mm_verify"),                   # commands are case-insensitive
     ("cpus", r"\n\s+3\s+\d+\s+yes"),
     ("mem", r"free pages: \d+ of \d+ managed"),
     ("mem zoneinfo", r"(?i)zone"),
@@ -22,16 +23,44 @@ SCRIPT = [
     ("alloc 2 on 1", r"alloc: #0 = order 2 at pfn 0x[0-9a-f]+ \(zone \w+\) on cpu1"),
     ("pcp 1", r"\n\s*1 \w+\s+\d+"),
     ("free 0", r"free: 1 block\(s\) freed"),
+    ("Alloc 0 ON 2", r"alloc: #0 = order 0 at pfn 0x[0-9a-f]+ \(zone \w+\) on cpu2"),
+    ("FREE ALL", r"free: 1 block\(s\) freed"),
     ("drain all", r"drain: pages on per-CPU lists \d+ -> 0"),
     ("pin 8", r"pin: 8 page\(s\) pinned; 8 held; .*maybe_dma_pinned yes"),
     ("unpin", r"unpin: 8 page\(s\) unpinned"),
-    ("lockstat", r"lock\s+acquired\s+contended"),
+    ("lockstat", r"lock\s+acquired\s+contended[^\n]*\n(.*\n)*pcp cpu[0-3] DMA32 "),
     ("stress 1", r"mm_verify: 0 problems"),
     ("model irqsave", r"model: per-CPU lists now use irqsave"),
     ("verify", r"verify: ok \(0 problems\)"),
-    ("alloc x", r"usage: alloc ORDER \[on CPU\]"),
-    ("drain 999", r"usage: drain \[CPU\|all\]"),
+    # Bad input: what was wrong and what is allowed, then the usage line; nothing runs.
+    ("alloc", r"alloc: which order\? 0 \(one page\) to 10 \(4096 KiB\)\nusage: alloc ORDER"),
+    ("alloc x", r"alloc: 'x' is not an order: 0 to 10\nusage: alloc ORDER \[on CPU\]"),
+    ("alloc 99", r"alloc: order 99 is too large: the highest order is 10 \(MAX_ORDER, 4096 KiB "
+                 r"blocks\)\nusage: alloc"),
+    ("alloc 3 on 99", r"alloc: there is no online CPU 99; online CPUs: 0-3\nusage: alloc"),
+    ("alloc 3 at 1", r"alloc: after the order only 'on CPU' may follow\nusage: alloc"),
+    ("pcp 999", r"pcp: there is no online CPU 999; online CPUs: 0-3\nusage: pcp \[CPU\]"),
+    ("pcp one", r"pcp: 'one' is not a CPU number; online CPUs: 0-3\nusage: pcp"),
+    ("drain 999", r"drain: there is no online CPU 999; online CPUs: 0-3\nusage: drain \[CPU\|all\]"),
+    ("free", r"free: which block\? its number from alloc \(#N\), or all; held: none"),
+    ("free 42", r"free: block #42 is not held; held: none \(alloc makes some\)\nusage: free"),
+    ("free x", r"free: 'x' is not a block number; held: none"),
+    ("pin -5", r"pin: '-5' is not a page count: 1 to 256 \(then 'longterm' if wanted\)\nusage: pin"),
+    ("pin 0", r"pin: 0 pages: 1 to 256 can be pinned now \(0 of 256 held; unpin frees them\)"),
+    ("pin 300", r"pin: 300 pages: 1 to 256 can be pinned now"),
+    ("pin 2 forever", r"pin: after the count only 'longterm' may follow\nusage: pin"),
+    ("model", r"model: which model\? irqoff, irqsave or trylock \(now irqsave\)\nusage: model"),
+    ("model foo", r"model: no model 'foo': irqoff, irqsave or trylock\nusage: model"),
+    ("mem nonsense", r"mem: no table 'nonsense': buddyinfo \(the default\), zoneinfo or "
+                     r"pagetypeinfo\nusage: mem"),
+    ("stress 0", r"stress: '0' is not a number of seconds from 1 to 3600\nusage: stress"),
+    ("bench nosuch", r"bench: no benchmark 'nosuch'; the benchmarks are:\n\s+\w+\s+\S"),
+    ("cpus 1 2", r"cpus: too many words: 2 after 'cpus', at most 0\nusage: cpus"),
     ("frobnicate", r"unknown command 'frobnicate' \(try help\)"),
+    # A line longer than the monitor's buffer is refused whole, not cut and run.
+    ("alloc 0 " + "x" * 292, r"line too long: 300 characters, the monitor reads at most 127; "
+                             r"nothing was run"),
+    ("verify", r"verify: ok \(0 problems\)"),
 ]
 
 
@@ -92,7 +121,7 @@ def main():
         con.type(line)
         end = con.expect(pattern, start, args.timeout)
         if end is not None and con.expect(re.escape(PROMPT), end, args.timeout) is not None:
-            print("ok %s" % line)
+            print("ok %s" % (line if len(line) < 60 else line[:40] + "... (%d characters)" % len(line)))
             passed += 1
         else:
             print("not ok %s: expected /%s/; got:\n%s" % (line, pattern, con.buf[start:][-800:]))
