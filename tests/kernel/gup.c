@@ -6,6 +6,7 @@
 #include "kernel/smp.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
+#include "kernel/trap.h"
 #include "mm/mm.h"
 #include "mm/gup.h"
 
@@ -59,14 +60,20 @@ static void gup_maybe_pinned_after_pin(struct ktest *t)
 	mm_destroy(mm);
 }
 
-/* FOLL_GET and FOLL_PIN together are refused, as are LONGTERM gets and unaligned starts. */
+/* FOLL_GET and FOLL_PIN together are refused: with one WARN when pin_user_pages_fast() is
+ * given FOLL_GET (a caller bug), quietly by get_user_pages_fast(); so are LONGTERM gets and
+ * unaligned starts. */
 static void gup_bad_flags_rejected(struct ktest *t)
 {
 	struct mm_struct *mm = new_mm(t, PAGE_SIZE, false, true);
+	unsigned long warns = warn_count();
 	struct page *p;
 
+	ktest_printf(t, "expect a WARN from mm/gup.c: pin_user_pages_fast(FOLL_GET), FOLL_GET and "
+		     "FOLL_PIN together, on purpose");
 	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE, 1, FOLL_GET, &p), -EINVAL);
 	KT_EXPECT_EQ(t, get_user_pages_fast(mm, BASE, 1, FOLL_PIN, &p), -EINVAL);
+	KT_EXPECT_EQ(t, warn_count() - warns, 1ul);
 	KT_EXPECT_EQ(t, get_user_pages_fast(mm, BASE, 1, FOLL_LONGTERM, &p), -EINVAL);
 	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE + 1, 1, 0, &p), -EINVAL);
 	mm_destroy(mm);

@@ -206,6 +206,9 @@ static void mm_private_bad_input_reported(struct ktest *t)
 	q = alloc_pages_node(pgdat, GFP_KERNEL, 2);
 	KT_ASSERT_NOT_NULL(t, p);
 	KT_ASSERT_NOT_NULL(t, q);
+	KT_ASSERT_EQ(t, pgdat->bad_pages, 0ull);
+	ktest_printf(t, "expect 4 'BUG: Bad page state' reports from mm/page_alloc.c and "
+		     "mm/debug.c, on purpose: wrong order, double free, reserved page, use after free");
 	__free_pages(q, 0);			/* wrong order: freed as order 2 */
 	__free_pages(p, 0);
 	__free_pages(p, 0);			/* double free */
