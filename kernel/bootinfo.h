@@ -7,7 +7,7 @@
 
 #include "kernel/compiler.h"
 
-#define BOOT_CMDLINE_MAX 512
+#define BOOT_CMDLINE_MAX 4096	/* with the NUL; a longer line is cut to whole words, with a message */
 #define BOOT_MMAP_MAX 256
 
 enum mem_type {

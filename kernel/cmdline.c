@@ -213,3 +213,29 @@ unsigned int cmdline_apply(const char *cmdline, const struct cmdline_option *con
 	}
 	return failed;
 }
+
+/*
+ * A command line of `wanted` bytes went into buf (cap bytes, NUL included) and kept only its
+ * first cap - 1. Cut it back to the end of the last word before the limit, so that half a
+ * word (say "test=boot.*,mm_p") is never applied; copy the start of what was dropped into
+ * dropped.
+ * Returns the length kept: wanted itself if everything fitted.
+ */
+size_t cmdline_cut_to_words(char *buf, size_t cap, size_t wanted, char *dropped,
+			    size_t dropped_len)
+{
+	size_t keep = cap - 1, n;
+
+	dropped[0] = '\0';
+	if (wanted < cap)
+		return wanted;
+	while (keep && !is_space(buf[keep - 1]))
+		keep--;		/* the word running into the limit may have been cut: drop it */
+	n = MIN(cap - 1 - keep, dropped_len - 1);
+	memcpy(dropped, buf + keep, n);
+	dropped[n] = '\0';
+	while (keep && is_space(buf[keep - 1]))
+		keep--;
+	buf[keep] = '\0';
+	return keep;
+}

@@ -80,6 +80,13 @@ enum cmdline_error cmdline_set(const struct cmdline_option *opt, const char *val
 unsigned int cmdline_apply(const char *cmdline, const struct cmdline_option *const *opts,
 			   size_t nr_opts, cmdline_report_fn report, void *arg);
 
+/*
+ * A command line of `wanted` bytes that kept only the first cap - 1 in buf: cut back to whole
+ * words (see kernel/cmdline.c); returns the length kept, the start of the rest in dropped.
+ */
+size_t cmdline_cut_to_words(char *buf, size_t cap, size_t wanted, char *dropped,
+			    size_t dropped_len);
+
 /* Value parsers used by cmdline_set(), exported for tests. Return false on bad input. */
 bool cmdline_parse_bool(const char *s, size_t len, bool *out);
 bool cmdline_parse_u64(const char *s, size_t len, u64 *out);
@@ -89,6 +96,11 @@ bool cmdline_parse_u64(const char *s, size_t len, u64 *out);
  * An unknown or bad word is reported with the list of valid options; boot goes on.
  */
 void cmdline_init(const char *cmdline);
+/*
+ * buf (cap bytes) holds the first cap - 1 bytes of a command line of `wanted` bytes: if that
+ * is not all of it, cut it to whole words and say what was dropped. Before cmdline_init().
+ */
+void cmdline_fit(char *buf, size_t cap, size_t wanted);
 /* The command line as given, for printing. */
 const char *cmdline_get(void);
 /* Print every registered option with its help line. */

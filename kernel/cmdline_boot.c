@@ -76,6 +76,18 @@ void cmdline_print_options(void)
 	}
 }
 
+void cmdline_fit(char *buf, size_t cap, size_t wanted)
+{
+	char dropped[48];
+	size_t kept = cmdline_cut_to_words(buf, cap, wanted, dropped, sizeof(dropped));
+
+	if (kept == wanted)
+		return;
+	printk("cmdline: the command line is %zu bytes, the kernel keeps at most %zu: the %zu "
+	       "bytes from '%s...' on are dropped (ignored), boot continues\n", wanted, cap - 1,
+	       wanted - kept, dropped);
+}
+
 void cmdline_init(const char *cmdline)
 {
 	bool unknown_seen = false;

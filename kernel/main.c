@@ -58,6 +58,17 @@ static void print_memory_map(const struct boot_info *bi)
 	printk("  usable: %llu MiB\n", (unsigned long long)(usable >> 20));
 }
 
+/* One line, even for a command line longer than a printk line. */
+static void print_cmdline(const char *cmdline)
+{
+	size_t len = strlen(cmdline);
+
+	if (len <= 400)
+		printk("command line: %s\n", cmdline);
+	else
+		printk("command line (%zu bytes; the first 400): %.400s ...\n", len, cmdline);
+}
+
 static void parse_boot_info(u32 magic, u64 mbi_phys)
 {
 	const char *err;
@@ -72,7 +83,9 @@ static void parse_boot_info(u32 magic, u64 mbi_phys)
 	boot_info.mbi_size = size;
 	boot_info.kernel_phys_start = (u64)(uintptr_t)__kernel_phys_start;
 	boot_info.kernel_phys_end = (u64)(uintptr_t)__kernel_phys_end;
-	arch_fwcfg_cmdline(boot_info.cmdline, strlen(boot_info.cmdline), sizeof(boot_info.cmdline));
+	cmdline_fit(boot_info.cmdline, sizeof(boot_info.cmdline),
+		    arch_fwcfg_cmdline(boot_info.cmdline, strlen(boot_info.cmdline),
+				       sizeof(boot_info.cmdline)));
 }
 
 __noreturn void kmain(u32 magic, u64 mbi_phys)
@@ -86,7 +99,8 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	arch_early_cpu_init();	/* GDT/TSS/IDT, GS base = cpu 0 area (arch/x86_64/smp.c) */
 	printk("\nsmpmm: an SMP memory-management teaching kernel\n");
 	parse_boot_info(magic, mbi_phys);
-	printk("loader: %s\ncommand line: %s\n", boot_info.loader_name, boot_info.cmdline);
+	printk("loader: %s\n", boot_info.loader_name);
+	print_cmdline(boot_info.cmdline);
 	printk("kernel image: 0x%llx-0x%llx\n", (unsigned long long)boot_info.kernel_phys_start,
 	       (unsigned long long)boot_info.kernel_phys_end);
 	print_memory_map(&boot_info);

@@ -246,6 +246,24 @@ def qemu_command(args, tmpdir):
     return cmd + args.qemu_arg
 
 
+def kernel_cmdline_max():
+    """The longest command line the kernel keeps: BOOT_CMDLINE_MAX in kernel/bootinfo.h,
+    less its NUL (GRUB's own part of the line is empty: boot/grub.cfg passes no words)."""
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernel",
+                          "bootinfo.h")
+    with open(header) as f:
+        return int(re.search(r"#define BOOT_CMDLINE_MAX (\d+)", f.read()).group(1)) - 1
+
+
+def cmdline_problem(args):
+    """Why this run's kernel command line cannot be passed whole, or None."""
+    n, limit = len(kernel_cmdline(args).encode()), kernel_cmdline_max()
+    if n <= limit:
+        return None
+    return (f"the kernel command line is {n} bytes; the kernel keeps at most {limit} "
+            "(BOOT_CMDLINE_MAX in kernel/bootinfo.h) and would drop the rest: shorten it")
+
+
 def kernel_cmdline(args):
     words = []
     if args.expect_cpus is not None and args.expect_cpus >= 0:
@@ -587,6 +605,8 @@ def run_one(args, out=sys.stdout):
         raise SystemExit(f"runner: {args.iso} not found; run `make` first (or use --build)")
     if args.kunit and kunit_problem(args.kunit):
         raise SystemExit(f"runner: {kunit_problem(args.kunit)}")
+    if cmdline_problem(args):
+        raise SystemExit(f"runner: {cmdline_problem(args)}")
     run = Run(args, out)
     if not args.console:
         run.say(f"booting {args.name}: -M {args.machine} -smp {args.smp} -m {args.mem} "

@@ -251,5 +251,22 @@ class KunitTest(unittest.TestCase):
         self.assertIsNone(runner.kunit_counts("Traceback ...\n"))
 
 
+class CmdlineLengthTest(unittest.TestCase):
+    # A command line the kernel could not keep whole is refused before booting, with the
+    # limit named; one that fits goes through. (The kernel's own cut-and-say is tested by
+    # cmdline.cmdline_cut_to_words_drops_cut_word.)
+    def test_long_cmdline_refused(self):
+        limit = runner.kernel_cmdline_max()
+        self.assertGreaterEqual(limit, 2047)
+        base = len(runner.kernel_cmdline(runner.parse_args(["--cmdline", ""])))
+        fits = runner.parse_args(["--cmdline", "x" * (limit - base - 1), "--iso", __file__])
+        self.assertIsNone(runner.cmdline_problem(fits))
+        args = runner.parse_args(["--cmdline", "x" * 3000 + " " + "y" * 2000 + " test=boot.*",
+                                  "--iso", __file__])
+        with self.assertRaises(SystemExit) as e:
+            runner.run_one(args)
+        self.assertIn(f"keeps at most {limit}", str(e.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -60,16 +60,21 @@ size_t arch_fwcfg_cmdline(char *buf, size_t len, size_t cap)
 
 	if (!fwcfg_present() || !fwcfg_find(FWCFG_CMDLINE_FILE, &size, &key))
 		return len;
-	if (len && len + 1 < cap)
-		buf[len++] = ' ';
+	if (len && size) {
+		if (len + 1 < cap)
+			buf[len] = ' ';
+		len++;
+	}
 	outw(FW_CFG_PORT_SEL, key);
-	for (u32 i = 0; i < size && len + 1 < cap; i++) {
+	for (u32 i = 0; i < size; i++) {	/* all of it is counted, what fits is kept */
 		char c;
 		fwcfg_read(&c, 1);
 		if (c == '\0')
 			break;
-		buf[len++] = c;
+		if (len + 1 < cap)
+			buf[len] = c;
+		len++;
 	}
-	buf[len] = '\0';
+	buf[MIN(len, cap - 1)] = '\0';
 	return len;
 }

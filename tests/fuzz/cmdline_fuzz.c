@@ -58,6 +58,26 @@ static unsigned int count_words(const char *s)
 	return n;
 }
 
+/* cmdline_cut_to_words() on the line as if it had to fit in a buffer of 1 + size % 32
+ * bytes: the kept part is a prefix of the line that ends at a word's end, within the buffer. */
+static void check_cut(const char *line, size_t size)
+{
+	size_t cap = 1 + size % 32, kept;
+	char buf[32], dropped[8];
+
+	memcpy(buf, line, MIN(size, cap - 1));
+	buf[MIN(size, cap - 1)] = '\0';
+	if (strlen(buf) != MIN(size, cap - 1))
+		return;		/* a NUL inside: not a line fw_cfg would pass */
+	kept = cmdline_cut_to_words(buf, cap, size, dropped, sizeof(dropped));
+	if (kept != strlen(buf) || memcmp(buf, line, kept) || strnlen(dropped, 8) == 8)
+		abort();
+	if (size < cap ? kept != size : kept > cap - 1 || (kept && line[kept] != ' ' &&
+							   line[kept] != '\t' &&
+							   line[kept] != '\n' && line[kept] != '\r'))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *line = malloc(size + 1);
@@ -72,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (f_str[8] != 0x5a || strnlen(f_str, 8) == 8)
 		abort();
+	check_cut(line, size);
 	free(line);
 	return 0;
 }

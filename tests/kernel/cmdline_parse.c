@@ -151,6 +151,32 @@ static void cmdline_parse_u64_suffixes(struct ktest *t)
 	KT_EXPECT_FALSE(t, cmdline_parse_u64("", 0, &v));
 }
 
+/* A line that fitted is left alone; one that did not is cut back to its last whole word
+ * (never applying half of "test=..."), and the start of what was dropped is returned. */
+static void cmdline_cut_to_words_drops_cut_word(struct ktest *t)
+{
+	const char *line = "seed=7 test=boot.*,mm_pcp.*";
+	char buf[17], dropped[8];
+
+	memcpy(buf, line, sizeof(buf) - 1);		/* what fw_cfg kept: 16 of 27 bytes */
+	buf[sizeof(buf) - 1] = '\0';
+	KT_EXPECT_EQ(t, cmdline_cut_to_words(buf, sizeof(buf), strlen(line), dropped,
+					     sizeof(dropped)), 6ul);
+	KT_EXPECT_STREQ(t, buf, "seed=7");
+	KT_EXPECT_STREQ(t, dropped, "test=bo");	/* the cut word's start, up to dropped's size */
+
+	memcpy(buf, "seed=7", 7);
+	KT_EXPECT_EQ(t, cmdline_cut_to_words(buf, sizeof(buf), 6, dropped, sizeof(dropped)), 6ul);
+	KT_EXPECT_STREQ(t, buf, "seed=7");
+	KT_EXPECT_STREQ(t, dropped, "");
+
+	memset(buf, 'x', sizeof(buf) - 1);		/* one word longer than everything */
+	buf[sizeof(buf) - 1] = '\0';
+	KT_EXPECT_EQ(t, cmdline_cut_to_words(buf, sizeof(buf), 3000, dropped, sizeof(dropped)), 0ul);
+	KT_EXPECT_STREQ(t, buf, "");
+	KT_EXPECT_STREQ(t, dropped, "xxxxxxx");
+}
+
 static const struct ktest_case cmdline_cases[] = {
 	KTEST_CASE(cmdline_apply_all_types),
 	KTEST_CASE(cmdline_apply_last_wins),
@@ -158,5 +184,6 @@ static const struct ktest_case cmdline_cases[] = {
 	KTEST_CASE(cmdline_apply_bad_values),
 	KTEST_CASE(cmdline_next_quotes),
 	KTEST_CASE(cmdline_parse_u64_suffixes),
+	KTEST_CASE(cmdline_cut_to_words_drops_cut_word),
 };
 KTEST_SUITE(cmdline, cmdline_cases);
