@@ -111,6 +111,7 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	mm_init(&boot_info);	/* memblock, memory map, zones, buddy lists (mm/mm_init.c) */
 	arch_smp_init();	/* ACPI MADT, LAPIC + timer, start every AP; interrupts on */
 	mm_cpus_online();	/* per-CPU page list sizes for the CPUs now online (mm/pcp.c) */
+	mm_boot_dump();		/* `mm.dump`: the allocator's tables, pagesets as the tests see them */
 
 	/* ---- tests (kernel/ktest.c), then benchmarks (kernel/bench.c), then exit QEMU ---- */
 	summary_begin(&summary);

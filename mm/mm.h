@@ -81,6 +81,10 @@ int pgdat_init(struct pglist_data *pgdat, struct memblock *mb, const char *name,
 void pgdat_destroy(struct pglist_data *pgdat);
 /* The kernel's global instance from the multiboot memory map; returns pgdat_init()'s result. */
 int mm_init(const struct boot_info *bi);
+/* `mm.dump`: buddyinfo, zoneinfo and pagetypeinfo of mm_node(); kmain calls it once every CPU
+ * is up, so that the pagesets shown are the ones the tests use (the memblock dump comes
+ * earlier, from mm_init()). */
+void mm_boot_dump(void);
 void setup_per_zone_wmarks(struct pglist_data *pgdat);
 void setup_lowmem_reserve(struct pglist_data *pgdat);
 

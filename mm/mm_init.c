@@ -338,10 +338,14 @@ int mm_init(const struct boot_info *bi)
 	printk("mm: %lu MiB managed, %lu pages free, memory map %lu KiB (%zu bytes per page)\n",
 	       node_managed_pages(pgdat) >> (20 - PAGE_SHIFT), node_free_pages(pgdat),
 	       pgdat->memmap_bytes >> 10, sizeof(struct page));
-	if (mm_dump) {
-		show_buddyinfo(pgdat);
-		show_zoneinfo(pgdat);
-		show_pagetypeinfo(pgdat);
-	}
 	return 0;
+}
+
+void mm_boot_dump(void)
+{
+	if (!mm_dump)
+		return;
+	show_buddyinfo(&node0);
+	show_zoneinfo(&node0);
+	show_pagetypeinfo(&node0);
 }
