@@ -10,6 +10,7 @@ Not a build tool: `make` builds the ISO first. tests/matrix.py runs this for man
 """
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -289,12 +290,18 @@ class Run:
         self.first_test_at = None
         self.parser = KtapParser(on_result=self._progress)
         self.clock = []             # (wall s since QEMU start, kernel ms, TSC kHz)
+        self.suite_wall = []        # (suite, wall s from the previous suite's result to its own)
+        self._last_mark = None
 
     def say(self, msg):
         self.out.write(f"{self.args.prefix}{msg}\n")
         self.out.flush()
 
     def _progress(self, node, parent):
+        if parent is self.parser.root:
+            now = time.monotonic()
+            self.suite_wall.append((node.name, now - (self._last_mark or now)))
+            self._last_mark = now
         if self.args.console or self.args.progress == "none":
             return
         if parent is self.parser.root:
@@ -320,6 +327,7 @@ class Run:
             self.out.flush()
         if self.first_test_at is None and VERSION_RE.match(line.strip()):
             self.first_test_at = time.monotonic() - start
+            self._last_mark = time.monotonic()
             if not self.args.console and self.args.progress != "none":
                 self.say(f"tests started {self.first_test_at:.1f}s after QEMU start")
         m = CLOCK_RE.match(line)
@@ -597,6 +605,74 @@ def parse_args(argv):
     return args
 
 
+# ---- run time: what to expect before, what each suite took after -------------------------
+
+# Wall time of a whole default run (all suites), QEMU start to exit, measured on the project's
+# 2-core machine while other work shared it (load average 14-30): CPUs -> seconds. An idle
+# machine is faster: the 40-CPU run spent 61 s in the tests there.
+MEASURED_FULL_RUN_S = {1: 48, 4: 27, 8: 78, 40: 231}
+QUICK_HINT = "make run SMP=4 CMDLINE='test=boot.*' (seconds)"
+
+
+def history_path(args):
+    return os.path.join(os.path.dirname(os.path.abspath(args.log)), "run-times.json")
+
+
+def history_key(args):
+    return f"smp={args.smp} mem={args.mem} {args.firmware} {args.machine} {args.cmdline}".strip()
+
+
+def read_history(args):
+    try:
+        with open(history_path(args)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def expected_time(args, history):
+    """One line for the start of `make run`: how long this is likely to take, and how to run
+    one suite quickly. From the last run with the same options if there is one."""
+    what = "every suite" if "test=" not in args.cmdline else "the tests selected by test="
+    last = history.get(history_key(args))
+    if last:
+        est = f"the last run like this here took {last['total']:.0f} s"
+    elif "test=" not in args.cmdline:
+        near = min(MEASURED_FULL_RUN_S, key=lambda n: abs(n - args.smp))
+        est = (f"about {MEASURED_FULL_RUN_S[near]} s at {near} CPUs on a busy 2-core machine "
+               "(less when idle)")
+    else:
+        est = f"less than all suites (about {MEASURED_FULL_RUN_S[4]} s at 4 CPUs, busy 2 cores)"
+    hint = f"; one suite quickly: {QUICK_HINT}" if args.smp > 4 or "test=" not in args.cmdline \
+        else ""
+    return f"runner: {args.smp} CPUs, {what}: {est}{hint}"
+
+
+def suite_times(run):
+    """[(suite, seconds)] by the wall clock (the kernel's own "in N ms" is in the log, and is
+    off when a busy host skewed its TSC calibration), slowest first."""
+    return sorted(run.suite_wall, key=lambda t: -t[1])
+
+
+def times_line(run):
+    """The final summary's time line: boot to the first test, then each suite."""
+    parts = [f"{name} {s:.1f} s" if s >= 0.1 else f"{name} <0.1 s" for name, s in suite_times(run)]
+    first = f"{run.first_test_at:.1f} s to the first test; " \
+        if run.first_test_at is not None else ""
+    return f"time: {run.elapsed:.0f} s in all, {first}suites: " + ", ".join(parts)
+
+
+def save_history(run):
+    history = read_history(run.args)
+    history[history_key(run.args)] = {"total": round(run.elapsed, 1),
+                                      "suites": dict(suite_times(run))}
+    try:
+        with open(history_path(run.args), "w") as f:
+            json.dump(history, f, indent=1, sort_keys=True)
+    except OSError:
+        pass
+
+
 def run_one(args, out=sys.stdout):
     """Boot once; returns (passed, failed, skipped, problems, run)."""
     if args.build:
@@ -608,6 +684,8 @@ def run_one(args, out=sys.stdout):
     if cmdline_problem(args):
         raise SystemExit(f"runner: {cmdline_problem(args)}")
     run = Run(args, out)
+    if args.console:
+        run.say(expected_time(args, read_history(args)))
     if not args.console:
         run.say(f"booting {args.name}: -M {args.machine} -smp {args.smp} -m {args.mem} "
                 f"{args.firmware} {args.accel} cmdline '{kernel_cmdline(args)}'")
@@ -637,6 +715,9 @@ def main(argv=None):
     passed, failed, skipped, problems, run = run_one(args)
     when = f", first test at {run.first_test_at:.1f}s" if run.first_test_at is not None else ""
     print(f"{args.name}: QEMU exit {run.status} in {run.elapsed:.1f}s{when}; log {args.log}")
+    if args.console and not args.gdb and args.expect == "pass":
+        print(times_line(run))
+        save_history(run)
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 

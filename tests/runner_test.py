@@ -268,5 +268,27 @@ class CmdlineLengthTest(unittest.TestCase):
         self.assertIn(f"keeps at most {limit}", str(e.exception))
 
 
+class RunTimeTest(unittest.TestCase):
+    # Before a run: the last run with the same options if known, else the measured table,
+    # and the quick one-suite command when the run is big.
+    def test_expected_time(self):
+        args = runner.parse_args(["--smp", "40", "--log", "/tmp/none/run.log"])
+        line = runner.expected_time(args, {})
+        self.assertIn("about 231 s at 40 CPUs", line)
+        self.assertIn(runner.QUICK_HINT, line)
+        line = runner.expected_time(args, {runner.history_key(args): {"total": 75.2}})
+        self.assertIn("the last run like this here took 75 s", line)
+        small = runner.parse_args(["--smp", "4", "--cmdline", "test=boot.*"])
+        self.assertNotIn(runner.QUICK_HINT, runner.expected_time(small, {}))
+
+    # After a run: wall time to the first test and per suite, slowest first.
+    def test_times_line(self):
+        run = FakeRun(GOOD, 33)
+        run.elapsed, run.first_test_at = 61.4, 1.2
+        run.suite_wall = [("boot", 0.05), ("mm_pcp", 38.0), ("mm_buddy", 17.25)]
+        self.assertEqual(runner.times_line(run), "time: 61 s in all, 1.2 s to the first test; "
+                         "suites: mm_pcp 38.0 s, mm_buddy 17.2 s, boot <0.1 s")
+
+
 if __name__ == "__main__":
     unittest.main()
