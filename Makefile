@@ -222,6 +222,7 @@ help:
 	@echo "make test-big   boot -smp 255"
 	@echo "make soak       every stressor at once for DURATION seconds (default 600)"
 	@echo "make shell      boot to the live monitor prompt (type help)"
+	@echo "make tour-check check docs/tour.md's commands and quoted output against one boot"
 	@echo "make bench      benchmarks (page, scaling, pft, gup, boot) -> build/bench/*.txt, *.json, *.png"
 	@echo "make compare A=x.json B=y.json   mmtests-style comparison of two result files"
 	@echo "make deps       install the Debian packages (as root)"
