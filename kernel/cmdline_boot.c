@@ -50,6 +50,9 @@ static void report(enum cmdline_error err, const struct cmdline_token *tok,
 	if (err == CMDLINE_E_UNKNOWN)
 		*unknown_seen = true;
 	token_text(tok, word, sizeof(word));
+	if (strlen(word) == sizeof(word) - 1)	/* cut by token_text(): say so */
+		snprintf(word + 60, sizeof(word) - 60, "... (%zu bytes)",
+			 tok->key_len + (tok->value ? 1 + tok->value_len : 0));
 	printk("cmdline: %s: '%s' (ignored)%s%s\n", error_text[err], word,
 	       opt ? "; " : "", opt ? opt->help : "");
 }
