@@ -31,6 +31,7 @@
 #include "kernel/string.h"
 #include "kernel/timer.h"
 #include <arch/console.h>
+#include "mm/fail_page_alloc.h"
 
 /* isa-debug-exit values: QEMU exits with (v << 1) | 1, so 33 = pass, 35 = fail. */
 #define KTEST_EXIT_PASS 0x10
@@ -306,9 +307,17 @@ static enum ktest_status run_case(const struct ktest_suite *s, const struct ktes
 	u64 t0 = arch_cycles(), ms;
 
 	ktest_init_case(&t, s->name, c, 0);
+	fail_page_alloc_reseed(s->name, c->name);
+	if (c->nofail) {
+		if (fail_page_alloc_enabled())
+			ktest_printf(&t, "%s: fail_page_alloc paused: %s", c->name, c->nofail);
+		fail_page_alloc_pause();
+	}
 	watch_case(&t, suite_number, n);
 	ktest_exec(&t, s, c);
 	unwatch_case();
+	if (c->nofail)
+		fail_page_alloc_resume();
 	ms = cycles_to_us(arch_cycles() - t0) / 1000;
 	if (ms >= KTEST_SLOW_CASE_MS)
 		ktest_printf(&t, "%s: took %llu ms", c->name, (unsigned long long)ms);

@@ -21,7 +21,8 @@
  * KT_SKIP ends the case as skipped. A CPU exception inside a case (the exception handler
  * calls ktest_trap_recover) ends that case as failed and the run goes on; a case still
  * running after `ktest.timeout=` seconds ends the run as failed, named. ktest_rand() numbers
- * repeat with the printed `seed=`.
+ * repeat with the printed `seed=`. Each case restarts fail_page_alloc's random decisions from
+ * its own name (mm/fail_page_alloc.h), so `fail_page_alloc.seed=` repeats a case run alone.
  */
 #ifndef KERNEL_KTEST_H
 #define KERNEL_KTEST_H
@@ -55,6 +56,7 @@ typedef void (*ktest_fn)(struct ktest *t);
 struct ktest_case {
 	const char *name;
 	ktest_fn run;
+	const char *nofail;	/* non-NULL: fail_page_alloc is paused for the case, and why */
 };
 
 struct ktest_suite {
@@ -66,6 +68,13 @@ struct ktest_suite {
 };
 
 #define KTEST_CASE(fn) { .name = #fn, .run = fn }
+/*
+ * A case that checks exact results which need every allocation to succeed (all of memory
+ * taken and counted, one page per list, a pin of exactly N faulted pages): with
+ * `fail_page_alloc=` on it runs with injection paused, saying so with `why`. It must still
+ * handle a NULL correctly, since memory can run out for real.
+ */
+#define KTEST_CASE_NOFAIL(fn, why) { .name = #fn, .run = fn, .nofail = why }
 
 /*
  * KTEST_SUITE(name, cases[, .init = f, .exit = g]): define and register a suite. The pointer

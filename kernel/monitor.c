@@ -18,6 +18,7 @@
 #include "mm/mm.h"
 #include "mm/internal.h"
 #include "mm/gup.h"
+#include "mm/fail_page_alloc.h"
 
 #define MON_LINE 128
 #define MON_ARGS 8
@@ -135,6 +136,8 @@ static int cmd_mem(int argc, char **argv)
 				 "pagetypeinfo", what);
 	printk("free pages: %lu of %lu managed\n", node_free_pages(mm_node()),
 	       node_managed_pages(mm_node()));
+	if (fail_page_alloc_enabled())
+		fail_page_alloc_print_stats("faults: ");
 	return 0;
 }
 
@@ -287,13 +290,19 @@ static int cmd_drain(int argc, char **argv)
 	return 0;
 }
 
+/* The test mapping, fully populated; on failure nothing is kept (the next pin tries again). */
 static int pin_mm_ready(void)
 {
 	if (pin_mm)
 		return 0;
 	pin_mm = mm_create(mm_node());
-	if (!pin_mm || mm_mmap_anon(pin_mm, MON_PIN_BASE, MON_PIN_PAGES * PAGE_SIZE, true, false, true))
+	if (!pin_mm)
 		return -1;
+	if (mm_mmap_anon(pin_mm, MON_PIN_BASE, MON_PIN_PAGES * PAGE_SIZE, true, false, true)) {
+		mm_destroy(pin_mm);
+		pin_mm = NULL;
+		return -1;
+	}
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "mm/mm.h"
 #include "mm/internal.h"
 #include "mm/gup.h"
+#include "mm/fail_page_alloc.h"
 
 
 static unsigned long free_pages_drained(void)
@@ -36,6 +37,7 @@ void summary_print(const struct run_summary *s, unsigned int failed)
 	unsigned long free_after = free_pages_drained(), problems = mm_verify(mm_node());
 	struct pcp_stats pcp;
 	struct gup_totals pins;
+	struct fail_page_alloc_stats injected;
 	u64 acquired, contended;
 
 	pcp_stats_sum(mm_node(), -1, &pcp);
@@ -61,4 +63,7 @@ void summary_print(const struct run_summary *s, unsigned int failed)
 	printk("memory:  %lu free pages before the tests, %lu after; mm_verify: %lu problems%s\n",
 	       s->free_before, free_after, problems,
 	       free_after == s->free_before && !problems ? " -> nothing lost" : "");
+	fail_page_alloc_read_stats(&injected);
+	if (fail_page_alloc_enabled() || injected.failed)
+		fail_page_alloc_print_stats("faults:  ");
 }

@@ -5,6 +5,7 @@
  */
 #include "mm/internal.h"
 #include "mm/memblock.h"
+#include "mm/fail_page_alloc.h"
 #include "mm/arch_mm.h"
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
@@ -338,6 +339,7 @@ int mm_init(const struct boot_info *bi)
 	printk("mm: %lu MiB managed, %lu pages free, memory map %lu KiB (%zu bytes per page)\n",
 	       node_managed_pages(pgdat) >> (20 - PAGE_SHIFT), node_free_pages(pgdat),
 	       pgdat->memmap_bytes >> 10, sizeof(struct page));
+	fail_page_alloc_boot();
 	return 0;
 }
 

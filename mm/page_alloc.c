@@ -4,6 +4,7 @@
  * pcp.c, checks and dumps in debug.c. Not a byte allocator.
  */
 #include "mm/internal.h"
+#include "mm/fail_page_alloc.h"
 #include "mm/gup.h"
 #include "kernel/string.h"
 
@@ -487,6 +488,8 @@ struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int
 			pr_warn("alloc_pages: order %u > MAX_ORDER %u\n", order, MAX_ORDER);
 		return NULL;
 	}
+	if (should_fail_alloc_page(gfp, order))
+		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
 	page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, &ac);
 	if (unlikely(!page))
 		page = __alloc_pages_slowpath(gfp, order, &ac);

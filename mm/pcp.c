@@ -5,6 +5,7 @@
  */
 #include "mm/internal.h"
 #include "mm/memblock.h"
+#include "mm/fail_page_alloc.h"
 #include "kernel/cmdline.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
@@ -423,7 +424,8 @@ static struct zone *bulk_zone(struct pglist_data *pgdat, gfp_t gfp, unsigned int
 /*
  * Fill the NULL slots of pages[] with order-0 pages under a single pcp hold (refilling from
  * the buddy lists as needed). If the pcp is busy, or no zone has room for all of them above
- * its low watermark, or nothing came, fall back to one ordinary allocation.
+ * its low watermark, or fail_page_alloc fails the batch (as Linux's), or nothing came, fall
+ * back to one ordinary allocation.
  */
 unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int nr,
 				   struct page **pages)
@@ -436,7 +438,8 @@ unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigne
 
 	for (unsigned int k = 0; k < nr; k++)
 		missing += !pages[k];
-	if (missing > 1 && READ_RACY(pcp_enabled) && (zone = bulk_zone(pgdat, gfp, missing)))
+	if (missing > 1 && READ_RACY(pcp_enabled) && !should_fail_alloc_page(gfp, 0) &&
+	    (zone = bulk_zone(pgdat, gfp, missing)))
 		pcp = pcp_trylock(zone, &flags);
 	for (; pcp && i < nr; i++) {
 		struct list_head *list = &pcp->lists[order_to_pindex(mt, 0)];

@@ -14,6 +14,13 @@
 static unsigned int bench_pairs = 20000;
 CMDLINE_UINT("pcp.bench_pairs", bench_pairs, "bench=pcp: alloc+free pairs per CPU per run");
 
+/* One side of an alloc+free pair; a failed allocation has nothing to free. */
+static inline void free_if_allocated(struct page *page)
+{
+	if (likely(page))
+		__free_pages(page, 0);
+}
+
 struct tput {
 	unsigned int ncpu;
 	int arrived;			/* barrier (atomic) */
@@ -34,7 +41,7 @@ static void tput_fn(void *arg)
 		arch_cpu_relax();
 	start = arch_cycles();
 	for (unsigned int i = 0; i < bench_pairs; i++)
-		__free_pages(alloc_pages(GFP_KERNEL, 0), 0);
+		free_if_allocated(alloc_pages(GFP_KERNEL, 0));
 	t->end[cpu] = arch_cycles();
 	t->start[cpu] = start;
 }
@@ -68,7 +75,7 @@ static u64 pair_cycles(void)
 		u64 start = arch_cycles();
 
 		for (unsigned int i = 0; i < bench_pairs; i++)
-			__free_pages(alloc_pages(GFP_KERNEL, 0), 0);
+			free_if_allocated(alloc_pages(GFP_KERNEL, 0));
 		best = MIN(best, (arch_cycles() - start) / bench_pairs);
 	}
 	return best;

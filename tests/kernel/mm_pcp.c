@@ -355,8 +355,14 @@ static void mm_pcp_batch_high_rules(struct ktest *t)
 		KT_EXPECT_EQ(t, batch, 63);
 	KT_EXPECT_GE(t, high, 4 * batch);
 	check_refill_sizes(t, zone, pcp);
-	for (i = 0; i < ARRAY_SIZE(pages); i++)
-		KT_ASSERT_NOT_NULL(t, (pages[i] = alloc_pages(GFP_DMA32, 0)));
+	for (i = 0; i < ARRAY_SIZE(pages); i++) {
+		if (!(pages[i] = alloc_pages(GFP_DMA32, 0))) {
+			KT_FAIL(t, "allocation %u of %zu failed", i + 1, ARRAY_SIZE(pages));
+			while (i--)
+				__free_pages(pages[i], 0);
+			ktest_abort(t);
+		}
+	}
 	drain_local_pages(zone);
 	i = measure_spills(pcp, pages, ARRAY_SIZE(pages), spills);
 	KT_EXPECT_EQ(t, spills[0], batch);
@@ -364,16 +370,21 @@ static void mm_pcp_batch_high_rules(struct ktest *t)
 	KT_EXPECT_EQ(t, spills[2], 4 * batch);
 	p = alloc_pages(GFP_DMA32, 0);
 	KT_EXPECT_EQ(t, pcp->free_factor, 1);	/* 3, halved */
-	__free_pages(p, 0);
+	if (p)
+		__free_pages(p, 0);
 	p = alloc_pages(GFP_DMA32, 1);
 	pcp->free_factor = 1;
-	__free_pages(p, 1);			/* free_high: the whole list goes */
+	if (p)
+		__free_pages(p, 1);		/* free_high: the whole list goes */
 	KT_EXPECT_EQ(t, pcp->count, 0);
 	pcp->high = high;
 	for (; i < ARRAY_SIZE(pages); i++)
 		__free_pages(pages[i], 0);
 	zone_pcp_disable(zone);
-	__free_pages(alloc_pages(GFP_DMA32, 0), 0);
+	p = alloc_pages(GFP_DMA32, 0);
+	KT_EXPECT_NOT_NULL(t, p);
+	if (p)
+		__free_pages(p, 0);
 	KT_EXPECT_EQ(t, pcp->count, 0);		/* boot pageset: straight to buddy */
 	zone_pcp_enable(zone);
 	ktest_printf(t, "DMA32: batch %d high %d; spills %d, %d, %d", batch, high, spills[0],
@@ -388,6 +399,15 @@ static struct memblock exhaust_mb;
 static struct pglist_data exhaust_node;
 static struct page *exhaust_backing[EXHAUST_BLOCKS];
 
+static void exhaust_free_backing(void)
+{
+	for (int i = 0; i < EXHAUST_BLOCKS; i++)
+		if (exhaust_backing[i]) {
+			__free_pages(exhaust_backing[i], MAX_ORDER);
+			exhaust_backing[i] = NULL;
+		}
+}
+
 /* An allocator instance over 16 order-10 blocks of the kernel's memory, pcps for every CPU. */
 static struct pglist_data *exhaust_node_create(void)
 {
@@ -396,18 +416,17 @@ static struct pglist_data *exhaust_node_create(void)
 	memblock_init(&exhaust_mb, ~0ull);
 	for (int i = 0; i < EXHAUST_BLOCKS; i++) {
 		if (!(exhaust_backing[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_ORDER))) {
-			while (i--) {
-				__free_pages(exhaust_backing[i], MAX_ORDER);
-				exhaust_backing[i] = NULL;
-			}
+			exhaust_free_backing();
 			return NULL;	/* not enough free memory for the instance */
 		}
 		map[i] = (struct mem_region){ page_to_phys(exhaust_backing[i]),
 					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
 	}
 	memblock_add_mmap(&exhaust_mb, map, EXHAUST_BLOCKS);
-	if (pgdat_init(&exhaust_node, &exhaust_mb, "exhaust", MM_MAX_CPUS))
+	if (pgdat_init(&exhaust_node, &exhaust_mb, "exhaust", MM_MAX_CPUS)) {
+		exhaust_free_backing();
 		return NULL;
+	}
 	zone_pcp_update(&exhaust_node, nr_cpus_online());
 	return &exhaust_node;
 }
@@ -415,9 +434,7 @@ static struct pglist_data *exhaust_node_create(void)
 static void exhaust_node_destroy(void)
 {
 	pgdat_destroy(&exhaust_node);
-	for (int i = 0; i < EXHAUST_BLOCKS; i++)
-		if (exhaust_backing[i])
-			__free_pages(exhaust_backing[i], MAX_ORDER);
+	exhaust_free_backing();
 }
 
 struct exhaust {
@@ -509,9 +526,9 @@ static void mm_pcp_exit(struct ktest *t)
 
 static const struct ktest_case mm_pcp_cases[] = {
 	KTEST_CASE(mm_pcp_stress_all_cpus),
-	KTEST_CASE(mm_pcp_irq_reentry),
+	KTEST_CASE_NOFAIL(mm_pcp_irq_reentry, "the handler's one allocation must succeed"),
 	KTEST_CASE(mm_pcp_remote_drain_under_fire),
-	KTEST_CASE(mm_pcp_batch_high_rules),
-	KTEST_CASE(mm_pcp_exhaustion_all_cpus),
+	KTEST_CASE_NOFAIL(mm_pcp_batch_high_rules, "counts pages on the list after each call"),
+	KTEST_CASE_NOFAIL(mm_pcp_exhaustion_all_cpus, "counts every page up to the first NULL"),
 };
 KTEST_SUITE(mm_pcp, mm_pcp_cases, .init = mm_pcp_init, .exit = mm_pcp_exit);

@@ -45,7 +45,9 @@ static void run_calls(struct mailbox *mb)
 		if (!c)
 			return;
 		host_irqs_off = 1;
+		cpus[host_cpu_id].irq_depth++;	/* interrupt context, as the IPI handler's */
 		c->fn(c->arg);
+		cpus[host_cpu_id].irq_depth--;
 		host_irqs_off = 0;
 		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 	}
