@@ -117,7 +117,7 @@ static bool run_one(const struct host_test *t, const char *filter)
 int main(int argc, char **argv)
 {
 	const struct host_test *tables[] = { memblock_tests, buddy_tests, pcp_tests,
-					     concurrent_tests, gup_tests };
+					     concurrent_tests, gup_tests, fail_page_alloc_tests };
 	bool only_concurrent = false;
 	const char *filter = NULL;
 	unsigned int passed = 0, failed = 0;

@@ -62,7 +62,7 @@ void free_all(struct page **pages, unsigned long n, unsigned int order);
 void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_size);
 
 extern const struct host_test memblock_tests[], buddy_tests[], concurrent_tests[],
-	pcp_tests[], gup_tests[];
+	pcp_tests[], gup_tests[], fail_page_alloc_tests[];
 /* tests/host/bench_host.c: order-0 pair microbenchmark (mmtest --bench buddy|pcp [pairs]). */
 int host_bench(int argc, char **argv);
 /* tests/host/test_gup.c: the gup_test benchmark on host threads (mmtest --gup-bench). */

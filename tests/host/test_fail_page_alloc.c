@@ -1,0 +1,314 @@
+/*
+ * Host tests of fail_page_alloc (mm/fail_page_alloc.c): the boot syntax, Linux's rules for
+ * interval, space and times, the seed, interrupt-context filtering, and pthread "CPUs"
+ * allocating, faulting and pinning with 10% of allocations failed, losing nothing.
+ */
+#include <string.h>
+#include "tests/host/harness.h"
+#include "mm/fail_page_alloc.h"
+#include "mm/gup.h"
+#include "kernel/smp.h"
+
+#define BASE (1ull << 32)
+#define FAIL_CPUS 4
+
+static struct pglist_data *fail_node(void)
+{
+	const struct mem_region map[] = { { 16 * MiB, 256 * MiB, MEM_USABLE } };
+
+	return test_node_create(map, ARRAY_SIZE(map), FAIL_CPUS);
+}
+
+static struct fault_attr percent(unsigned int probability, u64 seed)
+{
+	return (struct fault_attr){ .interval = 1, .probability = probability, .times = -1,
+				    .seed = seed };
+}
+
+static u64 injected(void)
+{
+	struct fail_page_alloc_stats s;
+
+	fail_page_alloc_read_stats(&s);
+	return s.failed;
+}
+
+/* n alloc+free attempts of order 0; bit i of *fails is set if attempt i (< 64) failed. */
+static unsigned int attempts(struct pglist_data *pgdat, gfp_t gfp, unsigned int n, u64 *fails)
+{
+	unsigned int failed = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct page *p = alloc_pages_node(pgdat, gfp | __GFP_NOWARN, 0);
+
+		if (!p && fails && i < 64)
+			*fails |= 1ull << i;
+		failed += !p;
+		if (p)
+			__free_pages(p, 0);
+	}
+	return failed;
+}
+
+/* The boot syntax: four comma-separated numbers, times -1 for no limit, nothing else. */
+static void fail_host_parse_boot_syntax(void)
+{
+	struct fault_attr a = { 0 };
+	static const char *const bad[] = { "", "1,10,0", "1,10,0,-1,5", "1,101,0,-1", "1,10,-1,-1",
+					   "1,10,0,-2", "-1,10,0,-1", "1,10,0,x", "1 ,10,0,-1" };
+
+	EXPECT_EQ(fault_attr_parse("4,25,8,5", &a), 0);
+	EXPECT_EQ(a.interval, 4);
+	EXPECT_EQ(a.probability, 25);
+	EXPECT_EQ(a.space, 8);
+	EXPECT_EQ(a.times, 5);
+	EXPECT_EQ(fault_attr_parse("1,10,0,-1", &a), 0);
+	EXPECT_EQ(a.times, -1);
+	for (unsigned int i = 0; i < ARRAY_SIZE(bad); i++)
+		if (fault_attr_parse(bad[i], &a))
+			continue;
+		else
+			host_fail(__FILE__, __LINE__, "'%s' was accepted", bad[i]);
+	EXPECT_EQ(a.interval, 1);	/* a bad string leaves the settings alone */
+}
+
+/* interval 4, probability 100, space 8, times 5: calls 1-7 use up space, then calls 11, 15,
+ * 19, 23 and 27 fail, and nothing after them. */
+static void fail_host_space_interval_times(void)
+{
+	struct pglist_data *pgdat = fail_node();
+	struct fault_attr a = { .interval = 4, .probability = 100, .space = 8, .times = 5 };
+	unsigned long before = node_free_pages(pgdat);
+	u64 fails = 0, want = 0;
+
+	for (unsigned int call = 11; call <= 27; call += 4)
+		want |= 1ull << (call - 1);
+	fail_page_alloc_configure(&a);
+	EXPECT_EQ(attempts(pgdat, GFP_KERNEL, 64, &fails), 5);
+	fail_page_alloc_get(&a);
+	fail_page_alloc_configure(NULL);
+	EXPECT_EQ(fails, want);
+	EXPECT_EQ(a.times, 0);
+	EXPECT_EQ(a.space, 1);
+	drain_all_pages_node(pgdat);
+	EXPECT_EQ(node_free_pages(pgdat), before);
+	test_node_destroy(pgdat);
+}
+
+/* The same seed fails the same calls; another seed others; about 10% of 2000 either way. */
+static void fail_host_seed_repeats(void)
+{
+	struct pglist_data *pgdat = fail_node();
+	u64 f1 = 0, f2 = 0, f3 = 0;
+	struct fault_attr a = percent(50, 42);
+	unsigned int n;
+
+	fail_page_alloc_configure(&a);
+	attempts(pgdat, GFP_KERNEL, 64, &f1);
+	fail_page_alloc_configure(&a);
+	attempts(pgdat, GFP_KERNEL, 64, &f2);
+	a.seed = 43;
+	fail_page_alloc_configure(&a);
+	attempts(pgdat, GFP_KERNEL, 64, &f3);
+	a = percent(10, 7);
+	fail_page_alloc_configure(&a);
+	n = attempts(pgdat, GFP_KERNEL, 2000, NULL);
+	fail_page_alloc_configure(NULL);
+	EXPECT(f1 != 0);
+	EXPECT_EQ(f1, f2);
+	EXPECT(f1 != f3);
+	EXPECT(n >= 100 && n <= 300);
+	test_node_destroy(pgdat);
+}
+
+struct irq_arg {
+	struct pglist_data *pgdat;
+	unsigned int failed;
+};
+
+static void alloc_in_irq(void *p)
+{
+	struct irq_arg *a = p;
+
+	a->failed += attempts(a->pgdat, GFP_ATOMIC, 16, NULL);
+}
+
+struct two_cpus {
+	struct irq_arg *irq;
+	int ready;
+	unsigned int own_failed;
+};
+
+/* CPU 1 stays live, taking calls, until CPU 0 has sent its; CPU 0 allocates in its own
+ * (task) context, then calls CPU 1, whose "interrupt" allocates. */
+static void *irq_only_cpu(void *p)
+{
+	struct two_cpus *s = (struct two_cpus *)p - host_cpu_id;
+
+	if (host_cpu_id == 1) {
+		__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE) != 2)
+			arch_cpu_relax();
+		return NULL;
+	}
+	while (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
+		arch_cpu_relax();
+	s->own_failed = attempts(s->irq->pgdat, GFP_ATOMIC, 16, NULL);
+	smp_call_function_single(1, alloc_in_irq, s->irq, true);
+	__atomic_store_n(&s->ready, 2, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* irq_only at 100%: the task-context calls all succeed, the cross-CPU call's all fail. */
+static void fail_host_irq_only(void)
+{
+	struct pglist_data *pgdat = fail_node();
+	struct irq_arg irq = { pgdat, 0 };
+	struct two_cpus s[2];
+	struct fault_attr a = percent(100, 1);
+
+	s[0] = (struct two_cpus){ &irq, 0, 0 };
+	a.irq_only = true;
+	fail_page_alloc_configure(&a);
+	run_on_cpus(2, irq_only_cpu, s, sizeof(s[0]));
+	fail_page_alloc_configure(NULL);
+	EXPECT_EQ(s[0].own_failed, 0);
+	EXPECT_EQ(irq.failed, 16);
+	test_node_destroy(pgdat);
+}
+
+struct churn_arg {
+	struct pglist_data *pgdat;
+	struct mm_struct *mm;
+	u64 seed;
+	unsigned long failed, pinned, short_pins, bad;
+};
+
+/* Random orders 0-3 held up to 32 at a time, then pins of random pieces of the shared mm
+ * (every 4th long-term: migration copies); everything is given back at the end. */
+static void *churn_and_pin(void *p)
+{
+	struct churn_arg *a = p;
+	struct page *held[32], *pages[16];
+	u8 order[32];
+	unsigned int n = 0;
+	u64 x = a->seed;
+
+	for (unsigned int i = 0; i < 3000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if (n < 32 && (n == 0 || ((x >> 40) & 1))) {
+			order[n] = (u8)((x >> 20) % 4);
+			held[n] = alloc_pages_node(a->pgdat, GFP_KERNEL | __GFP_NOWARN, order[n]);
+			a->failed += !held[n];
+			n += held[n] != NULL;
+		} else {
+			unsigned int k = (unsigned int)((x >> 24) % n);
+
+			__free_pages(held[k], order[k]);
+			held[k] = held[--n];
+			order[k] = order[n];
+		}
+	}
+	while (n--)
+		__free_pages(held[n], order[n]);
+	for (unsigned int round = 0; round < 40; round++) {
+		unsigned int flags = FOLL_WRITE | (round % 4 == 3 ? FOLL_LONGTERM : 0);
+		long got;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		got = pin_user_pages_fast(a->mm, BASE + ((x >> 33) % 240) * PAGE_SIZE, 16, flags,
+					  pages);
+		a->short_pins += got < 16;
+		for (long i = 0; i < got; i++)
+			a->bad += !page_maybe_dma_pinned(pages[i]) ||
+				  ((flags & FOLL_LONGTERM) && compound_head(pages[i])->mt == MIGRATE_MOVABLE);
+		if (got > 0) {
+			a->pinned += (unsigned long)got;
+			unpin_user_pages(pages, (unsigned long)got);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Four CPUs allocate random orders, then fault in and pin (some long-term) pieces of one
+ * unpopulated mapping, with 10% of allocations failed: every CPU saw failures, pins balance,
+ * every page returned was pinned, and after unmapping the free count is exact.
+ */
+static void fail_host_concurrent_nothing_lost(void)
+{
+	struct pglist_data *pgdat = fail_node();
+	struct mm_struct *mm = mm_create(pgdat);
+	struct churn_arg args[FAIL_CPUS];
+	struct fault_attr a = percent(10, 12345);
+	unsigned long before, pinned = 0, short_pins = 0;
+	struct gup_totals g0, g1;
+	u64 inj = injected();
+
+	ASSERT(mm && mm_mmap_anon(mm, BASE, 256 * PAGE_SIZE, true, false, false) == 0);
+	drain_all_pages_node(pgdat);
+	before = node_free_pages(pgdat);
+	gup_read_totals(&g0);
+	for (unsigned int i = 0; i < FAIL_CPUS; i++)
+		args[i] = (struct churn_arg){ pgdat, mm, 0x9e3779b97f4a7c15ull * (i + 1), 0, 0, 0, 0 };
+	fail_page_alloc_configure(&a);
+	run_on_cpus(FAIL_CPUS, churn_and_pin, args, sizeof(args[0]));
+	fail_page_alloc_configure(NULL);
+	gup_read_totals(&g1);
+	for (unsigned int i = 0; i < FAIL_CPUS; i++) {
+		EXPECT(args[i].failed > 0);
+		EXPECT_EQ(args[i].bad, 0);
+		pinned += args[i].pinned;
+		short_pins += args[i].short_pins;
+	}
+	EXPECT(short_pins > 0);
+	EXPECT_EQ(g1.pins_acquired - g0.pins_acquired, pinned);
+	EXPECT_EQ(g1.pins_released - g0.pins_released, pinned);
+	EXPECT(g1.longterm_migrated > g0.longterm_migrated);
+	EXPECT(injected() > inj);
+	mm_munmap(mm, BASE, 256 * PAGE_SIZE);
+	drain_all_pages_node(pgdat);
+	EXPECT_EQ(node_free_pages(pgdat), before);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	mm_destroy(mm);
+	test_node_destroy(pgdat);
+}
+
+/* mm_create() (three allocations) and a populated mapping with a huge VMA, 200 times at 10%:
+ * some fail at each step, all give back what they took. */
+static void fail_host_mm_create_nothing_lost(void)
+{
+	struct pglist_data *pgdat = fail_node();
+	struct fault_attr a = percent(10, 99);
+	unsigned long before = node_free_pages(pgdat), no_mm = 0, no_populate = 0;
+
+	fail_page_alloc_configure(&a);
+	for (int round = 0; round < 200; round++) {
+		struct mm_struct *mm = mm_create(pgdat);
+
+		if (!mm) {
+			no_mm++;
+			continue;
+		}
+		no_populate += mm_mmap_anon(mm, BASE, 64 * PAGE_SIZE, true, false, true) != 0;
+		no_populate += mm_mmap_anon(mm, BASE + (1ull << 30), 2 * MiB, true, true, true) != 0;
+		mm_destroy(mm);
+	}
+	fail_page_alloc_configure(NULL);
+	EXPECT(no_mm > 0);
+	EXPECT(no_populate > 0);
+	drain_all_pages_node(pgdat);
+	EXPECT_EQ(node_free_pages(pgdat), before);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+const struct host_test fail_page_alloc_tests[] = {
+	{ "fail_host_parse_boot_syntax", fail_host_parse_boot_syntax, false },
+	{ "fail_host_space_interval_times", fail_host_space_interval_times, false },
+	{ "fail_host_seed_repeats", fail_host_seed_repeats, false },
+	{ "fail_host_irq_only", fail_host_irq_only, true },
+	{ "fail_host_concurrent_nothing_lost", fail_host_concurrent_nothing_lost, true },
+	{ "fail_host_mm_create_nothing_lost", fail_host_mm_create_nothing_lost, false },
+	{ NULL, NULL, false },
+};
