@@ -62,7 +62,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke compare shell shell-test tour-check soak
+.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke compare shell shell-test tour-check soak soak-fail
 
 all: iso
 iso: $(ISO)
@@ -195,6 +195,13 @@ soak: check-tools
 		&& echo "soak: passed (log: $(BUILD)/soak.log)" \
 		|| { echo "soak: FAILED (log: $(BUILD)/soak.log)"; tail -30 $(BUILD)/soak.log; exit 1; }
 
+# The soak with 10% of page allocations failed on purpose (fail_page_alloc, docs/testing.md):
+# passes only if nothing was lost and failures were actually injected.
+soak-fail: check-tools
+	@$(MAKE) --no-print-directory soak CMDLINE="fail_page_alloc=1,10,0,-1 $(CMDLINE)"
+	@grep -aE "^soak: injected: [1-9][0-9]* allocations failed on purpose" $(BUILD)/soak.log \
+		|| { echo "soak-fail: FAILED: no allocation was failed on purpose"; exit 1; }
+
 # The live monitor: a prompt on this terminal (Ctrl-A X leaves QEMU; `exit` at the prompt too).
 shell: check-tools
 	$(QUIET_ISO)
@@ -221,6 +228,7 @@ help:
 	@echo "make debug      boot stopped at the first instruction, with gdb attached"
 	@echo "make test-big   boot -smp 255"
 	@echo "make soak       every stressor at once for DURATION seconds (default 600)"
+	@echo "make soak-fail  the same with 10% of page allocations failed on purpose (fail_page_alloc)"
 	@echo "make shell      boot to the live monitor prompt (type help)"
 	@echo "make tour-check check docs/tour.md's commands and quoted output against one boot"
 	@echo "make bench      benchmarks (page, scaling, pft, gup, boot) -> build/bench/*.txt, *.json, *.png"

@@ -14,6 +14,7 @@
 #include "mm/mm.h"
 #include "mm/internal.h"
 #include "mm/gup.h"
+#include "mm/fail_page_alloc.h"
 
 #define SOAK_HELD 64
 #define SOAK_PIN_BASE (1ull << 35)
@@ -114,12 +115,17 @@ static void soak_pinner(struct soak_cpu *me, u64 seed)
 {
 	static struct page *pages[MAX_CPUS][32];
 	struct page **p = pages[arch_cpu_id()];
-	struct mm_struct *mm = mm_create(mm_node());
+	struct mm_struct *mm = NULL;
 
-	if (!mm || mm_mmap_anon(mm, SOAK_PIN_BASE, SOAK_PIN_PAGES * PAGE_SIZE, true, false, true)) {
-		me->alloc_fail++;	/* no memory for the mapping this cycle: not an error */
-		if (mm)
-			mm_destroy(mm);
+	while (!mm && arch_cycles() < soak.until)
+		if (!(mm = mm_create(mm_node())))
+			me->alloc_fail++;	/* out of memory for now (or injected): again */
+	if (!mm)
+		return;
+	/* -ENOMEM leaves part of the range unpopulated: the pins fault it in. */
+	if (mm_mmap_anon(mm, SOAK_PIN_BASE, SOAK_PIN_PAGES * PAGE_SIZE, true, false, true) == -EINVAL) {
+		me->errors++;
+		mm_destroy(mm);
 		return;
 	}
 	for (u64 round = 0; arch_cycles() < soak.until; round++) {
@@ -141,13 +147,27 @@ static void soak_pinner(struct soak_cpu *me, u64 seed)
 	mm_destroy(mm);
 }
 
-/* Allocate order-3 blocks until NULL (or 1 GiB), hold them a moment, free them all. */
+/* Order-3 blocks, or NULL only when memory is really out: a failure that fail_page_alloc
+ * injected (this CPU's count went up) is retried, so that exhaustion is still reached. */
+static struct page *soak_alloc_until_out(void)
+{
+	for (;;) {
+		u64 injected = fail_page_alloc_this_cpu_failed();
+		struct page *page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 3);
+
+		if (page || fail_page_alloc_this_cpu_failed() == injected ||
+		    arch_cycles() >= soak.until)
+			return page;
+	}
+}
+
+/* Allocate order-3 blocks until memory is out (or 1 GiB), hold them a moment, free them all. */
 static void soak_exhauster(struct soak_cpu *me)
 {
 	while (arch_cycles() < soak.until) {
 		unsigned int n = 0;
 
-		while (n < SOAK_EXHAUST_MAX && (soak.exhaust[n] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 3)))
+		while (n < SOAK_EXHAUST_MAX && (soak.exhaust[n] = soak_alloc_until_out()))
 			n++;
 		udelay(1000);
 		while (n--)
@@ -225,6 +245,8 @@ static unsigned long soak_one_cycle(unsigned int secs, unsigned long free_start,
 	       (unsigned long long)t.drains, (unsigned long long)t.pcp_toggles,
 	       (unsigned long long)t.pins, (unsigned long long)t.exhaustions,
 	       (unsigned long long)(t.errors - errors_before), problems ? "FAILED" : "ok");
+	if (fail_page_alloc_enabled())
+		fail_page_alloc_print_stats("soak:        ");
 	problems += (t.errors - errors_before) + (free_now != free_start);
 	errors_before = t.errors;
 	return problems;
@@ -256,6 +278,8 @@ int soak_run(void)
 		printk("soak: %llu operations (%llu in interrupt context), %llu pins, 0 pages lost\n",
 		       (unsigned long long)(t.ops + irq_ops), (unsigned long long)irq_ops,
 		       (unsigned long long)t.pins);
+	if (fail_page_alloc_enabled())
+		fail_page_alloc_print_stats("soak: injected: ");
 	if (arr)
 		__free_pages(arr, 8);
 	return problems ? 1 : 0;

@@ -217,6 +217,16 @@ void fail_page_alloc_read_stats(struct fail_page_alloc_stats *s)
 		s->failed += s->failed_order[o];
 }
 
+u64 fail_page_alloc_this_cpu_failed(void)
+{
+	const struct fail_cpu *c = this_fail_cpu();
+	u64 n = 0;
+
+	for (unsigned int o = 0; o < NR_ORDERS; o++)
+		n += __atomic_load_n(&c->failed[o], __ATOMIC_RELAXED);
+	return n;
+}
+
 /* ---- boot options (kernel/cmdline.h) ---- */
 
 /* A decimal number with an optional '-'; advances *p past it. */
@@ -342,6 +352,11 @@ void fail_page_alloc_resume(void)
 void fail_page_alloc_read_stats(struct fail_page_alloc_stats *s)
 {
 	*s = (struct fail_page_alloc_stats){ 0 };
+}
+
+u64 fail_page_alloc_this_cpu_failed(void)
+{
+	return 0;
 }
 
 /* Say so, rather than run a whole test matrix row without the failures it asked for. */

@@ -82,6 +82,8 @@ void fail_page_alloc_reseed(const char *suite, const char *tcase);
 void fail_page_alloc_pause(void);
 void fail_page_alloc_resume(void);
 void fail_page_alloc_read_stats(struct fail_page_alloc_stats *s);
+/* Failures injected on this CPU since boot: did the NULL just seen come from injection? */
+u64 fail_page_alloc_this_cpu_failed(void);
 /* "<prefix>N allocations failed on purpose by fail_page_alloc (order 0: a, ...), of M eligible
  * calls (seed S)" */
 void fail_page_alloc_print_stats(const char *prefix);

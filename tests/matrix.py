@@ -57,6 +57,10 @@ MATRIX = [
     ("pcp-irqoff-smp8", "bios", "q35", 8, "2G", 300, "pcp.lock=irqoff test=mm_*,gup.*", {}),
     ("pcp-irqsave-smp8", "bios", "q35", 8, "2G", 300, "pcp.lock=irqsave test=mm_*,gup.*", {}),
     ("pcp-off-smp8", "bios", "q35", 8, "2G", 300, "pcp.enable=0 test=mm_*,gup.*", {}),
+    # Every suite with 10% of page allocations failed on purpose (fail_page_alloc, a new
+    # seed each run, printed): each case either copes and loses nothing, or says why it runs
+    # with injection paused (KTEST_CASE_NOFAIL). The summary line counts the failures.
+    ("fail-page-alloc-smp4", "bios", "q35", 4, "2G", 300, "fail_page_alloc=1,10,0,-1", {}),
 ]
 
 SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
