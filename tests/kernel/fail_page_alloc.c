@@ -16,8 +16,9 @@
 #define BASE (1ull << 32)
 #define ATTEMPTS 2048
 #define GFP_QUIET (GFP_KERNEL | __GFP_NOWARN)
-/* CPUs that pin at once: every long-term pin's TLB shootdown waits for every CPU, and 40
- * CPUs pinning take about 6 s per round under TCG (measured), 8 CPUs a fifth of a second. */
+/* CPUs that pin at once: every long-term pin's TLB shootdown waits for every CPU. Under TCG
+ * on a loaded 2-core host, 40 CPUs took 26 s for a sixth of this case's rounds; 8 CPUs take
+ * 6 s for all of it. */
 #define PIN_CPUS 8
 
 static struct fault_attr saved;
