@@ -380,9 +380,19 @@ static void fail_page_alloc_gup_test_longterm(struct ktest *t)
 }
 
 struct churn_run {
-	u64 until;
+	u64 until, deadline;
 	u64 task_fail, task_ok, irq_fail, irq_ok;
 };
+
+/* Half a second, and at least 150 allocations in interrupts (on 1 CPU, half a second of
+ * ticks is only 50: all 50 succeed at 10% once in 200 runs), but never past the deadline. */
+static bool churn_going(const struct churn_run *c)
+{
+	u64 now = arch_cycles();
+
+	return now < c->deadline && (now < c->until ||
+				     READ_ONCE(c->irq_ok) + READ_ONCE(c->irq_fail) < 150);
+}
 static struct churn_run *churn_hooked;
 
 /* Every tick on every CPU: one GFP_ATOMIC order-0/1 allocation in interrupt context. */
@@ -399,7 +409,7 @@ static void churn_tick(unsigned int cpu)
 	__atomic_fetch_add(p ? &c->irq_ok : &c->irq_fail, 1, __ATOMIC_RELAXED);
 }
 
-/* Random orders 0-3 held up to 32 at a time, until c->until; all freed at the end. */
+/* Random orders 0-3 held up to 32 at a time, while churn_going(); all freed at the end. */
 static void churn_cpu(void *arg)
 {
 	struct churn_run *c = arg;
@@ -408,7 +418,7 @@ static void churn_cpu(void *arg)
 	unsigned int n = 0;
 	u64 x = arch_cycles() ^ arch_cpu_id(), fail = 0, ok = 0;
 
-	while (arch_cycles() < c->until) {
+	while (churn_going(c)) {
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		if (n < 32 && (n == 0 || ((x >> 40) & 1))) {
 			order[n] = (u8)((x >> 20) % 4);
@@ -438,6 +448,7 @@ static void run_churn(struct ktest *t, const struct fault_attr *a, struct churn_
 	WRITE_ONCE(churn_hooked, c);
 	KT_ASSERT_EQ(t, timer_add_tick_hook(churn_tick), 0);
 	c->until = arch_cycles() + us_to_cycles(500000);
+	c->deadline = c->until + us_to_cycles(10000000);
 	smp_run_on_all(churn_cpu, c);
 	WRITE_ONCE(churn_hooked, NULL);
 	timer_remove_tick_hook(churn_tick);
