@@ -227,7 +227,7 @@ static void fault_cpu(void *arg)
 
 /*
  * mm_create() (three allocations), then every CPU faulting in its share of one region at
- * once (page tables racing to be installed, data pages), then a huge VMA, 40 times; some
+ * once (page tables racing to be installed, data pages), then a huge VMA, 16 times; some
  * address spaces cannot be created, some faults fail with -ENOMEM, the rest are torn down.
  */
 static void fail_page_alloc_mm_create_and_faults(struct ktest *t)
@@ -240,7 +240,7 @@ static void fail_page_alloc_mm_create_and_faults(struct ktest *t)
 	memset(&r, 0, sizeof(r));
 	r.pages_per_cpu = MAX(2048 / nr_cpus, 16u);	/* the same work at any -smp */
 	inject(t, &a);
-	for (int round = 0; round < 40; round++) {
+	for (int round = 0; round < 16; round++) {
 		u64 ok_before = r.ok;
 
 		if (!(r.mm = mm_create(mm_node()))) {
@@ -255,7 +255,7 @@ static void fail_page_alloc_mm_create_and_faults(struct ktest *t)
 		mm_destroy(r.mm);
 	}
 	fail_page_alloc_configure(NULL);
-	ktest_printf(t, "40 address spaces: %llu not created, %llu faults ok, %llu -ENOMEM, "
+	ktest_printf(t, "16 address spaces: %llu not created, %llu faults ok, %llu -ENOMEM, "
 		     "%llu huge pages not populated", (unsigned long long)no_mm,
 		     (unsigned long long)r.ok, (unsigned long long)r.enomem,
 		     (unsigned long long)huge_fail);
