@@ -226,9 +226,9 @@ static void fault_cpu(void *arg)
 }
 
 /*
- * mm_create() (three allocations), then every CPU faulting in its share of one region at
- * once (page tables racing to be installed, data pages), then a huge VMA, 16 times; some
- * address spaces cannot be created, some faults fail with -ENOMEM, the rest are torn down.
+ * mm_create() alone 200 times (three allocations: any of them may fail, and the others must
+ * be given back), then 16 times: an address space, every CPU faulting in its share of one
+ * region at once (page tables racing to be installed, data pages), a huge VMA, torn down.
  */
 static void fail_page_alloc_mm_create_and_faults(struct ktest *t)
 {
@@ -240,6 +240,14 @@ static void fail_page_alloc_mm_create_and_faults(struct ktest *t)
 	memset(&r, 0, sizeof(r));
 	r.pages_per_cpu = MAX(2048 / nr_cpus, 16u);	/* the same work at any -smp */
 	inject(t, &a);
+	for (int i = 0; i < 200; i++) {
+		struct mm_struct *mm = mm_create(mm_node());
+
+		if (mm)
+			mm_destroy(mm);
+		else
+			no_mm++;
+	}
 	for (int round = 0; round < 16; round++) {
 		u64 ok_before = r.ok;
 
@@ -255,10 +263,11 @@ static void fail_page_alloc_mm_create_and_faults(struct ktest *t)
 		mm_destroy(r.mm);
 	}
 	fail_page_alloc_configure(NULL);
-	ktest_printf(t, "16 address spaces: %llu not created, %llu faults ok, %llu -ENOMEM, "
+	ktest_printf(t, "216 address spaces: %llu not created; %llu faults ok, %llu -ENOMEM, "
 		     "%llu huge pages not populated", (unsigned long long)no_mm,
 		     (unsigned long long)r.ok, (unsigned long long)r.enomem,
 		     (unsigned long long)huge_fail);
+	KT_EXPECT_GT(t, no_mm, 0ull);
 	KT_EXPECT_GT(t, r.enomem, 0ull);
 	expect_nothing_lost(t, before, inj);
 }
