@@ -66,7 +66,11 @@ struct mm_struct *mm_create(struct pglist_data *node);
 /* Unmap everything, free the page tables and the mm. */
 void mm_destroy(struct mm_struct *mm);
 
-/* Add an anonymous region; populate: fault every page in now (gup_test's pre-fault). 0 or -errno. */
+/*
+ * Add an anonymous region; populate: fault every page in now (gup_test's pre-fault). 0 or
+ * -errno; after -ENOMEM the region stays, populated up to the failed page (later faults and
+ * pins fill it in; munmap or mm_destroy frees it).
+ */
 int mm_mmap_anon(struct mm_struct *mm, u64 start, u64 len, bool writable, bool huge, bool populate);
 /* Remove mappings in [start, start+len) and the VMAs there; frees pages and empty tables. */
 void mm_munmap(struct mm_struct *mm, u64 start, u64 len);
