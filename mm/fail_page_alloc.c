@@ -11,7 +11,7 @@
 
 #if CONFIG_FAIL_PAGE_ALLOC
 
-/* One CPU's decisions and counts; its own cache line, written only by that CPU. */
+/* One CPU's decisions and counts, on cache lines of their own, written only by that CPU. */
 struct fail_cpu {
 	u64 pos;		/* eligible calls since the last reseed: interval count, random index */
 	u64 stream;		/* this CPU's random stream (from the seed, the case and the CPU) */
@@ -90,7 +90,7 @@ static bool consume_time(void)
 	return false;
 }
 
-static bool in_interrupt(void)
+static bool in_irq_context(void)
 {
 	return READ_ONCE(this_cpu()->irq_depth) != 0;
 }
@@ -107,7 +107,7 @@ static void report_failure(gfp_t gfp, unsigned int order, void *caller)
 	} while (!__atomic_compare_exchange_n(&fpa.verbose_left, &left, left - 1, false,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	printk("fail_page_alloc: forcing a failure: order %u gfp 0x%x on cpu%u%s, caller %p\n",
-	       order, gfp, arch_cpu_id(), in_interrupt() ? " in an interrupt" : "", caller);
+	       order, gfp, arch_cpu_id(), in_irq_context() ? " in an interrupt" : "", caller);
 }
 
 /*
@@ -124,7 +124,7 @@ bool __should_fail_alloc_page(gfp_t gfp, unsigned int order, void *caller)
 	u64 pos;
 
 	if (order < a->min_order || (a->ignore_gfp_wait && (gfp & __GFP_DIRECT_RECLAIM)) ||
-	    (a->irq_only && !in_interrupt()) || __atomic_load_n(&fpa.paused, __ATOMIC_RELAXED))
+	    (a->irq_only && !in_irq_context()) || __atomic_load_n(&fpa.paused, __ATOMIC_RELAXED))
 		return false;
 	if (!__atomic_load_n(&fpa.times, __ATOMIC_RELAXED) || consume_space(1l << order))
 		return false;
