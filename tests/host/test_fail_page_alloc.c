@@ -262,8 +262,10 @@ static void fail_host_concurrent_nothing_lost(void)
 		short_pins += args[i].short_pins;
 	}
 	EXPECT(short_pins > 0);
-	EXPECT_EQ(g1.pins_acquired - g0.pins_acquired, pinned);
-	EXPECT_EQ(g1.pins_released - g0.pins_released, pinned);
+	/* Balanced; more taken than returned if a lockless walk put a pin back (an entry
+	 * changed under it). */
+	EXPECT_EQ(g1.pins_acquired - g0.pins_acquired, g1.pins_released - g0.pins_released);
+	EXPECT(g1.pins_acquired - g0.pins_acquired >= pinned);
 	EXPECT(g1.longterm_migrated > g0.longterm_migrated);
 	EXPECT(injected() > inj);
 	mm_munmap(mm, BASE, 256 * PAGE_SIZE);

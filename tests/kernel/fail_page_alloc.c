@@ -346,8 +346,10 @@ static void fail_page_alloc_gup_pins_all_cpus(struct ktest *t)
 		     (unsigned long long)r.pins, (unsigned long long)r.short_pins,
 		     (unsigned long long)r.errors,
 		     (unsigned long long)(g1.longterm_migrated - g0.longterm_migrated));
-	KT_EXPECT_EQ(t, g1.pins_acquired - g0.pins_acquired, r.pins);
-	KT_EXPECT_EQ(t, g1.pins_released - g0.pins_released, r.pins);
+	/* Balanced; more taken than returned if a lockless walk took a pin and had to put it
+	 * back because a migration changed the entry under it. */
+	KT_EXPECT_EQ(t, g1.pins_acquired - g0.pins_acquired, g1.pins_released - g0.pins_released);
+	KT_EXPECT_GE(t, g1.pins_acquired - g0.pins_acquired, r.pins);
 	KT_EXPECT_EQ(t, r.bad, 0ull);
 	KT_EXPECT_GT(t, r.short_pins + r.errors, 0ull);
 	KT_EXPECT_GT(t, g1.longterm_migrated - g0.longterm_migrated, 0ull);
