@@ -378,7 +378,7 @@ void fail_page_alloc_print_stats(const char *prefix)
 {
 	struct fail_page_alloc_stats s;
 	struct fault_attr a;
-	char orders[160];
+	char orders[160], seed[40] = "";
 	int n = 0;
 
 	fail_page_alloc_read_stats(&s);
@@ -388,7 +388,9 @@ void fail_page_alloc_print_stats(const char *prefix)
 		if (s.failed_order[o] && n < (int)sizeof(orders) - 24)
 			n += snprintf(orders + n, sizeof(orders) - (size_t)n, "%s%u: %llu",
 				      n ? ", " : " (order ", o, (unsigned long long)s.failed_order[o]);
-	printk("%s%llu allocations failed on purpose by fail_page_alloc%s%s, of %llu eligible calls "
-	       "(seed %llu)\n", prefix, (unsigned long long)s.failed, orders, n ? ")" : "",
-	       (unsigned long long)s.eligible, (unsigned long long)a.seed);
+	if (fail_page_alloc_enabled())	/* else the failures came from tests with their own */
+		snprintf(seed, sizeof(seed), " (seed %llu)", (unsigned long long)a.seed);
+	printk("%s%llu allocations failed on purpose by fail_page_alloc%s%s, of %llu eligible "
+	       "calls%s\n", prefix, (unsigned long long)s.failed, orders, n ? ")" : "",
+	       (unsigned long long)s.eligible, seed);
 }

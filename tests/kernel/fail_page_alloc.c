@@ -31,10 +31,11 @@ static int fpa_init(struct ktest *t)
 	return 0;
 }
 
-/* Put the boot settings back, whatever the case did or where it stopped. */
+/* Put the boot settings back (off, or on with its seed), whatever the case did or where it
+ * stopped. */
 static void fpa_exit(struct ktest *t)
 {
-	fail_page_alloc_configure(saved.probability ? &saved : NULL);
+	fail_page_alloc_configure(&saved);
 }
 
 /* probability% of every allocation, no limit, from the case's seed (repeats with seed=). */
