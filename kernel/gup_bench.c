@@ -1,7 +1,9 @@
 /*
- * Kernel side of pinning: the `gup.has_pinned=` option and `bench=gup`, the gup_test benchmark (Linux's tools/testing/selftests/mm/gup_test.c) on all
- * CPUs at once, in both has-pinned modes, printing the selftest's per-thread lines and the
- * mean with relative stddev, as in the seed's "Old kernel: 477729.97 (+- 3.79%)".
+ * Kernel side of pinning: the `gup.has_pinned=` option and `bench=gup`, the gup_test
+ * benchmark (Linux's tools/testing/selftests/mm/gup_test.c) on all CPUs at once, in both
+ * has-pinned modes, printing the selftest's per-thread lines and the mean with relative
+ * stddev, as in the message of Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in
+ * SMP"): "Old kernel: 477729.97 (+- 3.79%)".
  */
 #include "kernel/bench.h"
 #include "kernel/cmdline.h"
@@ -20,7 +22,7 @@ static int set_has_pinned(const char *val)
 	return val ? gup_set_has_pinned_mode(val) : -1;
 }
 CMDLINE_FUNC("gup.has_pinned", set_has_pinned,
-	     "once|always: write the has-pinned flag only if unset (the seed), or on every pin call");
+	     "once|always: write the has-pinned flag only if unset (Linux 292648ac5cf1), or on every pin call");
 
 static char gup_cmd[4] = "a";
 static unsigned int gup_size_mb = 128, gup_threads, gup_nr = 1, gup_repeats = 1;

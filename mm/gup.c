@@ -10,6 +10,7 @@
 #define GUP_MAX_CPUS 256
 #define PTE_POISON_VALUE (0x0101010101010101ull * PAGE_POISON)
 #define HUGE_SIZE PT_LEVEL_SIZE(2)
+#define PAGE_REF_MAX __INT32_MAX__	/* page->refcount is an s32 */
 
 /* Per-CPU pin accounting, each CPU on its own line: acquired == released when idle. */
 struct gup_cpu_totals {
@@ -36,9 +37,12 @@ int gup_set_has_pinned_mode(const char *name)
 }
 
 /*
- * The seed ("mm: gup: allow FOLL_PIN to scale in SMP"): every pin call used to store the
- * flag, so N CPUs pinning in one mm all wrote the same cache line, which then bounced
- * between them. Reading first costs a shared read; the line stays clean in every cache.
+ * Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP"): before it, every pin call
+ * stored the flag, so N CPUs pinning in one mm all wrote the same cache line, which then
+ * bounced between them. Reading first costs a shared read; the line stays clean in every
+ * cache. The write is conditional, not unique: CPUs that all read the bit clear on their
+ * first pin each set it (at most once per CPU), which is harmless, since setting a set bit
+ * changes nothing, and rare, since it stops as soon as the bit is visible.
  */
 static void mm_set_has_pinned_flag(struct mm_struct *mm)
 {
@@ -51,55 +55,73 @@ static void mm_set_has_pinned_flag(struct mm_struct *mm)
 
 /* ---- references and pins ---- */
 
-/* Add refs unless the count is zero (the page is being freed). */
-static bool page_ref_try_add(struct page *page, int refs)
+/*
+ * The reference count is 32 bits and a pin of an order-0 page adds 1024, so 2^21 pins of one
+ * page would wrap it: the page would then look free (refusing every later pin) and its next
+ * put would look like a double free. Refuse, with a warning, what would take the count past
+ * PAGE_REF_MAX, as Linux refuses a pin once the count has gone negative (try_grab_folio(),
+ * after Linus Torvalds' "mm: prevent get_user_pages() from overflowing page refcount").
+ */
+static bool page_ref_would_overflow(int old, int refs)
+{
+	return old > PAGE_REF_MAX - refs;
+}
+
+/*
+ * Add refs unless the count is zero (the page is being freed: -EAGAIN) or would overflow
+ * (-ENOMEM, with a warning). A sequentially consistent RMW: a full barrier on success.
+ */
+static int page_ref_try_add(struct page *page, int refs)
 {
 	int old = __atomic_load_n(&page->refcount, __ATOMIC_RELAXED);
 
 	do {
 		if (old <= 0)
-			return false;
+			return -EAGAIN;
+		if (WARN_ON(page_ref_would_overflow(old, refs)))
+			return -ENOMEM;
 	} while (!__atomic_compare_exchange_n(&page->refcount, &old, old + refs, true,
-					      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
-	return true;
+					      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	return 0;
 }
 
 /*
- * Take refs references or pins on page's head; false if the page is being freed. One plain
- * reference comes first: until we hold it the page may be freed and reused as part of a
- * block of another order, so its head and order are read again once they cannot change.
+ * Take refs references or pins on page's head: 0, -EAGAIN if the page is being freed,
+ * -ENOMEM if its count would overflow. One plain reference comes first: until we hold it
+ * the page may be freed and reused as part of a block of another order, so its head and
+ * order are read again once they cannot change.
  */
-static bool try_grab_page(struct page *page, int refs, unsigned int flags)
+static int try_grab_page(struct page *page, int refs, unsigned int flags)
 {
 	struct page *head = compound_head(page);
-	int more;
+	int more, err;
 
-	if (!page_ref_try_add(head, 1))
-		return false;
+	if ((err = page_ref_try_add(head, 1)))
+		return err;
 	if (unlikely(compound_head(page) != head)) {
 		put_page(head);
-		return false;
+		return -EAGAIN;
 	}
-	if (flags & FOLL_GET) {
+	if ((flags & FOLL_GET) || page_is_large(head))
 		more = refs - 1;
-	} else if (page_is_large(head)) {
-		more = refs - 1;
-		__atomic_fetch_add(compound_pincount_ptr(head), (u32)refs, __ATOMIC_RELAXED);
-	} else {
+	else
 		more = refs * GUP_PIN_COUNTING_BIAS - 1;
-	}
 	/*
 	 * Pin, then re-check the entry: a full barrier between the two, pairing with "clear the
-	 * entry, then check the references" in migration. A sequentially consistent atomic add
-	 * is that barrier (on x86 any locked instruction is; Linux: smp_mb__after_atomic()).
+	 * entry, then check the references" in migration. The sequentially consistent RMW is
+	 * that barrier (on x86 any locked instruction is; Linux: smp_mb__after_atomic()).
 	 */
-	if (more)
-		__atomic_fetch_add(&head->refcount, more, __ATOMIC_SEQ_CST);
-	else if (flags & FOLL_PIN)
+	if (more && (err = page_ref_try_add(head, more))) {
+		put_page(head);
+		return err;
+	}
+	if (!more && (flags & FOLL_PIN))
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if ((flags & FOLL_PIN) && page_is_large(head))
+		__atomic_fetch_add(compound_pincount_ptr(head), (u32)refs, __ATOMIC_RELAXED);
 	if (flags & FOLL_PIN)
 		this_cpu_totals()->acquired += (u64)refs;
-	return true;
+	return 0;
 }
 
 /* Drop what try_grab_page() took; the last reference frees the page. */
@@ -208,7 +230,7 @@ static long gup_pte_range(struct mm_struct *mm, pte_t pmd, pte_t *pmdp, u64 addr
 		if (!gup_leaf_ok(mm, pte, flags))
 			break;
 		page = pfn_to_page(mm->node, pte_pfn(pte));
-		if (!try_grab_page(page, 1, flags))
+		if (try_grab_page(page, 1, flags))
 			break;
 		/* Grabbed, then re-check: if either entry changed, an unmap raced with us. */
 		if (ptep_get(pmdp) != pmd || ptep_get(ptep) != pte) {
@@ -228,7 +250,7 @@ static long gup_huge_pmd(struct mm_struct *mm, pte_t pmd, pte_t *pmdp, u64 addr,
 	unsigned long idx = (addr & (HUGE_SIZE - 1)) >> PAGE_SHIFT;
 	int refs = (int)((end - addr) >> PAGE_SHIFT);
 
-	if (!gup_leaf_ok(mm, pmd, flags) || !try_grab_page(head, refs, flags))
+	if (!gup_leaf_ok(mm, pmd, flags) || try_grab_page(head, refs, flags))
 		return 0;
 	if (ptep_get(pmdp) != pmd) {
 		gup_put_page(head, refs, flags);
@@ -298,14 +320,24 @@ static long gup_fast(struct mm_struct *mm, u64 start, unsigned long nr, unsigned
 	return n;
 }
 
-/* ---- the slow path (mm->lock) ---- */
+/* ---- FOLL_LONGTERM migration (mm->lock) ---- */
 
 /*
- * FOLL_LONGTERM migration: replace the MOVABLE pages mapped in [start, start + nr pages)
- * with UNMOVABLE copies. Prepare: allocate a copy for each and clear its entry. One TLB
- * shootdown then guarantees that no lockless walker can still be taking the old pages.
- * Commit: a page that nobody else holds is copied and replaced; one that is held (by a pin
- * or a reference taken before the shootdown) cannot move, and its entry is put back.
+ * FOLL_LONGTERM migration replaces the MOVABLE pages mapped in a range with UNMOVABLE
+ * copies, MIGRATE_BATCH pages at a time:
+ *   prepare: allocate a copy of each page and replace its entry with a migration entry
+ *            (arch/pgtable.h): not present, so the lockless walk stops there, and a fault
+ *            waits for it to go (mm/vm.c) instead of installing a page of its own;
+ *   one TLB shootdown: every lockless walker that could have read the old entry is done,
+ *            so the page's reference count can no longer grow behind our back;
+ *   commit:  a page that nobody else holds is copied and its entry points at the copy; a
+ *            held one (a pin, or a reference taken before the shootdown) cannot move, and
+ *            its old entry is put back.
+ * Only the migrator replaces a migration entry, under mm->lock, so commit may store over it.
+ * One pass goes once through the range, so held pages cannot stop it from reaching the rest.
+ * Held pages are tried again by the next pass, MIGRATE_PASSES in all (Linux's
+ * migrate_pages() tries a busy page 10 times, NR_MAX_MIGRATE_PAGES_RETRY); a page still
+ * MOVABLE after that is not pinned, and the caller gets -EBUSY for it.
  */
 struct migration {
 	pte_t *slot;
@@ -315,65 +347,102 @@ struct migration {
 };
 
 #define MIGRATE_BATCH 64
+#define MIGRATE_PASSES 3
 
-static unsigned int __migrate_prepare(struct mm_struct *mm, u64 start, unsigned long nr,
-				      struct migration *m)
+/* Start migrating the leaf *slot maps: false if there is nothing to move (or no memory). */
+static bool __migrate_prepare_one(struct mm_struct *mm, pte_t *slot, int level,
+				  struct migration *m, int *err)
+{
+	pte_t e = ptep_get(slot);
+	struct page *old, *new;
+
+	if (!pte_present(e))
+		return false;
+	old = pfn_to_page(mm->node, pte_pfn(e));
+	if (page_longterm_pinnable(old))
+		return false;
+	if (!(new = alloc_pages_node(mm->node, GFP_KERNEL, old->order))) {
+		*err = -ENOMEM;
+		return false;
+	}
+	prep_compound_page(new, old->order);
+	*m = (struct migration){ slot, e, level, new };
+	set_pte(slot, mk_migration_entry(e));
+	return true;
+}
+
+/* Prepare up to MIGRATE_BATCH pages from *addr on; *addr ends past the last one looked at. */
+static unsigned int __migrate_prepare(struct mm_struct *mm, u64 *addr, u64 end,
+				      struct migration *m, int *err)
 {
 	unsigned int n = 0;
 
-	for (unsigned long i = 0; i < nr && n < MIGRATE_BATCH; i++) {
-		int level;
-		pte_t *slot = __mm_find_leaf(mm, start + i * PAGE_SIZE, &level);
-		pte_t e = slot ? ptep_get(slot) : 0;
-		struct page *old;
+	while (*addr < end && n < MIGRATE_BATCH && !*err) {
+		int level = 1;
+		pte_t *slot = __mm_find_leaf(mm, *addr, &level);
 
-		if (!pte_present(e) || (n && m[n - 1].slot == slot))
-			continue;	/* absent, or the same 2 MiB page as the last one */
-		old = pfn_to_page(mm->node, pte_pfn(e));
-		if (page_longterm_pinnable(old))
-			continue;
-		m[n] = (struct migration){ slot, e, level, alloc_pages_node(mm->node, GFP_KERNEL, old->order) };
-		if (!m[n].new)
-			break;
-		prep_compound_page(m[n].new, old->order);
-		set_pte(slot, 0);
-		n++;
+		if (slot && __migrate_prepare_one(mm, slot, level, &m[n], err))
+			n++;
+		if (!*err)
+			*addr = level == 2 ? ALIGN_DOWN(*addr, HUGE_SIZE) + HUGE_SIZE : *addr + PAGE_SIZE;
 	}
 	return n;
 }
 
-static void __migrate_commit(struct mm_struct *mm, struct migration *m)
+/* Finish one prepared page: true if it moved, false if someone holds it. */
+static bool __migrate_commit(struct mm_struct *mm, struct migration *m)
 {
 	struct page *old = pfn_to_page(mm->node, pte_pfn(m->old_e));
 	unsigned int order = old->order;
 
+	VM_BUG_ON(ptep_get(m->slot) != mk_migration_entry(m->old_e));
 	if (page_count(old) != 1) {	/* someone else holds it: it cannot move */
 		set_pte(m->slot, m->old_e);
 		__free_pages(m->new, order);
-		return;
+		return false;
 	}
 	memcpy(page_address(m->new), page_address(old), PAGE_SIZE << order);
 	set_pte(m->slot, mk_leaf_entry(page_to_pfn(m->new), pte_write(m->old_e), m->level == 2));
 	put_page(old);
 	this_cpu_totals()->migrated++;
+	return true;
 }
 
-static void __migrate_for_longterm(struct mm_struct *mm, u64 start, unsigned long nr)
+/* One pass over [start, end): 0 or -ENOMEM; *busy counts the pages that could not move. */
+static int __migrate_pass(struct mm_struct *mm, u64 start, u64 end, unsigned int *busy)
 {
 	struct migration m[MIGRATE_BATCH];
+	u64 addr = start;
 	unsigned int n;
+	int err = 0;
 
-	assert_spin_locked(&mm->lock);
-	while ((n = __migrate_prepare(mm, start, nr, m))) {
+	while ((n = __migrate_prepare(mm, &addr, end, m, &err))) {
 		mm_tlb_shootdown(mm);
 		for (unsigned int i = 0; i < n; i++)
-			__migrate_commit(mm, &m[i]);
-		if (n < MIGRATE_BATCH)
-			break;
+			*busy += !__migrate_commit(mm, &m[i]);
 	}
+	return err;
 }
 
-/* Take one page at addr under mm->lock, faulting it in (and migrating it) as needed. */
+/* Move what is MOVABLE in nr pages from start: 0 when nothing is left, -EBUSY, -ENOMEM. */
+static int __migrate_for_longterm(struct mm_struct *mm, u64 start, unsigned long nr)
+{
+	u64 end = start + nr * PAGE_SIZE;
+
+	assert_spin_locked(&mm->lock);
+	for (unsigned int pass = 0; pass < MIGRATE_PASSES; pass++) {
+		unsigned int busy = 0;
+		int err = __migrate_pass(mm, start, end, &busy);
+
+		if (err || !busy)
+			return err;
+	}
+	return -EBUSY;
+}
+
+/* ---- the slow path (mm->lock) ---- */
+
+/* Take one page at addr under mm->lock, faulting it in as needed. */
 static int __gup_slow_one(struct mm_struct *mm, u64 addr, unsigned int flags, struct page **out)
 {
 	int level, err;
@@ -389,11 +458,12 @@ static int __gup_slow_one(struct mm_struct *mm, u64 addr, unsigned int flags, st
 		return -EFAULT;
 	page = pfn_to_page(mm->node, pte_pfn(ptep_get(slot)));
 	if ((flags & FOLL_LONGTERM) && !page_longterm_pinnable(page))
-		return -EBUSY;	/* migration (gup_slow) could not move it */
+		return -EBUSY;	/* migration could not move it */
 	if (level == 2)
 		page += (addr & (HUGE_SIZE - 1)) >> PAGE_SHIFT;
-	if (!try_grab_page(page, 1, flags))
-		return -EFAULT;
+	/* Mapped, so not being freed: only an overflow (-ENOMEM) can refuse it. */
+	if ((err = try_grab_page(page, 1, flags)))
+		return err;
 	*out = page;
 	return 0;
 }
@@ -402,16 +472,18 @@ static long gup_slow(struct mm_struct *mm, u64 start, unsigned long nr, unsigned
 		     struct page **pages)
 {
 	unsigned long i;
-	int err = 0;
+	int err = 0, migrate_err = 0;
 
 	spin_lock(&mm->lock);
 	if (flags & FOLL_LONGTERM)
-		__migrate_for_longterm(mm, start, nr);
+		migrate_err = __migrate_for_longterm(mm, start, nr);
 	for (i = 0; i < nr; i++)
 		if ((err = __gup_slow_one(mm, start + i * PAGE_SIZE, flags, &pages[i])))
 			break;
 	spin_unlock(&mm->lock);
 	mm_this_cpu_stats(mm)->slow_pages += i;
+	if (err == -EBUSY && migrate_err)
+		err = migrate_err;	/* say why the page did not move */
 	return i ? (long)i : err;
 }
 

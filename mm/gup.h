@@ -59,7 +59,10 @@ bool page_maybe_dma_pinned(struct page *page);
 /* Exact pin count of a large page's head (0 for order-0 pages). */
 u32 page_pincount(struct page *page);
 
-/* The seed's "before" (write the flag on every pin call) and "after" (only if unset). */
+/*
+ * Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP"): "always" is the code before
+ * it (write the flag on every pin call), "once" the code after (write it only if unset).
+ */
 enum gup_has_pinned_mode { GUP_HAS_PINNED_ONCE, GUP_HAS_PINNED_ALWAYS };
 extern enum gup_has_pinned_mode gup_has_pinned_mode;
 int gup_set_has_pinned_mode(const char *name);	/* "once" | "always": 0, or -1 */

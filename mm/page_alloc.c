@@ -530,21 +530,15 @@ static void free_the_page(struct page *page, unsigned int order)
 		free_one_page(page_zone(page), page, order, get_pageblock_migratetype(page));
 }
 
+/*
+ * No pin check here, as in Linux: a pin holds references of its own (mm/gup.h), so dropping
+ * the caller's one cannot free a pinned page, and page_maybe_dma_pinned() has false
+ * positives (1024 plain references look like a pin) that must not turn a lawful free away.
+ */
 void __free_pages(struct page *page, unsigned int order)
 {
 	if (!free_ref_ok(page))
 		return;
-	/*
-	 * Pins outlive their owner's reference only through unpin_user_page(), never a free.
-	 * A plain order-0 page (no compound head elsewhere) is pinned only if its refcount
-	 * holds a pin bias: test that first, the full check only for the rest.
-	 */
-	if (unlikely((page->order || page->compound_off ||
-		      page_count(page) >= GUP_PIN_COUNTING_BIAS) && page_maybe_dma_pinned(page))) {
-		bad_page(page, "freeing a pinned page (refcount %d, pincount %u)", page_count(page),
-			 page_pincount(page));
-		return;
-	}
 	if (__atomic_sub_fetch(&page->refcount, 1, __ATOMIC_ACQ_REL) == 0)
 		free_the_page(page, order);
 }
@@ -572,6 +566,10 @@ bool free_pages_prepare(struct page *page, unsigned int *order)
 	}
 	if (unlikely(page->pfn & ((1u << *order) - 1))) {
 		bad_page(page, "block of order %u is not aligned", *order);
+		return false;
+	}
+	if (unlikely(*order && page[1].compound_pincount)) {	/* pins without references */
+		bad_page(page, "freed with a nonzero pin count (%u)", page[1].compound_pincount);
 		return false;
 	}
 	for (unsigned int i = 1; i < (1u << *order); i++) {

@@ -173,32 +173,57 @@ static struct page *fault_alloc(struct mm_struct *mm, gfp_t gfp, unsigned int or
 	return page;
 }
 
+/*
+ * A fault found the page being moved by FOLL_LONGTERM migration (mm/gup.c): wait until the
+ * migrator, who holds mm->lock, replaces the migration entry, as Linux's
+ * migration_entry_wait(). Interrupts must be on: the migrator's TLB shootdown waits for us.
+ */
+static void migration_entry_wait(struct mm_struct *mm, pte_t *slot, pte_t e)
+{
+	VM_BUG_ON(arch_irqs_disabled() || spin_is_held_by_me(&mm->lock));
+	mm_this_cpu_stats(mm)->migration_waits++;
+	while (ptep_get(slot) == e)
+		arch_cpu_relax();
+}
+
+/* Install a fresh page in the empty leaf *slot; 0 also if another CPU got there first. */
+static int fault_install(struct mm_struct *mm, pte_t *slot, const struct vm_area *vma,
+			 gfp_t gfp, int leaf)
+{
+	unsigned int order = leaf == 2 ? HUGE_ORDER : 0;
+	pte_t old = ptep_get(slot);
+	struct page *page;
+
+	if (is_migration_entry(old))
+		migration_entry_wait(mm, slot, old);
+	if (old)
+		return 0;	/* present (or it is once migration is done) */
+	if (!(page = fault_alloc(mm, gfp, order)))
+		return -ENOMEM;
+	if (!__atomic_compare_exchange_n(slot, &old, mk_leaf_entry(page_to_pfn(page), vma->writable,
+				leaf == 2), false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+		__free_pages(page, order);	/* another fault won (and maybe migration began) */
+		if (is_migration_entry(old))
+			migration_entry_wait(mm, slot, old);
+		return 0;
+	}
+	__atomic_fetch_add(&mm->rss, 1l << order, __ATOMIC_RELAXED);
+	mm_this_cpu_stats(mm)->faults++;
+	return 0;
+}
+
 static int do_fault(struct mm_struct *mm, u64 addr, gfp_t gfp)
 {
 	const struct vm_area *vma = __mm_find_vma(mm, addr);
 	int leaf = vma && vma->huge ? 2 : 1;
-	unsigned int order = leaf == 2 ? HUGE_ORDER : 0;
-	pte_t *table = mm->pgd, old = 0, *slot;
-	struct page *page;
+	pte_t *table = mm->pgd;
 
 	if (!vma)
 		return -EFAULT;
 	for (int level = PT_LEVELS; level > leaf; level--)
 		if (!(table = pt_get_or_alloc(mm, &table[pt_index_of(addr, level)])))
 			return -ENOMEM;
-	slot = &table[pt_index_of(addr, leaf)];
-	if (pte_present(__atomic_load_n(slot, __ATOMIC_ACQUIRE)))
-		return 0;
-	if (!(page = fault_alloc(mm, gfp, order)))
-		return -ENOMEM;
-	if (!__atomic_compare_exchange_n(slot, &old, mk_leaf_entry(page_to_pfn(page), vma->writable,
-				leaf == 2), false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-		__free_pages(page, order);
-		return 0;
-	}
-	__atomic_fetch_add(&mm->rss, 1l << order, __ATOMIC_RELAXED);
-	mm_this_cpu_stats(mm)->faults++;
-	return 0;
+	return fault_install(mm, &table[pt_index_of(addr, leaf)], vma, gfp, leaf);
 }
 
 int handle_mm_fault(struct mm_struct *mm, u64 addr)
@@ -268,7 +293,8 @@ static void zap_table(struct mm_struct *mm, pte_t *table, int level, u64 base, u
 		}
 		pte_t *child = pt_table(e);
 		zap_table(mm, child, level - 1, lo, start, end, z);
-		if (pt_table_empty(child)) {
+		/* A lockless fault may be inside a table that another VMA still reaches. */
+		if (pt_table_empty(child) && __mm_range_free(mm, lo, hi)) {
 			set_pte(&table[i], 0);
 			list_add_tail(&virt_to_page(mm->node, child)->lru, &z->tables);
 		}

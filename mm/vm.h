@@ -30,6 +30,7 @@ struct mm_cpu_stats {
 	u64 fast_pages;		/* pages taken by the lockless walk */
 	u64 slow_pages;		/* pages taken under mm->lock */
 	u64 poison_reads;	/* page-table entries read that held the free-page poison */
+	u64 migration_waits;	/* faults that found their page being migrated, and waited */
 } __cacheline_aligned;
 
 /*
@@ -37,10 +38,17 @@ struct mm_cpu_stats {
  *   flags is written with atomic RMWs by any CPU and read without locks. Alone on its cache
  *   line, so the has-pinned write (or its absence) is all that touches that line.
  *   lock serialises the slow path: the VMA table and every change that removes or replaces a
- *   page-table entry (unmap, migration). Taken with IRQs enabled (spin_lock), so a waiter can
- *   still answer the TLB shootdown IPIs that a lock holder sends.
- *   Page-table entries are installed (none -> present) with cmpxchg and no lock, by faults;
- *   they are removed only under lock, followed by a TLB shootdown before anything is freed.
+ *   page-table entry (unmap, FOLL_LONGTERM migration). Taken with IRQs enabled (spin_lock),
+ *   so a waiter can still answer the TLB shootdown IPIs that a lock holder sends.
+ *   A leaf entry is one of: empty (0), present, or a migration entry (arch/pgtable.h).
+ *   - empty -> present: faults, with cmpxchg and no lock; the loser frees its page.
+ *   - present -> empty: unmap, under lock, then a TLB shootdown before anything is freed.
+ *   - present -> migration -> present (old or new page): migration, under lock, with a
+ *     shootdown in between. Only the migrator writes over a migration entry, so it never
+ *     overwrites a fault's page; a fault that finds one waits until it is gone, with IRQs on.
+ *     Migration entries exist only while their migrator holds lock.
+ *   Page tables are installed (empty -> table) by faults with cmpxchg and removed under lock
+ *   only when no VMA is left in the range they map, so no lawful fault can be inside one.
  *   The lockless walk (mm/gup.c) runs with IRQs off and so delays that shootdown.
  */
 struct mm_struct {
@@ -78,7 +86,8 @@ void mm_munmap(struct mm_struct *mm, u64 start, u64 len);
 /*
  * Fault in one page at addr: allocate a zeroed MOVABLE page (order 9 in a huge VMA) and
  * install it with cmpxchg. 0 (also if another CPU won the race), -EFAULT outside any VMA,
- * -ENOMEM. Lockless: the caller must not munmap the same range concurrently.
+ * -ENOMEM. Lockless: the caller must not munmap the same range concurrently. If the page
+ * there is being migrated, waits until it is back (IRQs must be on).
  */
 int handle_mm_fault(struct mm_struct *mm, u64 addr);
 /*
@@ -117,6 +126,7 @@ u64 mm_sum_stat(const struct mm_struct *mm, size_t offset);
 #define ENOMEM 12
 #define EINVAL 22
 #define EBUSY 16
+#define EAGAIN 11
 
 #include "kernel/arch.h"
 static inline struct mm_cpu_stats *mm_this_cpu_stats(struct mm_struct *mm)

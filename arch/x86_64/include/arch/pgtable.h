@@ -23,6 +23,7 @@ typedef u64 pte_t;	/* an entry at any level */
 #define _PTE_DIRTY (1ull << 6)
 #define _PTE_HUGE (1ull << 7)		/* a leaf above level 1 (2 MiB at level 2) */
 #define _PTE_SPECIAL (1ull << 9)	/* software bit: no struct page behind it */
+#define _PTE_MIGRATION (1ull << 10)	/* software bit, in a not-present leaf: page being moved */
 #define _PTE_NX (1ull << 63)
 #define _PTE_PFN_MASK 0x000ffffffffff000ull
 
@@ -48,6 +49,21 @@ static inline pte_t mk_leaf_entry(unsigned long pfn, bool writable, bool huge)
 {
 	return ((u64)pfn << 12) | _PTE_PRESENT | _PTE_USER | _PTE_ACCESSED | _PTE_NX |
 	       (writable ? _PTE_WRITE | _PTE_DIRTY : 0) | (huge ? _PTE_HUGE : 0);
+}
+
+/*
+ * A migration entry stands in for a leaf while its page is being moved (mm/gup.c): not
+ * present, so hardware and the lockless walk ignore it, and it keeps the old entry's other
+ * bits, so the migrator can put the old entry back. Linux encodes it as a swap entry.
+ */
+static inline pte_t mk_migration_entry(pte_t leaf)
+{
+	return (leaf & ~_PTE_PRESENT) | _PTE_MIGRATION;
+}
+
+static inline bool is_migration_entry(pte_t e)
+{
+	return !pte_present(e) && (e & _PTE_MIGRATION);
 }
 
 #endif
