@@ -414,6 +414,100 @@ static void gup_host_free_pages_many_refs(void)
 	test_node_destroy(pgdat);
 }
 
+#define TABLE_ROUNDS 1000	/* per attempt */
+#define TABLE_ATTEMPTS 40
+#define TABLE_WANTED 500	/* faults that saw the window */
+
+struct table_race {
+	struct mm_struct *mm;
+	int go, started, done;		/* round CPU 1 may start, has started, finished */
+	unsigned long overlapped, errors;
+};
+
+static void wait_for_round(int *what, int round)
+{
+	while (__atomic_load_n(what, __ATOMIC_ACQUIRE) < round)
+		arch_cpu_relax();	/* answers the other CPU's shootdown */
+}
+
+/* CPU 0: unmap our page and fault it back in while CPU 1 unmaps elsewhere in the same
+ * table; count the faults during which CPU 1's munmap began (the race window). */
+static void table_race_faulter(struct table_race *r)
+{
+	struct page *p;
+
+	for (int round = 1; round <= TABLE_ROUNDS; round++) {
+		bool began;
+
+		mm_munmap(r->mm, BASE, PAGE_SIZE);
+		if (mm_mmap_anon(r->mm, BASE, PAGE_SIZE, true, false, false))
+			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->go, round, __ATOMIC_RELEASE);
+		began = __atomic_load_n(&r->started, __ATOMIC_ACQUIRE) == round;
+		if (handle_mm_fault(r->mm, BASE))
+			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
+		if (!began && __atomic_load_n(&r->started, __ATOMIC_ACQUIRE) == round)
+			__atomic_fetch_add(&r->overlapped, 1, __ATOMIC_RELAXED);
+		wait_for_round(&r->done, round);
+		if (get_user_pages_fast(r->mm, BASE, 1, FOLL_FAST_ONLY, &p) != 1)
+			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);	/* page lost */
+		else
+			put_user_pages(&p, 1);
+	}
+}
+
+/* CPU 1: once per round, as CPU 0 starts its fault, munmap an empty range of its table. */
+static void *table_race_cpu(void *p)
+{
+	struct table_race *r = *(struct table_race **)p;
+
+	if (arch_cpu_id() == 0) {
+		table_race_faulter(r);
+		return NULL;
+	}
+	for (int round = 1; round <= TABLE_ROUNDS; round++) {
+		wait_for_round(&r->go, round);
+		__atomic_store_n(&r->started, round, __ATOMIC_RELEASE);
+		mm_munmap(r->mm, BASE + 64 * PAGE_SIZE, PAGE_SIZE);
+		__atomic_store_n(&r->done, round, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * CPU 0 unmaps its one-page VMA and faults it back in, 1000 times per attempt; each time
+ * CPU 1 unmaps an empty range of the same page table as the fault starts. munmap must not
+ * free that table while a VMA still reaches it: the lockless fault may be between its walk
+ * to the table and its install, and would install into a freed table. The window opens
+ * only when the two threads really run at once (on a loaded host they often share a core),
+ * so attempts go on until 500 faults saw it, or 40 attempts.
+ */
+static void gup_host_munmap_keeps_table_of_other_vma(void)
+{
+	struct pglist_data *pgdat = gup_node(2);
+	unsigned long free_before = node_free_pages(pgdat), overlapped = 0, errors = 0;
+	struct mm_struct *mm = mm_create(pgdat);
+	int attempt;
+
+	for (attempt = 0; attempt < TABLE_ATTEMPTS && overlapped < TABLE_WANTED; attempt++) {
+		struct table_race r = { .mm = mm }, *args[2] = { &r, &r };
+
+		run_on_cpus(2, table_race_cpu, args, sizeof(args[0]));
+		overlapped += r.overlapped;
+		errors += r.errors;
+	}
+	printf("  %lu of %d faults saw the other CPU begin a munmap in their page table\n",
+	       overlapped, attempt * TABLE_ROUNDS);
+	EXPECT(overlapped > 0);	/* else the race was not exercised */
+	EXPECT_EQ(errors, 0);
+	EXPECT_EQ(mm->rss, 1);
+	EXPECT_EQ(MM_STAT(mm, poison_reads), 0);
+	mm_destroy(mm);
+	EXPECT_EQ(node_free_pages(pgdat), free_before);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
 const struct host_test gup_tests[] = {
 	{ "gup_host_pin_unpin_balance", gup_host_pin_unpin_balance, false },
 	{ "gup_host_has_pinned_written_once", gup_host_has_pinned_written_once, true },
@@ -421,6 +515,7 @@ const struct host_test gup_tests[] = {
 	{ "gup_host_longterm_migrates", gup_host_longterm_migrates, false },
 	{ "gup_host_longterm_held_pages_busy", gup_host_longterm_held_pages_busy, false },
 	{ "gup_host_migration_vs_faults", gup_host_migration_vs_faults, true },
+	{ "gup_host_munmap_keeps_table_of_other_vma", gup_host_munmap_keeps_table_of_other_vma, true },
 	{ "gup_host_pin_count_overflow", gup_host_pin_count_overflow, false },
 	{ "gup_host_free_pages_many_refs", gup_host_free_pages_many_refs, false },
 	{ NULL, NULL, false },
