@@ -106,21 +106,21 @@ static int try_grab_page(struct page *page, int refs, unsigned int flags)
 		more = refs - 1;
 	else
 		more = refs * GUP_PIN_COUNTING_BIAS - 1;
-	/*
-	 * Pin, then re-check the entry: a full barrier between the two, pairing with "clear the
-	 * entry, then check the references" in migration. The sequentially consistent RMW is
-	 * that barrier (on x86 any locked instruction is; Linux: smp_mb__after_atomic()).
-	 */
 	if (more && (err = page_ref_try_add(head, more))) {
 		put_page(head);
 		return err;
 	}
-	if (!more && (flags & FOLL_PIN))
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if ((flags & FOLL_PIN) && page_is_large(head))
-		__atomic_fetch_add(compound_pincount_ptr(head), (u32)refs, __ATOMIC_RELAXED);
-	if (flags & FOLL_PIN)
+	/*
+	 * Pin, then re-check the entry: a full barrier between the two, pairing with "clear the
+	 * entry, then check the references" in migration. A pin's last atomic is a sequentially
+	 * consistent RMW, which is that barrier (on x86 any locked instruction is; Linux:
+	 * smp_mb__after_atomic()): the count's for an order-0 page, the pin count's for a large one.
+	 */
+	if (flags & FOLL_PIN) {
+		if (page_is_large(head))
+			__atomic_fetch_add(compound_pincount_ptr(head), (u32)refs, __ATOMIC_SEQ_CST);
 		this_cpu_totals()->acquired += (u64)refs;
+	}
 	return 0;
 }
 

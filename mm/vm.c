@@ -74,16 +74,76 @@ u64 mm_sum_stat(const struct mm_struct *mm, size_t offset)
 	return sum;
 }
 
-/* ---- VMAs (mm->lock) ---- */
+/* ---- VMAs: changed under mm->lock, read by faults without it (a sequence count) ---- */
 
-const struct vm_area *__mm_find_vma(const struct mm_struct *mm, u64 addr)
+/* Writers: every change to vmas[] and nr_vmas sits between these two, under mm->lock. */
+static void __vma_write_begin(struct mm_struct *mm)
+{
+	assert_spin_locked(&mm->lock);
+	__atomic_store_n(&mm->vma_seq, mm->vma_seq + 1, __ATOMIC_RELAXED);	/* odd */
+}
+
+static void __vma_write_end(struct mm_struct *mm)
+{
+	__atomic_store_n(&mm->vma_seq, mm->vma_seq + 1, __ATOMIC_RELEASE);	/* even */
+}
+
+/*
+ * Fields are stored with release and loaded with acquire: a reader that sees any field of a
+ * change in progress then sees the odd count (stored before it) on its re-check, and retries.
+ */
+static void __vma_set(struct mm_struct *mm, unsigned int i, struct vm_area v)
+{
+	__atomic_store_n(&mm->vmas[i].start, v.start, __ATOMIC_RELEASE);
+	__atomic_store_n(&mm->vmas[i].end, v.end, __ATOMIC_RELEASE);
+	__atomic_store_n(&mm->vmas[i].writable, v.writable, __ATOMIC_RELEASE);
+	__atomic_store_n(&mm->vmas[i].huge, v.huge, __ATOMIC_RELEASE);
+}
+
+static void __vma_set_nr(struct mm_struct *mm, unsigned int nr)
+{
+	__atomic_store_n(&mm->nr_vmas, nr, __ATOMIC_RELEASE);
+}
+
+/* One lockless look through the table: the VMA holding addr, if any, copied to *out. */
+static bool vma_lookup_once(const struct mm_struct *mm, u64 addr, struct vm_area *out)
 {
 	unsigned int n = __atomic_load_n(&mm->nr_vmas, __ATOMIC_ACQUIRE);
 
-	for (unsigned int i = 0; i < n; i++)
-		if (addr >= mm->vmas[i].start && addr < mm->vmas[i].end)
-			return &mm->vmas[i];
-	return NULL;
+	for (unsigned int i = 0; i < n && i < MM_MAX_VMAS; i++) {
+		const struct vm_area *v = &mm->vmas[i];
+
+		out->start = __atomic_load_n(&v->start, __ATOMIC_ACQUIRE);
+		out->end = __atomic_load_n(&v->end, __ATOMIC_ACQUIRE);
+		if (addr >= out->start && addr < out->end) {
+			out->writable = __atomic_load_n(&v->writable, __ATOMIC_ACQUIRE);
+			out->huge = __atomic_load_n(&v->huge, __ATOMIC_ACQUIRE);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The VMA holding addr, copied to *out; false if none. No lock: a munmap elsewhere may be
+ * moving entries around, so the look is repeated until no change overlapped it (Linux
+ * keeps VMAs in a tree read under RCU, with per-VMA locks, for the same reason).
+ */
+static bool mm_find_vma(struct mm_struct *mm, u64 addr, struct vm_area *out)
+{
+	unsigned int seq = __atomic_load_n(&mm->vma_seq, __ATOMIC_ACQUIRE);
+	bool found;
+
+	for (;;) {
+		if (!(seq & 1)) {
+			found = vma_lookup_once(mm, addr, out);
+			if (__atomic_load_n(&mm->vma_seq, __ATOMIC_RELAXED) == seq)
+				return found;
+		}
+		mm_this_cpu_stats(mm)->vma_retries++;
+		arch_cpu_relax();
+		seq = __atomic_load_n(&mm->vma_seq, __ATOMIC_ACQUIRE);
+	}
 }
 
 static bool __mm_range_free(const struct mm_struct *mm, u64 start, u64 end)
@@ -107,8 +167,10 @@ int mm_mmap_anon(struct mm_struct *mm, u64 start, u64 len, bool writable, bool h
 		spin_unlock(&mm->lock);
 		return -EINVAL;
 	}
-	mm->vmas[mm->nr_vmas] = (struct vm_area){ start, end, writable, huge };
-	__atomic_store_n(&mm->nr_vmas, mm->nr_vmas + 1, __ATOMIC_RELEASE);
+	__vma_write_begin(mm);
+	__vma_set(mm, mm->nr_vmas, (struct vm_area){ start, end, writable, huge });
+	__vma_set_nr(mm, mm->nr_vmas + 1);
+	__vma_write_end(mm);
 	spin_unlock(&mm->lock);
 	for (u64 addr = start; populate && addr < end && !err; addr += step)
 		err = handle_mm_fault(mm, addr);
@@ -118,26 +180,32 @@ int mm_mmap_anon(struct mm_struct *mm, u64 start, u64 len, bool writable, bool h
 /* Remove [start, end) from the VMA table, trimming or splitting regions that overlap it. */
 static void __mm_remove_vmas(struct mm_struct *mm, u64 start, u64 end)
 {
+	__vma_write_begin(mm);
 	for (unsigned int i = 0; i < mm->nr_vmas;) {
-		struct vm_area *v = &mm->vmas[i];
+		struct vm_area v = mm->vmas[i];
 
-		if (end <= v->start || v->end <= start) {
+		if (end <= v.start || v.end <= start) {
 			i++;
-		} else if (start <= v->start && v->end <= end) {
-			*v = mm->vmas[--mm->nr_vmas];	/* wholly inside: drop it */
-		} else if (v->start < start && end < v->end && mm->nr_vmas < MM_MAX_VMAS) {
-			mm->vmas[mm->nr_vmas] = *v;	/* hole in the middle: split */
-			mm->vmas[mm->nr_vmas++].start = end;
-			v->end = start;
-			i++;
-		} else {
-			if (v->start < start)
-				v->end = start;
-			else
-				v->start = end;
-			i++;
+			continue;
 		}
+		if (start <= v.start && v.end <= end) {		/* wholly inside: drop it */
+			__vma_set(mm, i, mm->vmas[mm->nr_vmas - 1]);
+			__vma_set_nr(mm, mm->nr_vmas - 1);
+			continue;
+		}
+		if (v.start < start && end < v.end && mm->nr_vmas < MM_MAX_VMAS) {
+			__vma_set(mm, mm->nr_vmas, (struct vm_area){ end, v.end, v.writable, v.huge });
+			__vma_set_nr(mm, mm->nr_vmas + 1);	/* hole in the middle: split */
+			v.end = start;
+		} else if (v.start < start) {
+			v.end = start;
+		} else {
+			v.start = end;
+		}
+		__vma_set(mm, i, v);
+		i++;
 	}
+	__vma_write_end(mm);
 }
 
 /* ---- faults: install entries with cmpxchg, no lock ---- */
@@ -214,16 +282,17 @@ static int fault_install(struct mm_struct *mm, pte_t *slot, const struct vm_area
 
 static int do_fault(struct mm_struct *mm, u64 addr, gfp_t gfp)
 {
-	const struct vm_area *vma = __mm_find_vma(mm, addr);
-	int leaf = vma && vma->huge ? 2 : 1;
+	struct vm_area vma = { 0 };
 	pte_t *table = mm->pgd;
+	int leaf;
 
-	if (!vma)
+	if (!mm_find_vma(mm, addr, &vma))
 		return -EFAULT;
+	leaf = vma.huge ? 2 : 1;
 	for (int level = PT_LEVELS; level > leaf; level--)
 		if (!(table = pt_get_or_alloc(mm, &table[pt_index_of(addr, level)])))
 			return -ENOMEM;
-	return fault_install(mm, &table[pt_index_of(addr, leaf)], vma, gfp, leaf);
+	return fault_install(mm, &table[pt_index_of(addr, leaf)], &vma, gfp, leaf);
 }
 
 int handle_mm_fault(struct mm_struct *mm, u64 addr)

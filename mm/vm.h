@@ -31,15 +31,18 @@ struct mm_cpu_stats {
 	u64 slow_pages;		/* pages taken under mm->lock */
 	u64 poison_reads;	/* page-table entries read that held the free-page poison */
 	u64 migration_waits;	/* faults that found their page being migrated, and waited */
+	u64 vma_retries;	/* lockless VMA lookups repeated because the table changed */
 } __cacheline_aligned;
 
 /*
  * Locking rules:
  *   flags is written with atomic RMWs by any CPU and read without locks. Alone on its cache
  *   line, so the has-pinned write (or its absence) is all that touches that line.
- *   lock serialises the slow path: the VMA table and every change that removes or replaces a
- *   page-table entry (unmap, FOLL_LONGTERM migration). Taken with IRQs enabled (spin_lock),
- *   so a waiter can still answer the TLB shootdown IPIs that a lock holder sends.
+ *   lock serialises the slow path: changes to the VMA table and every change that removes or
+ *   replaces a page-table entry (unmap, FOLL_LONGTERM migration). Taken with IRQs enabled
+ *   (spin_lock), so a waiter can still answer the TLB shootdown IPIs that a lock holder sends.
+ *   Faults look VMAs up without lock: each field is one atomic access, and a look that a
+ *   change overlapped (vma_seq odd, or different after the look) is repeated.
  *   A leaf entry is one of: empty (0), present, or a migration entry (arch/pgtable.h).
  *   - empty -> present: faults, with cmpxchg and no lock; the loser frees its page.
  *   - present -> empty: unmap, under lock, then a TLB shootdown before anything is freed.
@@ -61,7 +64,8 @@ struct mm_struct {
 	unsigned int stats_order;
 
 	spinlock_t lock;
-	/* Protected by lock: */
+	/* Written under lock, between two increments of vma_seq; read by faults without it: */
+	unsigned int vma_seq;		/* odd while the table is being changed */
 	struct vm_area vmas[MM_MAX_VMAS];
 	unsigned int nr_vmas;
 	/* Atomic: */
@@ -98,7 +102,6 @@ int __handle_mm_fault(struct mm_struct *mm, u64 addr, unsigned int gfp);
 
 /* Under mm->lock: the leaf entry for addr and its level (1, or 2 for a huge leaf), or NULL. */
 pte_t *__mm_find_leaf(struct mm_struct *mm, u64 addr, int *level);
-const struct vm_area *__mm_find_vma(const struct mm_struct *mm, u64 addr);
 /* Send a TLB shootdown to every CPU and wait until each has answered. IRQs must be on. */
 void mm_tlb_shootdown(struct mm_struct *mm);
 

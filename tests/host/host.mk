@@ -29,7 +29,7 @@ HOST_CFLAGS := \
 HOST_VARIANT_FLAGS_plain := -O2
 HOST_VARIANT_FLAGS_asan  := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all
-# gcc warns that TSan does not model atomic_thread_fence (used by mm/gup.c)
+# gcc warns that TSan does not model atomic_thread_fence (no mm/ code uses one today)
 HOST_VARIANT_FLAGS_tsan  := -O1 -fsanitize=thread $(if $(findstring clang,$(HOST_CC)),,-Wno-tsan)
 HOST_VARIANTS := plain asan tsan
 
