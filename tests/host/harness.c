@@ -1,16 +1,20 @@
 /*
  * Host test runner: runs the test tables (all, or only the concurrent ones with -c), one
- * fresh simulated RAM per test, and ends with "N passed, N failed". -v shows the console.
+ * fresh simulated RAM per test, and ends with "N passed, N failed". -v shows the console;
+ * -t SECONDS is the per-test watchdog (a hung test is reported as failed, not waited for).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "tests/host/harness.h"
 
 static unsigned int failures_in_test;
+bool host_bad_pages_expected;
 
 void host_fail(const char *file, int line, const char *fmt, ...)
 {
@@ -94,16 +98,45 @@ void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_siz
 	free(t);
 }
 
+/* The watchdog: a test still running after this many seconds is a hang (a deadlock, a
+ * livelock): report it as failed, with its console, and stop; the later tests do not run. */
+static unsigned int test_timeout = 300;
+static const char *volatile running_test;
+
+static void watchdog_fired(int sig)
+{
+	static volatile sig_atomic_t fired;
+
+	(void)sig;
+	if (fired++)
+		_exit(1);	/* the report itself hung (console lock held): just stop */
+	alarm(5);
+	printf("not ok %s # TIMEOUT: still running after %u s (hung?)\n--- console of %s ---\n",
+	       running_test, test_timeout, running_test);
+	host_console_dump();
+	printf("--- end of console ---\n0 passed, 1 failed\n");
+	fflush(stdout);
+	_exit(1);
+}
+
 static bool run_one(const struct host_test *t, const char *filter)
 {
 	if (filter && !strstr(t->name, filter))
 		return true;
+	running_test = t->name;
+	alarm(test_timeout);
 	host_console_reset();
 	host_phys_reset();
 	host_cpu_id = 0;
 	host_irqs_off = 0;
 	failures_in_test = 0;
+	host_bad_page_reports = 0;
+	host_bad_pages_expected = false;
 	t->fn();
+	alarm(0);
+	if (host_bad_page_reports && !host_bad_pages_expected)
+		host_fail(__FILE__, __LINE__, "%lu unexpected 'BUG: Bad page state' reports",
+			  host_bad_page_reports);
 	if (failures_in_test) {
 		printf("not ok %s\n--- console of %s ---\n", t->name, t->name);
 		host_console_dump();
@@ -135,10 +168,14 @@ int main(int argc, char **argv)
 			only_concurrent = true;
 		else if (!strcmp(argv[i], "-v"))
 			host_verbose = true;
+		else if (!strcmp(argv[i], "-t") && i + 1 < argc)
+			test_timeout = (unsigned int)atoi(argv[++i]);
 		else
 			filter = argv[i];
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	sigaction(SIGALRM, &(struct sigaction){ .sa_handler = watchdog_fired,
+						.sa_flags = SA_NODEFER }, NULL);
 	host_phys_init(4 * GiB + 512 * MiB);
 	for (unsigned int k = 0; k < ARRAY_SIZE(tables); k++)
 		for (const struct host_test *t = tables[k]; t->name; t++) {

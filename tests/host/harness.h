@@ -21,6 +21,9 @@ struct host_test {
 #define GiB (1ull << 30)
 
 void host_fail(const char *file, int line, const char *fmt, ...) __printf(3, 4);
+/* A test that provokes "BUG: Bad page state" reports on purpose sets this; in any other
+ * test such a report is a failure (the allocator found a page in a state it must not be). */
+extern bool host_bad_pages_expected;
 
 #define EXPECT(cond)                                                                    \
 	do {                                                                            \

@@ -300,6 +300,7 @@ static void free_pages_double_free_reported(void)
 	unsigned long free;
 	char pfn[32];
 
+	host_bad_pages_expected = true;	/* provoked on purpose below */
 	ASSERT(pgdat);
 	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 	ASSERT(page);
@@ -323,6 +324,7 @@ static void free_pages_wrong_order_reported(void)
 	struct page *p0, *p3;
 	unsigned long free;
 
+	host_bad_pages_expected = true;	/* provoked on purpose below */
 	ASSERT(pgdat);
 	free = node_free_pages(pgdat);
 	p0 = alloc_pages_node(pgdat, GFP_KERNEL, 0);
@@ -345,6 +347,7 @@ static void free_pages_reserved_page_reported(void)
 	struct page *reserved;
 	unsigned long free;
 
+	host_bad_pages_expected = true;	/* provoked on purpose below */
 	ASSERT(pgdat);
 	free = node_free_pages(pgdat);
 	reserved = pfn_to_page(pgdat, pgdat->node_end_pfn - 1);	/* memblock allocs are top-down */
@@ -365,6 +368,7 @@ static void alloc_pages_poison_catches_use_after_free(void)
 	struct pglist_data *pgdat = small_node();
 	struct page *page, *again;
 
+	host_bad_pages_expected = true;	/* provoked on purpose below */
 	ASSERT(pgdat);
 	buddy_only(pgdat);
 	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);

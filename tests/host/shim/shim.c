@@ -31,6 +31,7 @@ static char capture[1 << 16];
 static size_t capture_len;
 static pthread_mutex_t console_lock = PTHREAD_MUTEX_INITIALIZER;
 unsigned long host_warnings;
+unsigned long host_bad_page_reports;
 
 void vprintk(const char *fmt, va_list ap)
 {
@@ -39,6 +40,8 @@ void vprintk(const char *fmt, va_list ap)
 
 	vsnprintf(line, sizeof(line), fmt, ap);
 	n = strlen(line);
+	if (!strncmp(line, "BUG: Bad page state", 19))
+		__atomic_fetch_add(&host_bad_page_reports, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&console_lock);
 	if (capture_len + n < sizeof(capture)) {
 		memcpy(capture + capture_len, line, n + 1);
