@@ -109,6 +109,14 @@ static void pcp_unlock(struct per_cpu_pages *pcp, unsigned long flags)
 	}
 }
 
+/* What every list operation needs: the pcp's lock, or (irqoff model, the owner) interrupts
+ * off. Debug builds check it at the top of each such function. */
+static inline void pcp_assert_held(struct per_cpu_pages *pcp)
+{
+	VM_BUG_ON(!spin_is_held_by_me(&pcp->lock) &&
+		  !(READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF && arch_irqs_disabled()));
+}
+
 /* For tests: hold this CPU's pcp as a fast path would (see pcp_trylock). */
 struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags)
 {
@@ -215,6 +223,7 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 	int min_pindex = 0, max_pindex = NR_PCP_LISTS - 1;
 	unsigned long flags;
 
+	pcp_assert_held(pcp);
 	count = MIN(pcp->count, count);
 	pindex--;
 	flags = spin_lock_irqsave(&zone->lock);
@@ -294,6 +303,7 @@ static void free_unref_page_commit(struct zone *zone, struct per_cpu_pages *pcp,
 	bool free_high;
 	int high;
 
+	pcp_assert_held(pcp);
 	page->order = (u8)order;
 	WRITE_RACY(page->mt, (u8)mt);
 	__set_page_flag(page, PG_pcp);
@@ -364,6 +374,7 @@ static struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int
 	struct pcp_stats *st = pcp_stat(zone, arch_cpu_id());
 	struct page *page;
 
+	pcp_assert_held(pcp);
 	if (list_empty(list)) {
 		int batch = READ_RACY(pcp->batch);
 
