@@ -195,6 +195,19 @@ void gup_read_totals(struct gup_totals *t)
 
 /* ---- the lockless walk (IRQs off) ---- */
 
+void (*gup_fast_race_hook)(enum gup_race_point point, struct mm_struct *mm, u64 addr);
+
+static inline void gup_race_point(enum gup_race_point point, struct mm_struct *mm, u64 addr)
+{
+	void (*hook)(enum gup_race_point, struct mm_struct *, u64);
+
+	if (!CONFIG_DEBUG_VM)
+		return;
+	hook = __atomic_load_n(&gup_fast_race_hook, __ATOMIC_ACQUIRE);
+	if (unlikely(hook))
+		hook(point, mm, addr);
+}
+
 /* An entry holding the free-page poison was read from a freed page table: count it. */
 static bool pte_is_poison(struct mm_struct *mm, pte_t e)
 {
@@ -223,6 +236,7 @@ static long gup_pte_range(struct mm_struct *mm, pte_t pmd, pte_t *pmdp, u64 addr
 		      pt_index_of(addr, 1);
 	long n = 0;
 
+	gup_race_point(GUP_RACE_PTE_TABLE, mm, addr);
 	for (; addr < end; addr += PAGE_SIZE, ptep++) {
 		pte_t pte = ptep_get(ptep);
 		struct page *page;
@@ -230,6 +244,7 @@ static long gup_pte_range(struct mm_struct *mm, pte_t pmd, pte_t *pmdp, u64 addr
 		if (!gup_leaf_ok(mm, pte, flags))
 			break;
 		page = pfn_to_page(mm->node, pte_pfn(pte));
+		gup_race_point(GUP_RACE_GRAB, mm, addr);
 		if (try_grab_page(page, 1, flags))
 			break;
 		/* Grabbed, then re-check: if either entry changed, an unmap raced with us. */

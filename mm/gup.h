@@ -87,6 +87,18 @@ void unpin_user_pages(struct page **pages, unsigned long nr_pages);
 /* Release pages taken with FOLL_GET. */
 void put_user_pages(struct page **pages, unsigned long nr_pages);
 
+/*
+ * Race testing (CONFIG_DEBUG_VM builds): when set, the lockless walk calls the hook at these
+ * points, interrupts off as the walk has them, so that a test can make another CPU act at
+ * exactly that moment (unmap the range while a walker is inside) instead of hoping the two
+ * meet. NULL, and never called, in normal runs; the kernel never sets it.
+ */
+enum gup_race_point {
+	GUP_RACE_PTE_TABLE,	/* the pmd entry is read, the page table below it not yet */
+	GUP_RACE_GRAB,		/* a pte is read and checked, its page not yet grabbed */
+};
+extern void (*gup_fast_race_hook)(enum gup_race_point point, struct mm_struct *mm, u64 addr);
+
 /* Pins taken and released over all CPUs: equal when nothing is pinned. */
 struct gup_totals {
 	u64 pins_acquired, pins_released, longterm_migrated, fast_fallbacks;

@@ -126,6 +126,7 @@ static void *race_thread(void *p)
 			a->pinned += (unsigned long)n;
 			unpin_user_pages(pages, (unsigned long)n);
 		}
+		host_irq_poll();	/* interrupts are on between walks: take the shootdowns */
 	}
 	return NULL;
 }
@@ -590,6 +591,151 @@ static void gup_host_fault_finds_vma_being_moved(void)
 	test_node_destroy(pgdat);
 }
 
+/* FOLL_LONGTERM over a page someone else has pinned: that page cannot move, so migration
+ * must leave it mapped where it is (the earlier pin keeps seeing what the mm sees), and the
+ * long-term pin of it fails instead of landing on a copy. The other pages still move. */
+static void pin_user_pages_longterm_leaves_pinned_page(void)
+{
+	struct pglist_data *pgdat = gup_node(1);
+	struct mm_struct *mm = mm_create(pgdat);
+	struct page *held, *now, *pages[4];
+	long n;
+
+	ASSERT(mm_mmap_anon(mm, BASE, 4 * PAGE_SIZE, true, false, true) == 0);
+	ASSERT(pin_user_pages_fast(mm, BASE, 1, FOLL_WRITE, &held) == 1);
+	EXPECT_EQ(held->mt, MIGRATE_MOVABLE);
+	memset(page_address(held), 0x5a, PAGE_SIZE);
+	n = pin_user_pages(mm, BASE, 4, FOLL_LONGTERM | FOLL_WRITE, pages);
+	EXPECT(n <= 0);		/* the first page cannot be long-term pinned */
+	if (n > 0)
+		unpin_user_pages(pages, (unsigned long)n);
+	ASSERT(get_user_pages_fast(mm, BASE, 1, 0, &now) == 1);
+	EXPECT(now == held);	/* still mapped: the pin and the mm see the same page */
+	EXPECT_EQ(((u8 *)page_address(now))[7], 0x5a);
+	put_user_pages(&now, 1);
+	EXPECT_EQ(pin_user_pages(mm, BASE + PAGE_SIZE, 3, FOLL_LONGTERM, pages), 3);
+	for (int i = 0; i < 3; i++)
+		EXPECT(pages[i]->mt != MIGRATE_MOVABLE);
+	unpin_user_pages(pages, 3);
+	unpin_user_page(held);
+	mm_destroy(mm);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* ---- a walker stopped at a race point while another CPU unmaps (gup_fast_race_hook) ---- */
+
+#define MS 1000000ull	/* host arch_cycles() counts nanoseconds */
+
+struct walk_race {
+	struct mm_struct *mm;
+	enum gup_race_point point;
+	pte_t *slot, mapped;		/* BASE's pte and its value before the unmap */
+	int go, hooked, unmap_done;	/* atomic */
+	bool cleared_in_window;		/* the unmap cleared the entry while the walker waited */
+	bool unmap_done_in_window;	/* ... and even returned, before the walk was over */
+	long got;
+	struct page *page;
+};
+static struct walk_race *walk_race;
+
+/* On the walker, at the race point (interrupts off): start the unmap, wait until it has
+ * cleared the entry (5 s at most), then up to 100 ms more to see whether it can finish. */
+static void walk_race_hook(enum gup_race_point point, struct mm_struct *mm, u64 addr)
+{
+	struct walk_race *w = walk_race;
+	u64 end;
+
+	if (!w || mm != w->mm || point != w->point ||
+	    __atomic_exchange_n(&w->hooked, 1, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_store_n(&w->go, 1, __ATOMIC_RELEASE);
+	for (end = arch_cycles() + 5000 * MS; arch_cycles() < end; arch_cpu_relax())
+		if (ptep_get(w->slot) != w->mapped)
+			break;
+	w->cleared_in_window = ptep_get(w->slot) != w->mapped;
+	for (end = arch_cycles() + 100 * MS; arch_cycles() < end; arch_cpu_relax())
+		if (__atomic_load_n(&w->unmap_done, __ATOMIC_ACQUIRE))
+			break;
+	w->unmap_done_in_window = __atomic_load_n(&w->unmap_done, __ATOMIC_ACQUIRE);
+}
+
+static void *walk_race_cpu(void *p)
+{
+	struct walk_race *w = *(struct walk_race **)p;
+
+	if (arch_cpu_id() == 0) {
+		w->got = pin_user_pages_fast(w->mm, BASE, 1, FOLL_FAST_ONLY, &w->page);
+		__atomic_store_n(&w->go, 1, __ATOMIC_RELEASE);	/* if the hook never ran */
+		return NULL;
+	}
+	while (!__atomic_load_n(&w->go, __ATOMIC_ACQUIRE))
+		arch_cpu_relax();
+	mm_munmap(w->mm, BASE, 2 * MiB);	/* the page table goes too */
+	__atomic_store_n(&w->unmap_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * cpu0 pins BASE with gup-fast and stops at `point`; cpu1 unmaps. Whatever the point, the
+ * unmap can clear the entry but cannot return before the walk is over (its shootdown waits
+ * for the walker's interrupts), no freed page table is read, and the walk returns nothing:
+ * the entry was gone before the walk finished with it.
+ */
+static void gup_fast_walk_race(enum gup_race_point point)
+{
+	struct pglist_data *pgdat = gup_node(2);
+	struct mm_struct *mm = mm_create(pgdat);
+	struct walk_race w = { .mm = mm, .point = point };
+	struct walk_race *args[2] = { &w, &w };
+	struct gup_totals a, b;
+	int level;
+
+	ASSERT(mm && mm_mmap_anon(mm, BASE, PAGE_SIZE, true, false, true) == 0);
+	spin_lock(&mm->lock);
+	w.slot = __mm_find_leaf(mm, BASE, &level);
+	spin_unlock(&mm->lock);
+	ASSERT(w.slot && level == 1);
+	w.mapped = ptep_get(w.slot);
+	gup_read_totals(&a);
+	walk_race = &w;
+	__atomic_store_n(&gup_fast_race_hook, walk_race_hook, __ATOMIC_RELEASE);
+	run_on_cpus(2, walk_race_cpu, args, sizeof(args[0]));
+	__atomic_store_n(&gup_fast_race_hook, NULL, __ATOMIC_RELEASE);
+	walk_race = NULL;
+	printk("race point %d: hook %s, entry %s, unmap %s the walk; walk returned %ld, poison "
+	       "reads %llu\n", point, w.hooked ? "ran" : "NOT RUN",
+	       w.cleared_in_window ? "cleared in the window" : "NOT CLEARED",
+	       w.unmap_done_in_window ? "RETURNED DURING" : "waited for", w.got,
+	       (unsigned long long)MM_STAT(mm, poison_reads));
+	EXPECT(w.hooked && w.cleared_in_window);	/* the window was exercised */
+	EXPECT(!w.unmap_done_in_window);
+	EXPECT_EQ(MM_STAT(mm, poison_reads), 0);
+	EXPECT(w.got <= 0);
+	if (w.got > 0)
+		unpin_user_pages(&w.page, (unsigned long)w.got);
+	gup_read_totals(&b);
+	EXPECT_EQ(b.pins_acquired - b.pins_released, a.pins_acquired - a.pins_released);
+	mm_destroy(mm);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* The walker has read the pmd entry and is about to read the page table below it when the
+ * unmap starts: the table must still be there (not freed, not poisoned) when it does. */
+static void gup_fast_unmap_while_walker_reads_table(void)
+{
+	gup_fast_walk_race(GUP_RACE_PTE_TABLE);
+}
+
+/* The walker has read a pte and is about to grab its page when the unmap clears the entry:
+ * the grab succeeds (the page is not freed before the shootdown), and the re-check of the
+ * entry must make the walker let go of it. */
+static void gup_fast_unmap_while_walker_grabs_page(void)
+{
+	gup_fast_walk_race(GUP_RACE_GRAB);
+}
+
 const struct host_test gup_tests[] = {
 	{ "gup_host_pin_unpin_balance", gup_host_pin_unpin_balance, false },
 	{ "gup_host_has_pinned_written_once", gup_host_has_pinned_written_once, true },
@@ -601,6 +747,11 @@ const struct host_test gup_tests[] = {
 	{ "gup_host_fault_finds_vma_being_moved", gup_host_fault_finds_vma_being_moved, true },
 	{ "gup_host_pin_count_overflow", gup_host_pin_count_overflow, false },
 	{ "gup_host_free_pages_many_refs", gup_host_free_pages_many_refs, false },
+	{ "pin_user_pages_longterm_leaves_pinned_page", pin_user_pages_longterm_leaves_pinned_page,
+	  false },
+	{ "gup_fast_unmap_while_walker_reads_table", gup_fast_unmap_while_walker_reads_table,
+	  true },
+	{ "gup_fast_unmap_while_walker_grabs_page", gup_fast_unmap_while_walker_grabs_page, true },
 	{ NULL, NULL, false },
 };
 
