@@ -542,6 +542,310 @@ static void pcp_exhaustion_all_cpus_all_models(void)
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
 }
 
+/* ---- drains that must wait for another CPU ---- */
+
+/* Wait for an atomic flag to become non-zero, at most ns nanoseconds; true if it did. */
+static bool wait_flag(int *flag, u64 ns)
+{
+	u64 end = arch_cycles() + ns;
+
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+		if (arch_cycles() > end)
+			return false;
+		else
+			arch_cpu_relax();
+	return true;
+}
+
+static void spin_ns(u64 ns)
+{
+	u64 end = arch_cycles() + ns;
+
+	while (arch_cycles() < end)
+		arch_cpu_relax();
+}
+
+#define MS 1000000ull	/* host arch_cycles() counts nanoseconds */
+
+struct refill_race {
+	struct pglist_data *pgdat;
+	int step;		/* atomic: 1 the owner may allocate, 2 the drainer may disable */
+	int drained;		/* atomic: zone_pcp_disable returned */
+	bool returned_early;	/* ... while the owner's refill was still held up */
+	unsigned long left;	/* pages listed right after it returned */
+	struct page *page;
+};
+
+/*
+ * cpu0 holds zone->lock; cpu1 allocates on an empty list, so it takes its pcp and stops in
+ * the refill, waiting for zone->lock with its count still 0; cpu2 then calls
+ * zone_pcp_disable(). cpu0 lets go after 200 ms (or when the drain returned).
+ */
+static void *refill_race_cpu(void *p)
+{
+	struct refill_race *r = *(struct refill_race **)p;
+	struct zone *zone = &r->pgdat->node_zones[ZONE_DMA32];
+
+	switch (arch_cpu_id()) {
+	case 0: {
+		unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+		__atomic_store_n(&r->step, 1, __ATOMIC_RELEASE);
+		spin_ns(20 * MS);	/* cpu1 is now spinning on zone->lock inside its refill */
+		__atomic_store_n(&r->step, 2, __ATOMIC_RELEASE);
+		r->returned_early = wait_flag(&r->drained, 200 * MS);
+		spin_unlock_irqrestore(&zone->lock, flags);
+		break;
+	}
+	case 1:
+		wait_flag(&r->step, 60000 * MS);
+		r->page = alloc_pages_node(r->pgdat, GFP_KERNEL, 0);
+		break;
+	case 2:
+		while (__atomic_load_n(&r->step, __ATOMIC_ACQUIRE) < 2)
+			arch_cpu_relax();
+		zone_pcp_disable(zone);
+		r->left = zone_pcp_count(zone);
+		__atomic_store_n(&r->drained, 1, __ATOMIC_RELEASE);
+		break;
+	}
+	return NULL;
+}
+
+/*
+ * zone_pcp_disable() while another CPU is inside a refill (holding its pcp, its count not yet
+ * raised): the forced drain must wait for that CPU, then empty what the refill brought, so
+ * that no page is listed anywhere when it returns. Linux before 66eca1021a42 ("mm:
+ * page_alloc: fix pcp->count race between drain_pages_zone() vs __rmqueue_pcplist()") read
+ * the count before taking the lock, saw 0, skipped the CPU and returned with the refill's
+ * pages listed (memory offlining then looped forever). Each model; up to 3 attempts for the
+ * refill to really overlap the drain (the drain finds pages on cpu1), which the test asserts.
+ */
+static void zone_pcp_disable_waits_for_refill_in_flight(void)
+{
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		bool overlapped = false;
+
+		pcp_lock_model = models[m];
+		for (int attempt = 0; attempt < 3 && !overlapped; attempt++) {
+			struct pglist_data *pgdat = pcp_node(256, 3);
+			struct zone *zone;
+			struct refill_race r = { .pgdat = pgdat };
+			struct refill_race *args[3] = { &r, &r, &r };
+			unsigned long free;
+			struct pcp_stats st;
+
+			ASSERT(pgdat);
+			zone = &pgdat->node_zones[ZONE_DMA32];
+			free = node_free_pages(pgdat);
+			run_on_cpus(3, refill_race_cpu, args, sizeof(args[0]));
+			pcp_stats_sum(pgdat, 1, &st);
+			overlapped = st.drained > 0 || r.returned_early || r.left;
+			printk("[%s] attempt %d: drain returned %s the refill, %lu pages listed after "
+			       "it, %llu drained from cpu1\n", pcp_lock_model_name(models[m]), attempt,
+			       r.returned_early ? "DURING" : "after", r.left,
+			       (unsigned long long)st.drained);
+			EXPECT(!r.returned_early);
+			EXPECT_EQ(r.left, 0);
+			EXPECT_EQ(zone_pcp_count(zone), 0);
+			EXPECT(r.page);
+			if (r.page)
+				__free_pages(r.page, 0);
+			zone_pcp_enable(zone);
+			drain_all_pages_node(pgdat);
+			EXPECT_EQ(node_free_pages(pgdat), free);
+			EXPECT_EQ(mm_verify(pgdat), 0);
+			test_node_destroy(pgdat);
+		}
+		EXPECT(overlapped);	/* else the refill never overlapped a drain: nothing tested */
+	}
+	pcp_lock_model = PCP_LOCK_TRYLOCK;
+}
+
+struct drain_race {
+	struct pglist_data *pgdat;
+	int filled;		/* atomic: cpu2 and cpu3 have pages on their lists */
+	int step;		/* atomic: 1 cpu2 holds its pcp, 2 the global drain runs */
+	int release;		/* atomic: cpu2 may let go */
+	int global_done, zone_done;	/* atomic */
+	bool returned_early;	/* zone_pcp_disable returned while cpu2 still held its pcp */
+	bool global_waited;	/* the global drain was still running when cpu2 let go */
+	unsigned long left;	/* pages listed right after zone_pcp_disable returned */
+};
+
+/* Put 8 order-0 pages on this CPU's list (freed pages stay there: high is far above 8). */
+static void fill_own_list(struct pglist_data *pgdat)
+{
+	struct page *pages[8];
+	unsigned long n = alloc_until_null(pgdat, GFP_KERNEL, 0, pages, ARRAY_SIZE(pages));
+
+	free_all(pages, n, 0);
+}
+
+/*
+ * cpu2 holds its own pcp (as an allocation does); cpu1 starts a global drain, which stops
+ * at cpu2; cpu3 then calls zone_pcp_disable(); cpu0 tells cpu2 to let go after 200 ms (or
+ * once zone_pcp_disable returned).
+ */
+static void *drain_race_cpu(void *p)
+{
+	struct drain_race *d = *(struct drain_race **)p;
+	struct zone *zone = &d->pgdat->node_zones[ZONE_DMA32];
+
+	switch (arch_cpu_id()) {
+	case 0:
+		while (__atomic_load_n(&d->step, __ATOMIC_ACQUIRE) < 2)
+			arch_cpu_relax();
+		d->returned_early = wait_flag(&d->zone_done, 200 * MS);
+		d->global_waited = !__atomic_load_n(&d->global_done, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&d->release, 1, __ATOMIC_RELEASE);
+		break;
+	case 1:
+		wait_flag(&d->step, 60000 * MS);
+		drain_all_pages_node(d->pgdat);
+		__atomic_store_n(&d->global_done, 1, __ATOMIC_RELEASE);
+		break;
+	case 2: {
+		struct per_cpu_pages *pcp;
+		unsigned long flags;
+
+		fill_own_list(d->pgdat);
+		__atomic_add_fetch(&d->filled, 1, __ATOMIC_ACQ_REL);
+		while (__atomic_load_n(&d->filled, __ATOMIC_ACQUIRE) < 2)
+			arch_cpu_relax();
+		pcp = pcp_lock_this_cpu(zone, &flags);
+		__atomic_store_n(&d->step, 1, __ATOMIC_RELEASE);
+		spin_ns(20 * MS);	/* cpu1's drain is now waiting for this pcp */
+		__atomic_store_n(&d->step, 2, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&d->release, __ATOMIC_ACQUIRE))
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* no interrupts while held */
+		pcp_unlock_this_cpu(pcp, flags);
+		break;
+	}
+	case 3:
+		fill_own_list(d->pgdat);
+		__atomic_add_fetch(&d->filled, 1, __ATOMIC_ACQ_REL);
+		while (__atomic_load_n(&d->step, __ATOMIC_ACQUIRE) < 2)
+			arch_cpu_relax();
+		zone_pcp_disable(zone);
+		d->left = zone_pcp_count(zone);
+		__atomic_store_n(&d->zone_done, 1, __ATOMIC_RELEASE);
+		break;
+	}
+	return NULL;
+}
+
+/*
+ * zone_pcp_disable() while a global drain is already running and held up by a busy CPU:
+ * the zone drain must wait for the global one (their lock) and then drain every CPU itself,
+ * so that nothing is listed when it returns. A second *global* drain may just return (the
+ * running one does the work), a zone drain may not: its caller relies on the lists being
+ * empty. Each model; up to 3 attempts for the global drain to be running when
+ * zone_pcp_disable() starts, which the test asserts.
+ */
+static void zone_pcp_disable_waits_for_running_drain(void)
+{
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		bool overlapped = false;
+
+		pcp_lock_model = models[m];
+		for (int attempt = 0; attempt < 3 && !overlapped; attempt++) {
+			struct pglist_data *pgdat = pcp_node(64, 4);
+			struct zone *zone;
+			struct drain_race d = { .pgdat = pgdat };
+			struct drain_race *args[4] = { &d, &d, &d, &d };
+			unsigned long free;
+
+			ASSERT(pgdat);
+			zone = &pgdat->node_zones[ZONE_DMA32];
+			free = node_free_pages(pgdat);
+			run_on_cpus(4, drain_race_cpu, args, sizeof(args[0]));
+			overlapped = d.global_waited;
+			printk("[%s] attempt %d: global drain %s, zone_pcp_disable returned %s, "
+			       "%lu pages listed after it\n", pcp_lock_model_name(models[m]), attempt,
+			       d.global_waited ? "held up" : "not held up",
+			       d.returned_early ? "EARLY" : "after it", d.left);
+			EXPECT(!d.returned_early);
+			EXPECT_EQ(d.left, 0);
+			zone_pcp_enable(zone);
+			drain_all_pages_node(pgdat);
+			EXPECT_EQ(node_free_pages(pgdat), free);
+			EXPECT_EQ(mm_verify(pgdat), 0);
+			test_node_destroy(pgdat);
+		}
+		EXPECT(overlapped);	/* else the global drain never held the lock: nothing tested */
+	}
+	pcp_lock_model = PCP_LOCK_TRYLOCK;
+}
+
+struct irqs_off_alloc {
+	struct pglist_data *pgdat;
+	int ready, done;	/* atomic */
+	int count_before, count_after;	/* cpu1's list */
+	unsigned long got;
+	struct page **pages;
+};
+
+static void *irqs_off_alloc_cpu(void *p)
+{
+	struct irqs_off_alloc *a = *(struct irqs_off_alloc **)p;
+	struct per_cpu_pages *pcp1 = &a->pgdat->node_zones[ZONE_DMA32].pcp[1];
+
+	if (arch_cpu_id() == 1) {
+		fill_own_list(a->pgdat);
+		__atomic_store_n(&a->ready, 1, __ATOMIC_RELEASE);
+		wait_flag(&a->done, 60000 * MS);	/* interrupts on: takes calls meanwhile */
+		return NULL;
+	}
+	wait_flag(&a->ready, 60000 * MS);
+	a->count_before = READ_RACY(pcp1->count);
+	{
+		unsigned long flags = arch_irq_save();
+
+		a->got = alloc_until_null(a->pgdat, GFP_KERNEL, 0, a->pages,
+					  node_free_pages(a->pgdat));
+		arch_irq_restore(flags);
+	}
+	a->count_after = READ_RACY(pcp1->count);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A GFP_KERNEL allocation made with interrupts off runs out of memory: its slow path may
+ * drain only this CPU's lists. A remote drain would wait for the other CPUs (by IPI in the
+ * irqoff model: two CPUs doing this with interrupts off would wait for each other forever),
+ * so cpu1's pages stay on its list, and the slow path did run (drain_retries). Each model.
+ */
+static void alloc_pages_slowpath_irqs_off_drains_only_own_cpu(void)
+{
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		struct pglist_data *pgdat = pcp_node(32, 2);
+		struct irqs_off_alloc a = { .pgdat = pgdat };
+		struct irqs_off_alloc *args[2] = { &a, &a };
+		unsigned long nfree;
+
+		ASSERT(pgdat);
+		pcp_lock_model = models[m];
+		nfree = node_free_pages(pgdat);
+		a.pages = calloc(nfree, sizeof(struct page *));
+		run_on_cpus(2, irqs_off_alloc_cpu, args, sizeof(args[0]));
+		printk("[%s] %lu pages with interrupts off, %llu slow-path rounds; cpu1's list "
+		       "%d pages before, %d after\n", pcp_lock_model_name(models[m]), a.got,
+		       (unsigned long long)pgdat->drain_retries, a.count_before, a.count_after);
+		EXPECT(a.count_before > 0);
+		EXPECT_EQ(a.count_after, a.count_before);
+		EXPECT(pgdat->drain_retries > 0);
+		free_all(a.pages, a.got, 0);
+		free(a.pages);
+		drain_all_pages_node(pgdat);
+		EXPECT_EQ(node_free_pages(pgdat), nfree);
+		EXPECT_EQ(mm_verify(pgdat), 0);
+		test_node_destroy(pgdat);
+	}
+	pcp_lock_model = PCP_LOCK_TRYLOCK;
+}
+
 const struct host_test pcp_tests[] = {
 	{ "pcp_order_to_pindex_roundtrip", pcp_order_to_pindex_roundtrip, false },
 	{ "pcp_batch_high_sizing", pcp_batch_high_sizing, false },
@@ -555,5 +859,11 @@ const struct host_test pcp_tests[] = {
 	{ "pcp_irq_reentry_all_models", pcp_irq_reentry_all_models, true },
 	{ "pcp_remote_drain_under_fire_all_models", pcp_remote_drain_under_fire_all_models, true },
 	{ "pcp_exhaustion_all_cpus_all_models", pcp_exhaustion_all_cpus_all_models, true },
+	{ "zone_pcp_disable_waits_for_refill_in_flight",
+	  zone_pcp_disable_waits_for_refill_in_flight, true },
+	{ "zone_pcp_disable_waits_for_running_drain", zone_pcp_disable_waits_for_running_drain,
+	  true },
+	{ "alloc_pages_slowpath_irqs_off_drains_only_own_cpu",
+	  alloc_pages_slowpath_irqs_off_drains_only_own_cpu, true },
 	{ NULL, NULL, false },
 };
