@@ -62,7 +62,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke compare shell shell-test tour-check soak soak-fail
+.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
 
 all: iso
 iso: $(ISO)
@@ -203,6 +203,16 @@ soak-fail: check-tools
 		&& echo "soak-fail: passed, with failures injected" \
 		|| { echo "soak-fail: FAILED: no allocation was failed on purpose"; exit 1; }
 
+# Mutation testing (docs/testing.md): plant each bug of tests/mutate/mutations.py, one at a
+# time, in a copy of the tree under $(BUILD)/mutate/ and check that a test catches it.
+# ONLY='drain-*' picks mutations by name. mutate-smoke: only the host tests (part of make test).
+ONLY ?=
+mutate: check-tools
+	$(PYTHON) tests/mutate/mutate.py --build $(BUILD)/mutate $(if $(ONLY),--only '$(ONLY)')
+
+mutate-smoke:
+	$(PYTHON) tests/mutate/mutate.py --smoke --build $(BUILD)/mutate-smoke $(if $(ONLY),--only '$(ONLY)')
+
 # The live monitor: a prompt on this terminal (Ctrl-A X leaves QEMU; `exit` at the prompt too).
 shell: check-tools
 	$(QUIET_ISO)
@@ -230,6 +240,8 @@ help:
 	@echo "make test-big   boot -smp 255"
 	@echo "make soak       every stressor at once for DURATION seconds (default 600)"
 	@echo "make soak-fail  the same with 10% of page allocations failed on purpose (fail_page_alloc)"
+
+	@echo "make mutate     plant each known SMP bug in a copy of the tree; every one must be caught"
 	@echo "make shell      boot to the live monitor prompt (type help)"
 	@echo "make tour-check check docs/tour.md's commands and quoted output against one boot"
 	@echo "make bench      benchmarks (page, scaling, pft, gup, boot) -> build/bench/*.txt, *.json, *.png"

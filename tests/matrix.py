@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """`make test`: the host tests, then the kernel's KTAP tests on a table of QEMU configurations.
 
-Make steps come first (STEPS: host tests, fuzz smoke, the monitor script, the tour check,
-the benchmark smoke run; a missing target is skipped with a note). Then every row of MATRIX boots once through tests/runner.py,
-two QEMUs at a time (this is sized for a 2-core machine). Everything is summed into the last
-line, `N passed, N failed, N skipped`; the exit status is non-zero if anything failed.
+Make steps come first (STEPS: host tests, the mutation smoke run, fuzz smoke, the monitor
+script, the tour check, the benchmark smoke run; a missing target is skipped with a note).
+Then every row of MATRIX boots once through tests/runner.py, two QEMUs at a time (this is
+sized for a 2-core machine). Everything is summed into the last line,
+`N passed, N failed, N skipped`; the exit status is non-zero if anything failed.
 To add a configuration, add a row. Not a benchmark: the times printed are for orientation.
 """
 
@@ -107,7 +108,7 @@ def make_step(make, target):
 
 
 # Steps run by `make test` before the QEMU matrix, in order.
-STEPS = ["host-test", "fuzz-smoke", "shell-test", "tour-check", "bench-smoke"]
+STEPS = ["host-test", "mutate-smoke", "fuzz-smoke", "shell-test", "tour-check", "bench-smoke"]
 
 
 def runner_self_test():

@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""`make mutate`: plant each bug of tests/mutate/mutations.py in a tree copy; a test must fail.
+
+The working tree is never touched. The tracked files are copied to build/mutate/base/ and
+built there once; each mutation gets a copy of that (build/mutate/<name>/, sources and
+objects, so only the mutated file recompiles), its edits, and its tests run in order until
+one fails: the mutant is then KILLED by that test. A mutant no test fails SURVIVED: the
+tests cannot tell that code from the real one. A hang counts as a kill only when the test
+runner itself reports it as a failure (the host harness's watchdog, the kernel runner's
+timeout); a hang that only this script's own timeout stops is not a kill. An original text
+that is missing (or found twice) is an ERROR, so the list cannot silently rot.
+
+A kill counts only if the killing test passes on the unmutated copy (checked the first time
+that test kills something): a test that fails anyway proves nothing, and is then skipped.
+One line per mutation, then `N killed, M survived` (and the errors); exit status 1 if any
+mutant survived or any entry was in error. Not a measure of the tests' speed.
+"""
+
+import argparse
+import fnmatch
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from mutations import MUTATIONS  # noqa: E402
+
+HOST_BUILDS = {"host": "plain", "asan": "asan", "tsan": "tsan"}
+SANITIZER_ENV = {
+    "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0",
+    "TSAN_OPTIONS": "halt_on_error=1 second_deadlock_stack=1 suppressions="
+                    + os.path.join(ROOT, "tests/host/tsan.supp"),
+}
+
+
+def log_to(path, text):
+    with open(path, "a") as f:
+        f.write(text)
+
+
+# ---- the tree copies ----------------------------------------------------------------------
+
+def tracked_files():
+    """The tree's files as git sees them: tracked, or new and not ignored (build/ is)."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         cwd=ROOT, capture_output=True, check=True)
+    return sorted({p for p in out.stdout.decode().split("\0") if p})
+
+
+def sync_base(base):
+    """Copy the tree's files (as they are in the working tree) into base, rewriting only
+    those whose content changed, so base's build stays incremental; delete those that are
+    gone (the Makefiles build every file of some folders)."""
+    files = [f for f in tracked_files() if os.path.isfile(os.path.join(ROOT, f))]
+    keep = set(files)
+    for dirpath, dirnames, filenames in os.walk(base):
+        rel_dir = os.path.relpath(dirpath, base)
+        if rel_dir == ".":
+            dirnames[:] = [d for d in dirnames if d != "build"]
+        for f in filenames:
+            rel = os.path.normpath(os.path.join(rel_dir, f))
+            if rel not in keep:
+                os.remove(os.path.join(dirpath, f))
+    for rel in files:
+        src, dst = os.path.join(ROOT, rel), os.path.join(base, rel)
+        with open(src, "rb") as f:
+            data = f.read()
+        if os.path.exists(dst):
+            with open(dst, "rb") as f:
+                if f.read() == data:
+                    continue
+            with open(dst, "wb") as f:  # changed: now newer than anything built from it
+                f.write(data)
+            continue
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(src, dst)  # new: keeps its time, as the objects seeded from build/
+
+
+def seed_base(base, kinds):
+    """A new base starts from the objects already built in the working tree's build/ (the
+    sources keep their times, so make rebuilds only what changed since); only what the
+    chosen tests need, since every mutant copies it."""
+    if os.path.exists(os.path.join(base, "build")):
+        return
+    os.makedirs(os.path.join(base, "build"))
+    subs = [f"host/{HOST_BUILDS[k]}" for k in kinds if k in HOST_BUILDS]
+    if "kernel" in kinds:
+        subs += ["arch", "boot", "kernel", "mm", "tests", "iso", "smpmm.elf", "smpmm.iso"]
+    for sub in subs:
+        src = os.path.join(os.path.dirname(os.path.abspath(base)), "..", sub)
+        if os.path.exists(src):
+            os.makedirs(os.path.dirname(os.path.join(base, "build", sub)), exist_ok=True)
+            subprocess.run(["cp", "-a", src, os.path.join(base, "build", sub)], check=True)
+
+
+def test_names():
+    """(host test names, kernel suite.case names) as declared in the test sources."""
+    host, kernel = set(), set()
+    for d, pat in [("tests/host", re.compile(r'^\s*\{ "([a-z0-9_]+)",', re.M))]:
+        for f in os.listdir(os.path.join(ROOT, d)):
+            if f.endswith(".c"):
+                with open(os.path.join(ROOT, d, f)) as fh:
+                    host.update(pat.findall(fh.read()))
+    for f in os.listdir(os.path.join(ROOT, "tests/kernel")):
+        with open(os.path.join(ROOT, "tests/kernel", f)) as fh:
+            text = fh.read()
+        suite = re.search(r"^KTEST_SUITE\((\w+),", text, re.M)
+        if suite:
+            cases = re.findall(r"KTEST_CASE\w*\((\w+)", text)
+            kernel.update(f"{suite.group(1)}.{c}" for c in cases)
+    return host, kernel
+
+
+def stale_specs(mutations):
+    """Test specs that match no test in the tree (renamed or deleted tests)."""
+    host, kernel = test_names()
+    stale = []
+    for spec in dict.fromkeys(t for m in mutations for t in m["tests"]):
+        kind, p = parse_spec(spec)
+        if kind == "kernel":
+            ok = any(fnmatch.fnmatch(k, g) for g in p["glob"].split(",") for k in kernel)
+        else:
+            ok = any(p["filter"] in h for h in host)
+        if not ok:
+            stale.append(spec)
+    return stale
+
+
+def make_target(kind):
+    if kind == "kernel":
+        return "iso"
+    return f"build/host/{HOST_BUILDS[kind]}/mmtest"
+
+
+def build(tree, kinds, log):
+    """Build what the given test kinds need in tree; returns an error text or None."""
+    targets = sorted({make_target(k) for k in kinds})
+    res = subprocess.run(["make", "--no-print-directory", "-j2", "BUILD=build"] + targets,
+                         cwd=tree, capture_output=True, text=True)
+    log_to(log, f"$ make {' '.join(targets)}\n{res.stdout}{res.stderr}")
+    if res.returncode:
+        errs = [l for l in (res.stdout + res.stderr).splitlines() if "error" in l]
+        return "does not build: " + (errs[0].strip() if errs else f"make exit {res.returncode}")
+    return None
+
+
+def apply_edits(tree, m):
+    """Apply m's edits to its file in tree; returns an error text or None."""
+    path = os.path.join(tree, m["file"])
+    if not os.path.exists(path):
+        return f"{m['file']} does not exist"
+    with open(path) as f:
+        text = f.read()
+    for i, (old, new) in enumerate(m["edits"], 1):
+        n = text.count(old)
+        if n != 1:
+            first = old.strip().splitlines()[0].strip() if old.strip() else "(empty)"
+            where = "not found" if n == 0 else f"found {n} times"
+            return f"edit {i}: original text {where} in {m['file']} (starts `{first}`)"
+        text = text.replace(old, new)
+    with open(path, "w") as f:
+        f.write(text)
+    return None
+
+
+# ---- running one test ---------------------------------------------------------------------
+
+def parse_spec(spec):
+    kind, _, rest = spec.partition(":")
+    if kind in HOST_BUILDS:
+        return kind, {"filter": rest}
+    if kind == "kernel":
+        smp, _, glob = rest.partition(":")
+        return kind, {"smp": int(smp), "glob": glob}
+    raise SystemExit(f"mutate: bad test spec {spec!r} (host:|asan:|tsan:FILTER, kernel:N:GLOB)")
+
+
+def run_host(tree, kind, filt, timeout, log):
+    """Returns (failed, reason, ran)."""
+    cmd = [f"build/host/{HOST_BUILDS[kind]}/mmtest", "-t", str(timeout)]
+    if kind == "tsan":
+        cmd.append("-c")
+    cmd.append(filt)
+    env = dict(os.environ, **SANITIZER_ENV)
+    try:
+        res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, env=env,
+                             timeout=timeout + 60, errors="replace")
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        log_to(log, f"$ {' '.join(cmd)}\n{out}\n(hung; stopped by mutate.py)\n")
+        return False, "hung, and the harness did not report it: not a kill", True
+    out = res.stdout + res.stderr
+    log_to(log, f"$ {' '.join(cmd)}\n{out}\n(exit {res.returncode})\n")
+    m = re.search(r"^(\d+) passed, (\d+) failed\s*$", res.stdout, re.M)
+    ran = not m or int(m.group(1)) + int(m.group(2)) > 0
+    if res.returncode == 0:
+        return False, "", ran
+    failed = re.findall(r"^not ok (\S+)(.*)$", res.stdout, re.M)
+    if "ThreadSanitizer:" in out:
+        kind_ = re.search(r"WARNING: ThreadSanitizer: ([^(\n]+)", out)
+        return True, "TSan: " + (kind_.group(1).strip() if kind_ else "report"), ran
+    if "AddressSanitizer" in out or "runtime error:" in out:
+        return True, "ASan/UBSan report", ran
+    if failed:
+        name, rest = failed[0]
+        return True, f"not ok {name}{' #' + rest.split('#', 1)[1] if '#' in rest else ''}", ran
+    if "PANIC" in out:
+        msg = re.search(r"PANIC[^:]*: (.*)", out)
+        msg = msg.group(1).strip() if msg else "?"
+        return True, "panic: " + (msg if len(msg) < 90 else msg[:60] + " ... " + msg[-25:]), ran
+    return True, f"test binary died (exit {res.returncode})", ran
+
+
+def run_kernel(tree, smp, glob, timeout, log):
+    """Returns (failed, reason, ran)."""
+    cmd = [sys.executable, "tests/runner.py", "--iso", "build/smpmm.iso", "--smp", str(smp),
+           "--mem", "512M", "--timeout", str(timeout), "--cmdline", f"test={glob}",
+           "--log", os.path.abspath(log) + ".serial", "--progress", "failures"]
+    try:
+        res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True,
+                             timeout=timeout + 60, errors="replace")
+    except subprocess.TimeoutExpired:
+        log_to(log, f"$ {' '.join(cmd)}\n(hung; stopped by mutate.py)\n")
+        return False, "hung, and the runner did not report it: not a kill", True
+    log_to(log, f"$ {' '.join(cmd)}\n{res.stdout}{res.stderr}\n(exit {res.returncode})\n")
+    m = re.search(r"^(\d+) passed, (\d+) failed, (\d+) skipped", res.stdout, re.M)
+    ran = bool(m) and sum(int(g) for g in m.groups()) > 0
+    if res.returncode == 0:
+        return False, "", ran
+    failed = re.findall(r"^FAILED (\S+)", res.stdout, re.M)
+    errors = re.findall(r"^ERROR (.*)$", res.stdout, re.M)
+    if failed:
+        return True, f"FAILED {failed[0]}", ran
+    return True, errors[0] if errors else f"runner exit {res.returncode}", ran
+
+
+def run_spec(tree, spec, args, log):
+    kind, p = parse_spec(spec)
+    if kind == "kernel":
+        return run_kernel(tree, p["smp"], p["glob"], args.kernel_timeout, log)
+    return run_host(tree, kind, p["filter"], args.host_timeout, log)
+
+
+# ---- the whole run ------------------------------------------------------------------------
+
+class Baseline:
+    """Whether each test passes on the unmutated copy, run once per test when first needed."""
+
+    def __init__(self, base, args):
+        self.base, self.args, self.known = base, args, {}
+
+    def passes(self, spec):
+        if self.args.no_baseline:
+            return True
+        if spec not in self.known:
+            t0 = time.time()
+            failed, reason, ran = run_spec(self.base, spec, self.args,
+                                           os.path.join(self.args.build, "baseline.log"))
+            ok = not failed and ran and not reason
+            self.known[spec] = ok
+            print(f"  unmutated copy, {spec}: "
+                  f"{'passes' if ok else 'FAILS: ' + (reason or 'no test ran')}"
+                  f" ({time.time() - t0:.1f} s)", flush=True)
+        return self.known[spec]
+
+    def unusable(self):
+        return sorted(s for s, ok in self.known.items() if not ok)
+
+
+def judge(m, base, workdir, baseline, args):
+    """Plant m in a copy of base and run its tests. Returns (verdict, detail)."""
+    tree = os.path.join(workdir, m["name"])
+    log = os.path.join(workdir, m["name"] + ".log")
+    shutil.rmtree(tree, ignore_errors=True)
+    if os.path.exists(log):
+        os.remove(log)
+    subprocess.run(["cp", "-a", base, tree], check=True)
+    err = apply_edits(tree, m)
+    if err:
+        return "ERROR", err
+    stale = [t for t in m["tests"] if t in args.stale]
+    if stale:
+        return "ERROR", f"test {stale[0]} matches no test in the tree"
+    built = set()
+    notes = []
+    for spec in m["tests"]:
+        if spec in baseline.known and not baseline.known[spec]:
+            notes.append(f"{spec} skipped (fails on the unmutated tree)")
+            continue
+        kind, _ = parse_spec(spec)
+        if kind not in built:
+            err = build(tree, [kind], log)
+            if err:
+                return "ERROR", err
+            built.add(kind)
+        failed, reason, ran = run_spec(tree, spec, args, log)
+        if failed and not baseline.passes(spec):
+            notes.append(f"{spec} skipped (fails on the unmutated tree)")
+            continue
+        if failed:
+            if not args.keep:
+                shutil.rmtree(tree, ignore_errors=True)
+            return "KILLED", f"by {spec} ({reason})"
+        if not ran:
+            notes.append(f"{spec} ran no test")
+        elif reason:
+            notes.append(f"{spec}: {reason}")
+    return "SURVIVED", "; ".join(notes) or f"{len(m['tests'])} tests passed (log {log})"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build", "mutate"),
+                    help="work directory (default build/mutate)")
+    ap.add_argument("--only", action="append", default=[],
+                    help="glob on mutation names (repeatable)")
+    ap.add_argument("--keep", action="store_true", help="keep killed mutants' trees too")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="do not check killing tests on the unmutated tree")
+    ap.add_argument("--host-timeout", type=int, default=120,
+                    help="per-test watchdog of the host harness (s)")
+    ap.add_argument("--kernel-timeout", type=int, default=240, help="QEMU timeout (s)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="host: tests only (the plain build), for make test; mutations with "
+                    "none are left out, and a `N passed, N failed` line is added")
+    ap.add_argument("--list", action="store_true", help="print the mutations and exit")
+    ap.add_argument("--check", action="store_true",
+                    help="only check the list against the tree (every original text found "
+                    "once, every test named exists); no build, no run")
+    args = ap.parse_args()
+
+    chosen = [m for m in MUTATIONS
+              if not args.only or any(fnmatch.fnmatch(m["name"], g) for g in args.only)]
+    if args.smoke:
+        left_out = [m["name"] for m in chosen if not any(t.startswith("host:") for t in m["tests"])]
+        chosen = [dict(m, tests=[t for t in m["tests"] if t.startswith("host:")])
+                  for m in chosen if m["name"] not in left_out]
+        if left_out:
+            print(f"mutate: smoke run, host: tests only; left out (no host: test): "
+                  f"{', '.join(left_out)}")
+    if args.list:
+        for m in chosen:
+            print(f"{m['name']} ({m['file']}): {m['says']}\n    tests: {', '.join(m['tests'])}")
+        return 0
+    if not chosen:
+        print("mutate: no mutation matches", args.only)
+        return 1
+    stale = args.stale = stale_specs(chosen)
+    for spec in stale:
+        print(f"mutate: ERROR: test {spec} matches no test in the tree (renamed? deleted?)")
+    if args.check:
+        errors = 0
+        for m in chosen:
+            with open(os.path.join(ROOT, m["file"])) as f:
+                text = f.read()
+            for i, (old, _) in enumerate(m["edits"], 1):
+                if text.count(old) != 1:
+                    errors += 1
+                    print(f"mutate: ERROR: {m['name']}: edit {i}: original text found "
+                          f"{text.count(old)} times in {m['file']}")
+        print(f"mutate: {len(chosen)} mutations checked, {errors + len(stale)} errors")
+        return 1 if errors or stale else 0
+    t_start = time.time()
+    base = os.path.join(args.build, "base")
+    os.makedirs(base, exist_ok=True)
+    specs = list(dict.fromkeys(s for m in chosen for s in m["tests"]))
+    kinds = {parse_spec(s)[0] for s in specs}
+    seed_base(base, kinds)
+    sync_base(base)
+    print(f"mutate: {len(chosen)} mutations, {len(specs)} distinct tests; building the "
+          f"unmutated copy in {base}", flush=True)
+    err = build(base, kinds, os.path.join(args.build, "base.log"))
+    if err:
+        print(f"mutate: the unmutated tree {err} (log {args.build}/base.log)")
+        return 1
+    baseline = Baseline(base, args)
+
+    counts = {"KILLED": 0, "SURVIVED": 0, "ERROR": 0}
+    results = []
+    width = max(len(m["name"]) for m in chosen)
+    for i, m in enumerate(chosen, 1):
+        t0 = time.time()
+        verdict, detail = judge(m, base, args.build, baseline, args)
+        dt = time.time() - t0
+        counts[verdict] += 1
+        results.append((m, verdict, detail, dt))
+        print(f"[{i:2}/{len(chosen)}] {m['name']:<{width}} {verdict:<8} {dt:6.1f} s  {detail}\n"
+              f"        {m['says']}", flush=True)
+    total = time.time() - t_start
+    bad = baseline.unusable()
+    with open(os.path.join(args.build, "results.txt"), "w") as f:
+        f.write(f"# make mutate, {time.strftime('%Y-%m-%d %H:%M')}, {total:.0f} s\n")
+        for m, verdict, detail, dt in results:
+            f.write(f"{m['name']}\t{verdict}\t{dt:.1f}\t{detail}\n")
+    print(f"mutate: {total:.0f} s in all; results in {args.build}/results.txt")
+    if args.smoke:  # for make test's summary: a kill is a passed check
+        failed = counts["SURVIVED"] + counts["ERROR"] + len(bad)
+        print(f"{counts['KILLED']} passed, {failed} failed")
+    line = f"{counts['KILLED']} killed, {counts['SURVIVED']} survived"
+    if counts["ERROR"] or bad:
+        line += f", {counts['ERROR']} errors"
+        if bad:
+            line += f" ({len(bad)} tests fail on the unmutated tree: {', '.join(bad)})"
+    print(line)
+    return 1 if counts["SURVIVED"] or counts["ERROR"] or bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

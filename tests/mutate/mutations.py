@@ -1,0 +1,451 @@
+"""The mutations `make mutate` plants, one at a time: realistic SMP memory-management bugs.
+
+Each entry: a name; the file; `says`, one line a student understands; `edits`, pairs of (the
+exact original text, its replacement), each original found exactly once in the file (if it
+is not, the mutation is an ERROR: the code moved and this entry must be rewritten); and
+`tests`, the tests expected to catch it, fastest first (the first that fails kills it):
+
+    host:FILTER      build/host/plain/mmtest FILTER (host tests whose name contains FILTER)
+    asan:FILTER      the same in the ASan+UBSan build
+    tsan:FILTER      the TSan build, concurrent tests only (-c FILTER)
+    kernel:N:GLOB    boot the kernel at -smp N with test=GLOB (tests/runner.py)
+
+Not a list of everything that could go wrong: each entry is a bug someone could plausibly
+write (many did, in Linux), and each must be caught by some test in the tree.
+"""
+
+MUTATIONS = [
+    # ---- per-CPU lists: drains (mm/pcp.c) ----
+    dict(
+        name="drain-skips-pcp-lock",
+        file="mm/pcp.c",
+        says="drain_pages_zone() empties another CPU's list without taking that list's lock",
+        edits=[("""\
+		if (!irqsave)
+			spin_lock(&pcp->lock);
+		count = pcp->count;
+""", """\
+		count = pcp->count;
+"""), ("""\
+		if (irqsave)
+			spin_unlock_irqrestore(&pcp->lock, flags);
+		else
+			spin_unlock(&pcp->lock);
+	} while (count);
+""", """\
+		if (irqsave)
+			spin_unlock_irqrestore(&pcp->lock, flags);
+	} while (count);
+""")],
+        tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
+               "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="drain-all-skips-last-cpu",
+        file="mm/pcp.c",
+        says="a global drain (__drain_all_pages) stops one CPU short: the last CPU keeps its pages",
+        edits=[("""\
+	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+""", """\
+	for (unsigned int cpu = 0; cpu + 1 < pgdat->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+""")],
+        tests=["host:pcp_stress_random_orders", "host:pcp_remote_drain_under_fire",
+               "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="drain-all-skips-cpu0",
+        file="mm/pcp.c",
+        says="a global drain (__drain_all_pages) starts at CPU 1: CPU 0 keeps its pages",
+        edits=[("""\
+	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+""", """\
+	for (unsigned int cpu = 1; cpu < pgdat->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+""")],
+        tests=["host:pcp_stress_random_orders", "host:pcp_remote_drain_under_fire",
+               "kernel:4:mm_pcp.*"],
+    ),
+    # Linux 66eca1021a42 "mm: page_alloc: fix pcp->count race between drain_pages_zone()
+    # vs __rmqueue_pcplist()" fixed this (memory offlining looped forever).
+    dict(
+        name="drain-count-before-lock",
+        file="mm/pcp.c",
+        says="the drain before Linux 66eca1021a42: count is read before taking the lock, and "
+             "that many pages are freed (a refill in flight is left behind)",
+        edits=[("""\
+	int count;
+
+	do {
+		bool irqsave = READ_RACY(pcp_lock_model) == PCP_LOCK_IRQSAVE;
+		unsigned long flags = irqsave ? spin_lock_irqsave(&pcp->lock) : 0;
+
+		if (!irqsave)
+			spin_lock(&pcp->lock);
+		count = pcp->count;
+		if (count) {
+			int chunk = MIN(count, READ_RACY(pcp->batch) << PCP_BATCH_SCALE_MAX);
+
+			free_pcppages_bulk(zone, chunk, pcp, 0);
+			pcp_stat(zone, cpu)->drained += (u64)(count - pcp->count);
+		}
+		if (irqsave)
+			spin_unlock_irqrestore(&pcp->lock, flags);
+		else
+			spin_unlock(&pcp->lock);
+	} while (count);
+""", """\
+	int count = READ_RACY(pcp->count);
+
+	while (count) {
+		bool irqsave = READ_RACY(pcp_lock_model) == PCP_LOCK_IRQSAVE;
+		int chunk = MIN(count, READ_RACY(pcp->batch) << PCP_BATCH_SCALE_MAX);
+		unsigned long flags = irqsave ? spin_lock_irqsave(&pcp->lock) : 0;
+
+		if (!irqsave)
+			spin_lock(&pcp->lock);
+		count -= chunk;
+		free_pcppages_bulk(zone, chunk, pcp, 0);
+		pcp_stat(zone, cpu)->drained += (u64)chunk;
+		if (irqsave)
+			spin_unlock_irqrestore(&pcp->lock, flags);
+		else
+			spin_unlock(&pcp->lock);
+	}
+""")],
+        tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
+               "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="force-all-ignored",
+        file="mm/pcp.c",
+        says="zone_pcp_disable()'s forced drain skips CPUs whose count it peeked at as 0 "
+             "(a refill in flight is missed)",
+        edits=[("""\
+		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+""", """\
+		if (cpu_has_pcp_pages(pgdat, zone, cpu))
+""")],
+        tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
+               "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="zone-drain-gives-up",
+        file="mm/pcp.c",
+        says="a zone drain that finds another drain running returns at once instead of "
+             "waiting for it (zone_pcp_disable returns with pages still listed)",
+        edits=[("""\
+	if (!spin_trylock(&pcp_drain_lock)) {
+		if (!zone)
+			return;
+		spin_lock(&pcp_drain_lock);
+	}
+""", """\
+	if (!spin_trylock(&pcp_drain_lock))
+		return;
+""")],
+        tests=["host:zone_pcp_disable_waits_for_running_drain",
+               "host:pcp_remote_drain_under_fire", "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="irqoff-remote-drain-direct",
+        file="mm/pcp.c",
+        says="in the irqoff model a drain empties another CPU's list itself instead of asking "
+             "that CPU (whose list is protected only by its own interrupts being off)",
+        edits=[("""\
+	if (READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF) {
+		if (cpu == arch_cpu_id()) {
+""", """\
+	if (false) {
+		if (cpu == arch_cpu_id()) {
+""")],
+        tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
+               "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="drain-from-irqs-off",
+        file="mm/page_alloc.c",
+        says="the allocation slow path drains every CPU's lists even when called with "
+             "interrupts off (two such CPUs wait for each other's IPI forever)",
+        edits=[("""\
+	if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
+""", """\
+	if (gfp & __GFP_DIRECT_RECLAIM)
+""")],
+        tests=["host:alloc_pages_slowpath_irqs_off", "host:pcp_exhaustion_all_cpus",
+               "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="trylock-model-spins",
+        file="mm/pcp.c",
+        says="the trylock model takes this CPU's pcp lock with a spinning spin_lock: an "
+             "interrupt that arrives while the lock is held deadlocks on it",
+        edits=[("""\
+	default:
+		*flags = 0;
+		return spin_trylock(&pcp->lock) ? pcp : NULL;
+""", """\
+	default:
+		*flags = 0;
+		spin_lock(&pcp->lock);
+		return pcp;
+""")],
+        tests=["host:pcp_irq_reentry_all_models", "host:pcp_alloc_pages_bulk",
+               "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="alloc-after-unlock",
+        file="mm/pcp.c",
+        says="rmqueue_pcplist() releases the pcp lock one line too early: the list is "
+             "taken from without the lock",
+        edits=[("""\
+	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
+	pcp_unlock(pcp, flags);
+	return page;
+""", """\
+	pcp_unlock(pcp, flags);
+	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
+	return page;
+""")],
+        tests=["host:pcp_refill_size_per_order", "host:pcp_remote_drain_under_fire",
+               "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp.*"],
+    ),
+    # ---- per-CPU lists: bookkeeping (mm/pcp.c) ----
+    dict(
+        name="pcp-flag-kept-on-alloc",
+        file="mm/pcp.c",
+        says="a page taken off a per-CPU list for an allocation keeps its PG_pcp flag",
+        edits=[("""\
+	list_del(&page->lru);
+	__clear_page_flag(page, PG_pcp);
+	WRITE_RACY(pcp->count, pcp->count - (1 << order));
+""", """\
+	list_del(&page->lru);
+	WRITE_RACY(pcp->count, pcp->count - (1 << order));
+""")],
+        tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="pcp-flag-kept-on-spill",
+        file="mm/pcp.c",
+        says="a page spilled from a per-CPU list to the buddy lists keeps its PG_pcp flag",
+        edits=[("""\
+			list_del(&page->lru);
+			__clear_page_flag(page, PG_pcp);
+			count -= nr_pages;
+""", """\
+			list_del(&page->lru);
+			count -= nr_pages;
+""")],
+        tests=["host:pcp_spill_grows", "host:pcp_", "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="refill-counted-in-blocks",
+        file="mm/pcp.c",
+        says="a refill of order-n blocks adds the number of blocks to pcp->count, not pages",
+        edits=[("""\
+		WRITE_RACY(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt)
+						     << order));
+""", """\
+		WRITE_RACY(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
+""")],
+        tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="refill-not-counted",
+        file="mm/pcp.c",
+        says="a refill puts pages on the list without adding them to pcp->count",
+        edits=[("""\
+		WRITE_RACY(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt)
+						     << order));
+""", """\
+		rmqueue_bulk(zone, order, batch, list, mt);
+""")],
+        tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="pcp-disable-keeps-high",
+        file="mm/pcp.c",
+        says="zone_pcp_disable() drains but leaves high and batch as they were, so the lists "
+             "fill up again at once",
+        edits=[("""\
+	__atomic_fetch_add(&zone->pcp_disable_depth, 1, __ATOMIC_ACQ_REL);
+	pageset_set_high_and_batch(zone, BOOT_PAGESET_HIGH, BOOT_PAGESET_BATCH);
+""", """\
+	__atomic_fetch_add(&zone->pcp_disable_depth, 1, __ATOMIC_ACQ_REL);
+""")],
+        tests=["host:pcp_boot_pageset_frees_to_buddy", "host:pcp_", "kernel:4:mm_pcp.*"],
+    ),
+    # ---- buddy allocator (mm/page_alloc.c) ----
+    dict(
+        name="merge-once",
+        file="mm/page_alloc.c",
+        says="__free_one_page() merges a freed block with its buddy once, never further up",
+        edits=[("""\
+		pfn &= buddy_pfn;
+		order++;
+	}
+""", """\
+		pfn &= buddy_pfn;
+		order++;
+		break;
+	}
+""")],
+        tests=["host:alloc_pages_split_merge_every_order", "host:alloc_pages_",
+               "kernel:4:mm_buddy.*"],
+    ),
+    dict(
+        name="buddy-order-unchecked",
+        file="mm/page_alloc.c",
+        says="a free block is merged with its buddy without checking that the buddy is a "
+             "free block of the same order",
+        edits=[("""\
+	if (!PageBuddy(buddy) || buddy->order != order)
+		return NULL;
+""", """\
+	if (!PageBuddy(buddy))
+		return NULL;
+""")],
+        tests=["host:alloc_pages_split_merge_every_order", "host:alloc_pages_",
+               "kernel:4:mm_buddy.*"],
+    ),
+    dict(
+        name="watermark-off-by-one",
+        file="mm/page_alloc.c",
+        says="the watermark check lets an allocation take the zone's free count down to "
+             "exactly the mark (< instead of <=)",
+        edits=[("""\
+	if (free <= min + (long)z->lowmem_reserve[highest_zoneidx])
+""", """\
+	if (free < min + (long)z->lowmem_reserve[highest_zoneidx])
+""")],
+        tests=["host:watermarks", "host:alloc_pages_", "kernel:4:mm_buddy.*"],
+    ),
+    # ---- spinlocks (kernel/spinlock.c) ----
+    dict(
+        name="unlock-without-release",
+        file="kernel/spinlock.c",
+        says="spin_unlock() clears the lock word with a relaxed store: the critical "
+             "section's writes may become visible after the next owner's reads",
+        edits=[("""\
+	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
+""", """\
+	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELAXED);
+""")],
+        tests=["tsan:alloc_pages_concurrent_random_orders", "tsan:pcp_stress_random_orders"],
+    ),
+    dict(
+        name="lock-without-acquire",
+        file="kernel/spinlock.c",
+        says="spin_lock() takes the lock word with a relaxed exchange: the new owner may "
+             "read the data before the previous owner's writes",
+        edits=[("""\
+	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
+""", """\
+	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_RELAXED);
+""")],
+        tests=["tsan:alloc_pages_concurrent_random_orders", "tsan:pcp_stress_random_orders"],
+    ),
+    # ---- pinning (mm/gup.c, mm/vm.c) ----
+    # Linux 292648ac5cf1 "mm: gup: allow FOLL_PIN to scale in SMP" fixed this.
+    dict(
+        name="has-pinned-always",
+        file="mm/gup.c",
+        says="every pin writes mm->flags (has_pinned), even when the flag is already set: "
+             "the cache line bounces between CPUs (Linux before 292648ac5cf1)",
+        edits=[("""\
+	if (gup_has_pinned_mode == GUP_HAS_PINNED_ONCE &&
+	    (__atomic_load_n(&mm->flags, __ATOMIC_RELAXED) & (1ul << MMF_HAS_PINNED)))
+		return;
+""", "")],
+        tests=["host:gup_host_has_pinned_written_once", "kernel:4:gup.gup_has_pinned*"],
+    ),
+    dict(
+        name="pin-adds-one",
+        file="mm/gup.c",
+        says="a pin of an order-0 page adds 1 to its refcount instead of "
+             "GUP_PIN_COUNTING_BIAS (1024), so it does not look pinned",
+        edits=[("""\
+		more = refs * GUP_PIN_COUNTING_BIAS - 1;
+""", """\
+		more = refs - 1;
+""")],
+        tests=["host:gup_host_pin_unpin_balance", "host:gup_", "kernel:4:gup.*"],
+    ),
+    dict(
+        name="gup-fast-irqs-on",
+        file="mm/gup.c",
+        says="gup-fast walks the page tables with interrupts on: the unmapping CPU's "
+             "shootdown no longer waits for the walk, and frees tables under it",
+        edits=[("""\
+	unsigned long irq = arch_irq_save();
+	long n = gup_fast_walk(mm, start, nr, flags, pages);
+
+	arch_irq_restore(irq);
+""", """\
+	long n = gup_fast_walk(mm, start, nr, flags, pages);
+
+""")],
+        tests=["host:gup_fast_unmap_while_walker_reads_table",
+               "kernel:4:gup.gup_fast_unmap_while_walker_reads_table",
+               "host:gup_host_unmap_vs_fast_walk", "kernel:4:gup.gup_unmap_vs_fast_walk"],
+    ),
+    dict(
+        name="gup-fast-no-recheck",
+        file="mm/gup.c",
+        says="gup-fast keeps a page it grabbed without re-reading the entries to see "
+             "whether an unmap cleared them meanwhile (the caller pins a page the mm no "
+             "longer maps)",
+        edits=[("""\
+		/* Grabbed, then re-check: if either entry changed, an unmap raced with us. */
+		if (ptep_get(pmdp) != pmd || ptep_get(ptep) != pte) {
+			gup_put_page(page, 1, flags);
+			break;
+		}
+""", "")],
+        tests=["host:gup_fast_unmap_while_walker_grabs_page",
+               "kernel:4:gup.gup_fast_unmap_while_walker_grabs_page",
+               "host:gup_host_unmap_vs_fast_walk", "kernel:4:gup.gup_unmap_vs_fast_walk"],
+    ),
+    dict(
+        name="munmap-frees-before-shootdown",
+        file="mm/vm.c",
+        says="munmap frees the data pages and page tables before the TLB shootdown, while "
+             "other CPUs may still be walking them",
+        edits=[("""\
+	/* Entries are gone; CPUs still walking with IRQs off hold up this shootdown. */
+	mm_tlb_shootdown(mm);
+	spin_unlock(&mm->lock);
+""", """\
+	spin_unlock(&mm->lock);
+"""), ("""\
+		__atomic_fetch_sub(&mm->nr_pt_pages, 1, __ATOMIC_RELAXED);
+		__free_pages(page, 0);
+	}
+}
+""", """\
+		__atomic_fetch_sub(&mm->nr_pt_pages, 1, __ATOMIC_RELAXED);
+		__free_pages(page, 0);
+	}
+	mm_tlb_shootdown(mm);
+}
+""")],
+        tests=["host:gup_fast_unmap_while_walker_reads_table",
+               "kernel:4:gup.gup_fast_unmap_while_walker_reads_table",
+               "host:gup_host_unmap_vs_fast_walk", "kernel:4:gup.gup_unmap_vs_fast_walk"],
+    ),
+    dict(
+        name="migrate-pinned-page",
+        file="mm/gup.c",
+        says="FOLL_LONGTERM migration copies and replaces a page even though someone else "
+             "holds a pin on it (the pin then points at a page nobody maps)",
+        edits=[("""\
+	if (page_count(old) != 1) {	/* someone else holds it: it cannot move */
+""", """\
+	if (false) {	/* someone else holds it: it cannot move */
+""")],
+        tests=["host:pin_user_pages_longterm_leaves_pinned_page", "host:gup_", "kernel:4:gup.*"],
+    ),
+]
