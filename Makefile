@@ -62,7 +62,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
+.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
 
 all: iso
 iso: $(ISO)
@@ -100,7 +100,8 @@ include tests/host/host.mk
 
 # ---- tools: install what is missing (Debian), or say how --------------------------------
 DEBIAN_PKGS := qemu-system-x86 nasm grub-pc-bin grub-efi-amd64-bin grub-common xorriso \
-	mtools ovmf python3 gcc make binutils clang libclang-rt-14-dev gnuplot-nox valgrind
+	mtools ovmf python3 gcc make binutils clang libclang-rt-14-dev gnuplot-nox valgrind \
+	gcc-12 libc6-dev libelf1
 TOOLS := gcc ld qemu-system-x86_64 nasm grub-mkrescue xorriso mformat python3 clang gnuplot
 
 check-tools:
@@ -180,7 +181,13 @@ bench: release
 bench-smoke: release
 	$(PYTHON) tests/bench/bench.py --smoke --iso $(RELEASE_ISO) --out $(BUILD)/bench-smoke
 
+# Debian's Linux 6.1 in the same QEMU, same patterns (docs/bench.md); not part of make test.
+# Fetches linux-image/headers/busybox with apt-get download into build/linux (no install).
+bench-linux: check-tools
+	$(PYTHON) tests/bench/bench_linux.py --out $(BUILD)/bench $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+
 # Compare two result files: make compare A=build/bench/pft-irqoff.json B=build/bench/pft-trylock.json
+# (without A and B: Linux against ours from make bench's interleaved rounds).
 compare:
 	$(PYTHON) tests/bench/compare.py $(A) $(B)
 
@@ -244,7 +251,8 @@ help:
 	@echo "make mutate     plant each known SMP bug in a copy of the tree; every one must be caught"
 	@echo "make shell      boot to the live monitor prompt (type help)"
 	@echo "make tour-check check docs/tour.md's commands and quoted output against one boot"
-	@echo "make bench      benchmarks (page, scaling, pft, gup, boot) -> build/bench/*.txt, *.json, *.png"
+	@echo "make bench      benchmarks (page, scaling, pft, gup, locks, boot, vs-linux) -> build/bench/*.txt, *.json, *.png"
+	@echo "make bench-linux  the same patterns on Debian's Linux 6.1 in the same QEMU -> build/bench/*-linux*"
 	@echo "make compare A=x.json B=y.json   mmtests-style comparison of two result files"
 	@echo "make deps       install the Debian packages (as root)"
 	@echo "variables: SMP MEM FIRMWARE=bios|uefi MACHINE=q35|pc ACCEL=tcg|kvm CMDLINE='...'"

@@ -8,14 +8,21 @@ extern const struct bench *const __start_bench_list[], *const __stop_bench_list[
 
 static char bench_names[128];
 CMDLINE_STRING("bench", bench_names, "benchmarks to run after the tests: all, or a,b,c (see docs/bench.md)");
+static unsigned int bench_nr_windows = 5;
+CMDLINE_UINT("bench.windows", bench_nr_windows, "repeats (windows) of every point of page, scaling and locks: one sample each");
 
-static bool bench_selected(const char *name)
+unsigned int bench_windows(void)
+{
+	return CLAMP(bench_nr_windows, 1u, (unsigned int)BENCH_MAX_WINDOWS);
+}
+
+bool bench_list_has(const char *list, const char *name)
 {
 	size_t len = strlen(name);
 
-	if (!strcmp(bench_names, "all"))
+	if (!list[0] || !strcmp(list, "all"))
 		return true;
-	for (const char *p = bench_names; *p;) {
+	for (const char *p = list; *p;) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
 
@@ -26,12 +33,17 @@ static bool bench_selected(const char *name)
 	return false;
 }
 
+static bool bench_selected(const char *name)
+{
+	return bench_names[0] && bench_list_has(bench_names, name);
+}
+
 unsigned int bench_run_selected(void)
 {
 	unsigned int ran = 0;
 
 	for (const struct bench *const *b = __start_bench_list; b < __stop_bench_list; b++) {
-		if (!bench_names[0] || !bench_selected((*b)->name))
+		if (!bench_selected((*b)->name))
 			continue;
 		printk("bench: %s: %s\n", (*b)->name, (*b)->help);
 		(*b)->run();

@@ -20,6 +20,17 @@ struct bench {
 	static const struct bench *const __bench_ptr_##bname                        \
 		__used __section("bench_list") __aligned(8) = &__bench_##bname
 
+/*
+ * Every point of a benchmark is measured bench_windows() times (`bench.windows=`, default 5,
+ * at most BENCH_MAX_WINDOWS) in one boot, one sample per window, so that each figure comes
+ * with its spread (tests/bench/stats.py).
+ */
+#define BENCH_MAX_WINDOWS 32
+unsigned int bench_windows(void);
+
+/* True if name is one of the comma-separated list, or the list is empty or "all". */
+bool bench_list_has(const char *list, const char *name);
+
 /* Run the benchmarks named in `bench=` (comma-separated, or "all"); returns how many ran. */
 unsigned int bench_run_selected(void);
 

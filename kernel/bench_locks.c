@@ -13,7 +13,7 @@
 #include "kernel/timer.h"
 
 static unsigned int lock_bench_ms = 500;
-CMDLINE_UINT("bench.lock_ms", lock_bench_ms, "locks bench: milliseconds per lock and CPU count");
+CMDLINE_UINT("bench.lock_ms", lock_bench_ms, "locks bench: milliseconds per lock and CPU count (split into bench.windows)");
 
 struct cand_lock {
 	u32 word __cacheline_aligned;	/* TAS/TTAS: 0 free, 1 held */
@@ -96,30 +96,46 @@ static void lock_bench_cpu(void *arg)
 	}
 }
 
-static void lock_bench_point(const struct candidate *c, unsigned int cpus)
+/* One window: acquisitions per second (x1000); *worst_us and *exact accumulate. */
+static u64 lock_bench_window(const struct candidate *c, unsigned int cpus, unsigned int ms,
+			     u64 *worst_us, bool *exact)
 {
 	static struct lock_run run;
-	u64 total = 0, worst = 0, start, elapsed_us, rate;
-	char metric[48], extra[96];
+	u64 total = 0, start, elapsed_us;
 
 	run = (struct lock_run){ .c = c, .cpus = cpus };
 	start = arch_cycles();
-	run.deadline = start + us_to_cycles((u64)lock_bench_ms * 1000);
+	run.deadline = start + us_to_cycles((u64)ms * 1000);
 	smp_run_on_all(lock_bench_cpu, &run);
 	elapsed_us = MAX(cycles_to_us(arch_cycles() - start), 1ull);
 	for (unsigned int i = 0; i < cpus; i++) {
 		total += run.acquired[i];
-		worst = MAX(worst, run.max_wait[i]);
+		*worst_us = MAX(*worst_us, cycles_to_us(run.max_wait[i]));
 	}
-	rate = total * 1000000ull * 1000 / elapsed_us;
-	printk("locks: %-6s %2u CPUs: %9llu acquisitions/s, longest wait %6llu us, counter %s\n",
-	       c->name, cpus, (unsigned long long)(rate / 1000),
-	       (unsigned long long)cycles_to_us(worst), run.counter == total ? "exact" : "WRONG");
+	*exact &= run.counter == total;
+	return total * 1000000ull * 1000 / elapsed_us;
+}
+
+/* One point: bench.lock_ms split into bench_windows() windows, one sample each. */
+static void lock_bench_point(const struct candidate *c, unsigned int cpus)
+{
+	unsigned int nwin = bench_windows(), ms = MAX(lock_bench_ms / nwin, 1u);
+	u64 rate[BENCH_MAX_WINDOWS], worst = 0;
+	bool exact = true;
+	char metric[48], extra[96];
+
+	for (unsigned int w = 0; w < nwin; w++)
+		rate[w] = lock_bench_window(c, cpus, ms, &worst, &exact);
+	printk("locks: %-6s %2u CPUs: %9llu acquisitions/s (+- %llu.%02llu%%, %u x %u ms), "
+	       "longest wait %6llu us, counter %s\n", c->name, cpus,
+	       (unsigned long long)(bench_mean(rate, nwin) / 1000),
+	       (unsigned long long)(bench_rel_stddev_centi(rate, nwin) / 100),
+	       (unsigned long long)(bench_rel_stddev_centi(rate, nwin) % 100), nwin, ms,
+	       (unsigned long long)worst, exact ? "exact" : "WRONG");
 	snprintf(metric, sizeof(metric), "%s.cpus%u", c->name, cpus);
 	snprintf(extra, sizeof(extra), "\"model\":\"%s\",\"cpus\":%u,\"max_wait_us\":%llu,\"exact\":%s",
-		 c->name, cpus, (unsigned long long)cycles_to_us(worst),
-		 run.counter == total ? "true" : "false");
-	bench_emit("locks", metric, "acquisitions/s", true, &rate, 1, extra);
+		 c->name, cpus, (unsigned long long)worst, exact ? "true" : "false");
+	bench_emit("locks", metric, "acquisitions/s", true, rate, nwin, extra);
 }
 
 static void lock_bench(void)

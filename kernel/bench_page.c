@@ -16,8 +16,11 @@
 #define SCALING_HELD 8		/* pages each CPU holds between its allocs and frees */
 
 static unsigned int page_bench_loops = 20000, scaling_pairs = 20000;
-CMDLINE_UINT("bench.page_loops", page_bench_loops, "page bench: alloc+free pairs per measurement");
-CMDLINE_UINT("bench.scaling_pairs", scaling_pairs, "scaling bench: alloc+free pairs per CPU per point");
+static char scaling_cpus[64] = "1,2,4,8,16,24,32,40", scaling_models[64] = "all";
+CMDLINE_UINT("bench.page_loops", page_bench_loops, "page bench: alloc+free pairs per measurement (window)");
+CMDLINE_UINT("bench.scaling_pairs", scaling_pairs, "scaling bench: alloc+free pairs per CPU per window");
+CMDLINE_STRING("bench.scaling_cpus", scaling_cpus, "scaling bench: CPU counts, e.g. 1,40 (default 1,2,4,...,40)");
+CMDLINE_STRING("bench.scaling_models", scaling_models, "scaling bench: irqoff,irqsave,trylock,nopcp or all");
 
 static const char *const bench_models[] = { "irqoff", "irqsave", "trylock" };
 
@@ -91,21 +94,33 @@ static u64 pairs_batched(unsigned int order, unsigned int loops)
 	return arch_cycles() - t0;
 }
 
-static void page_bench_emit(const char *model, const char *what, unsigned int order, u64 cycles,
-			    unsigned int loops)
+/* One page_bench figure: the same measurement in bench_windows() windows, one sample each. */
+static void page_bench_point(const char *model, const char *what, unsigned int order,
+			     u64 (*pairs)(unsigned int order, unsigned int loops), unsigned int loops)
 {
-	u64 ns_milli = cycles_to_ns(cycles) * 1000 / loops, cyc_milli = cycles * 1000 / loops;
+	unsigned int nwin = bench_windows();
+	u64 ns_milli[BENCH_MAX_WINDOWS], cyc_milli[BENCH_MAX_WINDOWS];
 	char metric[64], extra[96];
 
-	printk("page_bench: %-8s %-10s order %u: %6llu.%01llu cycles %6llu.%01llu ns per alloc+free pair\n",
-	       model, what, order, (unsigned long long)(cyc_milli / 1000),
-	       (unsigned long long)(cyc_milli % 1000 / 100), (unsigned long long)(ns_milli / 1000),
-	       (unsigned long long)(ns_milli % 1000 / 100));
+	for (unsigned int w = 0; w < nwin; w++) {
+		u64 cycles = pairs(order, loops);
+
+		ns_milli[w] = cycles_to_ns(cycles) * 1000 / loops;
+		cyc_milli[w] = cycles * 1000 / loops;
+	}
+	printk("page_bench: %-8s %-10s order %u: %6llu.%01llu cycles %6llu.%01llu ns per alloc+free pair"
+	       " (mean of %u windows, +- %llu.%02llu%%)\n", model, what, order,
+	       (unsigned long long)(bench_mean(cyc_milli, nwin) / 1000),
+	       (unsigned long long)(bench_mean(cyc_milli, nwin) % 1000 / 100),
+	       (unsigned long long)(bench_mean(ns_milli, nwin) / 1000),
+	       (unsigned long long)(bench_mean(ns_milli, nwin) % 1000 / 100), nwin,
+	       (unsigned long long)(bench_rel_stddev_centi(ns_milli, nwin) / 100),
+	       (unsigned long long)(bench_rel_stddev_centi(ns_milli, nwin) % 100));
 	snprintf(extra, sizeof(extra), "\"model\":\"%s\",\"case\":\"%s\",\"order\":%u", model, what, order);
 	snprintf(metric, sizeof(metric), "%s.%s.o%u.cycles", model, what, order);
-	bench_emit("page", metric, "cycles/pair", false, &cyc_milli, 1, extra);
+	bench_emit("page", metric, "cycles/pair", false, cyc_milli, nwin, extra);
 	snprintf(metric, sizeof(metric), "%s.%s.o%u.ns", model, what, order);
-	bench_emit("page", metric, "ns/pair", false, &ns_milli, 1, extra);
+	bench_emit("page", metric, "ns/pair", false, ns_milli, nwin, extra);
 }
 
 static void page_bench(void)
@@ -116,13 +131,13 @@ static void page_bench(void)
 	for (unsigned int m = 0; m < ARRAY_SIZE(bench_models); m++) {
 		pcp_setup_apply(bench_models[m], true);
 		for (unsigned int order = 0; order <= PAGE_ALLOC_COSTLY_ORDER; order++) {
-			page_bench_emit(bench_models[m], "pcp_hit", order, pairs_hot(order, loops), loops);
-			page_bench_emit(bench_models[m], "pcp_batch", order, pairs_batched(order, loops), loops);
+			page_bench_point(bench_models[m], "pcp_hit", order, pairs_hot, loops);
+			page_bench_point(bench_models[m], "pcp_batch", order, pairs_batched, loops);
 		}
 	}
 	pcp_setup_apply(NULL, false);
 	for (unsigned int order = 0; order <= PAGE_ALLOC_COSTLY_ORDER; order++)
-		page_bench_emit("nopcp", "buddy", order, pairs_hot(order, loops), loops);
+		page_bench_point("nopcp", "buddy", order, pairs_hot, loops);
 	pcp_setup_restore(saved);
 }
 BENCH_REGISTER(page, page_bench, "page_bench: one CPU, cost of an alloc+free pair per order and PCP model");
@@ -183,18 +198,29 @@ static u64 scaling_point(unsigned int cpus, u64 *contended)
 static void scaling_series(const char *name, const char *model, bool enabled)
 {
 	static const unsigned int points[] = { 1, 2, 4, 8, 16, 24, 32, 40 };
-	char metric[48], extra[96];
+	unsigned int nwin = bench_windows();
+	u64 rate[BENCH_MAX_WINDOWS], contended[BENCH_MAX_WINDOWS];
+	char metric[48], extra[128], cpus[12];
 
+	if (!bench_list_has(scaling_models, name))
+		return;
 	pcp_setup_apply(model, enabled);
 	for (unsigned int i = 0; i < ARRAY_SIZE(points) && points[i] <= nr_cpus_online(); i++) {
-		u64 contended, rate = scaling_point(points[i], &contended);
-
-		printk("scaling: %-8s %2u CPUs: %9llu pairs/s  zone->lock contended %llu\n", name,
-		       points[i], (unsigned long long)(rate / 1000), (unsigned long long)contended);
+		snprintf(cpus, sizeof(cpus), "%u", points[i]);
+		if (!bench_list_has(scaling_cpus, cpus))
+			continue;
+		for (unsigned int w = 0; w < nwin; w++)
+			rate[w] = scaling_point(points[i], &contended[w]);
+		printk("scaling: %-8s %2u CPUs: %9llu pairs/s (+- %llu.%02llu%%, %u windows)  "
+		       "zone->lock contended %llu per window\n", name, points[i],
+		       (unsigned long long)(bench_mean(rate, nwin) / 1000),
+		       (unsigned long long)(bench_rel_stddev_centi(rate, nwin) / 100),
+		       (unsigned long long)(bench_rel_stddev_centi(rate, nwin) % 100), nwin,
+		       (unsigned long long)bench_mean(contended, nwin));
 		snprintf(metric, sizeof(metric), "%s.cpus%u", name, points[i]);
 		snprintf(extra, sizeof(extra), "\"model\":\"%s\",\"cpus\":%u,\"zone_lock_contended\":%llu",
-			 name, points[i], (unsigned long long)contended);
-		bench_emit("scaling", metric, "pairs/s", true, &rate, 1, extra);
+			 name, points[i], (unsigned long long)bench_mean(contended, nwin));
+		bench_emit("scaling", metric, "pairs/s", true, rate, nwin, extra);
 	}
 }
 

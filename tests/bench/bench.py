@@ -99,6 +99,7 @@ def table(metrics):
 
 
 BOOT_CPUS = [1, 2, 4, 8, 16, 24, 32, 40]
+BOOT_RUNS = 5
 # "smp: 40 of 40 CPUs online, 789 ms from kernel entry (...)" or
 # "smp: 1 CPU online (no APs started), 261 ms from kernel entry"
 ONLINE_RE = re.compile(r"smp: .*online.*?, (\d+) ms from kernel entry")
@@ -124,18 +125,93 @@ def boot_once(iso, smp, timeout=300):
 
 
 def boot_bench(iso, outdir, smoke):
-    metrics = {}
+    """BOOT_RUNS boots per CPU count (one in smoke), rounds interleaved so drift spreads."""
+    samples = {}
     cpus = [1, 40] if smoke else BOOT_CPUS
-    rows = ["%6s %18s %22s" % ("CPUs", "firmware+GRUB s", "kernel to online ms")]
-    for n in cpus:
-        fw, online = boot_once(iso, n)
-        if fw is None or online is None:
-            print("bench boot: -smp %d did not report its times" % n)
-            continue
-        rows.append("%6d %18.2f %22.1f" % (n, fw, online))
-        metrics["boot.firmware_s-%d" % n] = {"samples": [fw], "higher": False, "unit": "s", "cpus": n}
-        metrics["boot.online_ms-%d" % n] = {"samples": [online], "higher": False, "unit": "ms", "cpus": n}
+    for _ in range(1 if smoke else BOOT_RUNS):
+        for n in cpus:
+            fw, online = boot_once(iso, n)
+            if fw is None or online is None:
+                print("bench boot: -smp %d did not report its times" % n)
+                continue
+            samples.setdefault(n, ([], []))
+            samples[n][0].append(fw)
+            samples[n][1].append(online)
+    metrics = {}
+    rows = ["%6s %26s %30s" % ("CPUs", "firmware+GRUB s (sd, n)", "kernel to online ms (sd, n)")]
+    for n, (fw, online) in sorted(samples.items()):
+        a, b = stats.summarise(fw, False), stats.summarise(online, False)
+        rows.append("%6d %14.2f (%5.2f, %d) %18.1f (%6.1f, %d)" % (
+            n, a["mean"], a["stddev"], a["n"], b["mean"], b["stddev"], b["n"]))
+        metrics["boot.firmware_s-%d" % n] = {"samples": fw, "higher": False, "unit": "s", "cpus": n}
+        metrics["boot.online_ms-%d" % n] = {"samples": online, "higher": False, "unit": "ms",
+                                            "cpus": n}
     return metrics, "\n".join(rows) + "\n"
+
+
+# `make bench`'s comparison with Linux: ours (trylock, the default) and Debian's Linux booted
+# alternately, VS_ROUNDS times each, at 1 and 40 working CPUs of a 40-CPU guest, the same
+# pairs per window; each boot measures VS_WINDOWS windows per point. Linux is booted both as
+# Debian ships it (init_on_alloc=1: every allocated page is zeroed) and with init_on_alloc=0.
+VS_ROUNDS, VS_WINDOWS, VS_CPUS, VS_PAIRS = 5, 3, "1,40", 20000
+VS_OURS = ("test=none mm.poison=0 bench=scaling bench.scaling_models=trylock "
+           "bench.scaling_cpus=%s bench.scaling_pairs=%d bench.windows=%d")
+
+
+def vs_linux(iso, outdir, rounds=VS_ROUNDS, inits=("1", "0")):
+    """Interleaved rounds; returns (metrics, table text, ok)."""
+    import bench_linux  # noqa: E402 (imports this module)
+    files = bench_linux.prepare(os.path.join(ROOT, "build", "linux"))
+    ours_cfg = ([], 40, "2G", VS_OURS % (VS_CPUS, VS_PAIRS, VS_WINDOWS), "", 1200)
+    sides = ["ours"] + [bench_linux.model_name(i) for i in inits]
+    per_round = {}             # (side, cpus) -> [[window samples] per round]
+    ok = True
+    for r in range(rounds):
+        got, _, good = run_config("vs-linux-ours-%d" % r, ours_cfg, False, outdir, iso)
+        ok &= good
+        for side, init in [("ours", None)] + list(zip(sides[1:], inits)):
+            if init is not None:
+                got, good = bench_linux.run_config(files, "scaling", False, outdir, init,
+                                                   points=VS_CPUS, windows=VS_WINDOWS,
+                                                   tag="-vs%d" % r)
+                ok &= good
+            for key, m in got.items():
+                cpus = key.rsplit("cpus", 1)[-1]
+                per_round.setdefault((side, cpus), []).append(m["samples"])
+    metrics, rows = {}, []
+    for (side, cpus), rs in sorted(per_round.items()):
+        metrics["vs.%s.cpus%s" % (side, cpus)] = {
+            "samples": [x for w in rs for x in w], "higher": True, "unit": "pairs/s",
+            "model": side, "cpus": int(cpus), "rounds": len(rs)}
+    rows.append("ours (trylock) against Debian's Linux, alloc+free pairs/s, %d interleaved "
+                "rounds x %d windows (%d pairs per CPU per window):" % (rounds, VS_WINDOWS,
+                                                                       VS_PAIRS))
+    rows.append("%-14s %5s %12s %8s %4s" % ("side", "CPUs", "Hmean", "CoeffV%", "n"))
+    for key in sorted(metrics, key=lambda k: (metrics[k]["cpus"], k)):
+        m = metrics[key]
+        st = stats.summarise(m["samples"], True)
+        rows.append("%-14s %5d %12.0f %8.2f %4d" % (m["model"], m["cpus"], st["mean"],
+                                                   st["coeffvar"], st["n"]))
+    for side in sides[1:]:
+        for cpus in VS_CPUS.split(","):
+            ours, theirs = per_round.get(("ours", cpus)), per_round.get((side, cpus))
+            if not ours or not theirs:
+                continue
+            # One ratio per round: ours and Linux booted one after the other.
+            ratios = [stats.hmean(a) / stats.hmean(b) for a, b in zip(ours, theirs)
+                      if stats.hmean(b) > 0]
+            if not ratios:
+                continue
+            st = stats.summarise(ratios, False)
+            metrics["vs.ratio-%s.cpus%s" % (side, cpus)] = {
+                "samples": ratios, "higher": True, "unit": "ours/linux", "model": "ratio-" + side,
+                "cpus": int(cpus)}
+            rows.append("ratio ours/%-12s at %2s CPUs: %.2fx (per-round %.2f-%.2f, mean %.2f, "
+                        "sd %.2f, n %d)" % (side, cpus, stats.hmean(
+                            [x for w in ours for x in w]) / max(stats.hmean(
+                                [x for w in theirs for x in w]), 1e-9), min(ratios), max(ratios),
+                            st["mean"], st["stddev"], st["n"]))
+    return metrics, "\n".join(rows) + "\n", ok
 
 
 def split_by_model(metrics):
@@ -168,13 +244,20 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     only = [n for n in args.only.split(",") if n]
-    names = [n for n in list(CONFIGS) + ["boot"] if not only or n in only]
+    names = [n for n in list(CONFIGS) + ["boot", "vs-linux"] if not only or n in only]
+    if args.smoke and "vs-linux" in names:
+        names.remove("vs-linux")        # a Linux boot is not part of `make test`
     passed = failed = 0
     for name in names:
         if name == "boot":
             metrics, text = boot_bench(args.iso, args.out, args.smoke)
             ok = bool(metrics)
             write_results(args.out, name, metrics, args.smoke, text)
+        elif name == "vs-linux":
+            metrics, text, ok = vs_linux(args.iso, args.out)
+            write_results(args.out, name, metrics, args.smoke, text)
+            for model, ms in split_by_model(metrics).items():
+                write_results(args.out, "%s-%s" % (name, model), ms, args.smoke, quiet=True)
         else:
             metrics, _, ok = run_config(name, CONFIGS[name], args.smoke, args.out, args.iso)
             write_results(args.out, name, metrics, args.smoke)
