@@ -205,14 +205,19 @@ def prepare(work):
 
 # ---- one boot ----
 
-def host_lpj(hz=250):
-    """loops_per_jiffy for lpj=: the guest's TSC is the host's (TCG reads the host TSC)."""
+def host_tsc_mhz():
+    """The host's TSC frequency, which TCG gives the guest as is (None if unknown)."""
     try:
         with open("/proc/cpuinfo") as f:
-            mhz = float(re.search(r"^cpu MHz\s*:\s*([\d.]+)", f.read(), re.M).group(1))
+            return float(re.search(r"^cpu MHz\s*:\s*([\d.]+)", f.read(), re.M).group(1))
     except (OSError, AttributeError, ValueError):
         return None
-    return int(mhz * 1e6 / hz)
+
+
+def host_lpj(hz=250):
+    """loops_per_jiffy for lpj= (Debian's CONFIG_HZ=250): TSC cycles per jiffy."""
+    mhz = host_tsc_mhz()
+    return int(mhz * 1e6 / hz) if mhz else None
 
 
 def boot(files, smp, mem, icount, modargs, gup, extra, logpath, timeout):

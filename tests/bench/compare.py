@@ -4,7 +4,8 @@ compare-mmtests.pl: one row per metric, the baseline value with (0.00%), the oth
 its difference in parentheses, or between asterisks when the difference is larger than the
 two 95% confidence intervals together (i.e. significant).
 
-usage: tests/bench/compare.py BASE.json NEW.json [--names A B]
+usage: tests/bench/compare.py [BASE.json NEW.json] [--names A B]
+(without files: Linux against ours from make bench's interleaved rounds, vs-linux-*.json)
 """
 import argparse
 import json
@@ -68,7 +69,7 @@ def cell(base, new, higher):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("base", nargs="?", default="build/bench/vs-linux-linux.json")
-    ap.add_argument("new", nargs="?", default="build/bench/vs-linux-ours.json")
+    ap.add_argument("new", nargs="?", default="build/bench/vs-linux-ours-trylock.json")
     ap.add_argument("--names", nargs=2, default=None)
     args = ap.parse_args()
     problem = missing_help([args.base, args.new])
