@@ -50,11 +50,14 @@ def linux_series(outdir, name, prefix):
     return out
 
 
+VS_SIDES = ("ours-trylock", "ours-irqsave", "linux", "linux-noinit")
+
+
 def vs_linux_plot(outdir):
     """Bars: ours and Linux pairs/s at 1 and 40 CPUs from make bench's interleaved rounds."""
     m = load(outdir, "vs-linux")
     rows = []
-    for side in ("ours", "linux", "linux-noinit"):
+    for side in VS_SIDES:
         cells = []
         for cpus in (1, 40):
             key = "vs.%s.cpus%d" % (side, cpus)
