@@ -97,7 +97,7 @@ def line_plot(outdir, name, title, ylabel, series):
             f.writelines("%d %f %f\n" % p for p in pts)
         plot.append("'%s' using 1:2:3 with yerrorlines title '%s'" % (dat, model))
     gnuplot("set terminal png size 900,600\nset output '%s.png'\nset title '%s'\n"
-            "set xlabel 'CPUs'\nset ylabel '%s'\nset key left top\nset grid\n"
+            "set xlabel 'CPUs'\nset ylabel '%s'\nset key left top\nset grid\nset yrange [0:*]\n"
             "plot %s\n" % (name, title, ylabel, ", ".join(plot)), outdir)
 
 
