@@ -129,8 +129,11 @@ static u64 scaling_window(struct scaling_run *run, struct scaling_arg *args, uns
 	for (c = 0; c < cpus; c++) {
 		args[c] = (struct scaling_arg){ .run = run, .cpu = c };
 		t[c] = kthread_create(scaling_thread, &args[c], "smpmm_bench/%u", c);
-		if (IS_ERR(t[c]))
+		if (IS_ERR(t[c])) {
+			while (c--)
+				kthread_stop(t[c]);	/* never woken: exits without running */
 			return 0;
+		}
 		kthread_bind(t[c], c);
 	}
 	for (c = 0; c < cpus; c++)
