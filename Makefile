@@ -179,7 +179,12 @@ bench: release
 	$(PYTHON) tests/bench/bench.py --iso $(RELEASE_ISO) --out $(BUILD)/bench $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 bench-smoke: release
+	$(PYTHON) tests/bench/stats.py
+	$(PYTHON) tests/bench/compare.py $(BUILD)/bench-smoke/no-such-file.json $(BUILD)/bench-smoke/x.json \
+		| grep "does not exist" > /dev/null
 	$(PYTHON) tests/bench/bench.py --smoke --iso $(RELEASE_ISO) --out $(BUILD)/bench-smoke
+	$(PYTHON) tests/bench/compare.py $(BUILD)/bench-smoke/scaling-irqsave.json \
+		$(BUILD)/bench-smoke/scaling-trylock.json > /dev/null
 
 # Debian's Linux 6.1 in the same QEMU, same patterns (docs/bench.md); not part of make test.
 # Fetches linux-image/headers/busybox with apt-get download into build/linux (no install).
