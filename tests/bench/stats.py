@@ -41,7 +41,8 @@ def stddev(xs):
 
 
 def summarise(xs, higher_is_better=True):
-    """Dict with n, min, max, mean (harmonic for rates), stddev, coeffvar (%), ci95 half-width."""
+    """Dict with n, min, max, mean (harmonic for rates), stddev, coeffvar (% of the arithmetic
+    mean), ci95 half-width."""
     n = len(xs)
     centre = hmean(xs) if higher_is_better else mean(xs)
     sd = stddev(xs)
@@ -53,7 +54,9 @@ def summarise(xs, higher_is_better=True):
         "mean": centre,
         "kind": "Hmean" if higher_is_better else "Amean",
         "stddev": sd,
-        "coeffvar": 100.0 * sd / centre if centre else 0.0,
+        # stddev over the arithmetic mean (as mmtests): over a harmonic mean dragged down by
+        # one stalled window it would read thousands of percent.
+        "coeffvar": 100.0 * sd / mean(xs) if mean(xs) else 0.0,
         "ci95": ci,
     }
 
