@@ -151,8 +151,11 @@ def build_module(work, headers):
     for s in srcs:
         shutil.copy(s, mod)
     log("building %s.ko against %s" % (MODULE, os.path.basename(headers)))
-    run(["make", "-s", "-C", headers, "M=" + mod, "CC=" + CC, "modules"],
-        stdout=subprocess.DEVNULL)
+    proc = subprocess.run(["make", "-s", "-C", headers, "M=" + mod, "CC=" + CC, "modules"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode:
+        sys.stdout.write(proc.stdout)
+        raise SystemExit("bench-linux: the module did not build")
     return ko
 
 
