@@ -20,6 +20,14 @@ PYTHON   ?= python3
 BUILD    ?= build
 # 1: page-state checks on every alloc/free (tests); 0: the release build `make bench` uses.
 DEBUG_VM ?= 1
+# 1: the kernel with its lab (tests/: KTAP suites, benchmarks, soak, monitor, crash tests);
+# 0: the bare kernel, boot/ arch/ kernel/ mm/ only, built apart in $(BUILD)/bare: it boots to
+# "all CPUs online" and idles (`make run-bare`). docs/architecture.md.
+LAB      ?= 1
+BARE_BUILD := $(if $(filter %/bare,$(BUILD)),$(BUILD),$(BUILD)/bare)
+ifeq ($(LAB),0)
+override BUILD := $(BARE_BUILD)
+endif
 
 override MAKEFLAGS += -rR
 
@@ -55,14 +63,19 @@ KCFLAGS := \
 KASFLAGS := -f elf64 -g -F dwarf -I.
 KLDFLAGS := -n -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments -T linker.ld
 
-# ---- sources: every file in these folders is part of the kernel ---------------------------
-KSRC_C   := $(wildcard kernel/*.c arch/x86_64/*.c mm/*.c tests/kernel/*.c)
+# ---- sources: every file in these folders is part of the kernel, or of its lab -----------
+KSRC_C   := $(wildcard kernel/*.c arch/x86_64/*.c mm/*.c)
 KSRC_ASM := $(wildcard boot/*.asm arch/x86_64/*.asm)
+# The lab: the test framework, lab_main() and its parts, benchmarks, KTAP suites.
+LAB_SRC_C := $(wildcard tests/ktest/*.c tests/lab/*.c tests/bench/*.c tests/kernel/*.c)
+ifneq ($(LAB),0)
+KSRC_C   += $(LAB_SRC_C)
+endif
 KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o,$(KSRC_ASM))
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
+.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
 
 all: iso
 iso: $(ISO)
@@ -149,9 +162,28 @@ RUNNER := $(PYTHON) tests/runner.py
 RUNFLAGS = --smp $(SMP) --mem $(MEM) --firmware $(FIRMWARE) --machine $(MACHINE) \
 	--accel $(ACCEL) --timeout $(TIMEOUT) --iso $(ISO)
 
+# LAB=0: the bare kernel; the run passes when it says "all CPUs online" (it prints no KTAP).
 run: check-tools
 	$(QUIET_ISO)
-	$(RUNNER) $(RUNFLAGS) --console --log $(BUILD)/run.log --cmdline "$(CMDLINE)"
+	$(RUNNER) $(RUNFLAGS) $(if $(filter 0,$(LAB)),--expect bare) --console \
+		--log $(BUILD)/run.log --cmdline "$(CMDLINE)"
+
+# The kernel without its lab, booted on $(SMP) CPUs: the tree a student reads first.
+run-bare:
+	@$(MAKE) --no-print-directory run LAB=0
+
+# The same at 4 CPUs, judged (part of make test): the bare kernel links without the lab and
+# boots to "all CPUs online".
+bare-test: check-tools
+	@mkdir -p $(BUILD) && $(MAKE) --no-print-directory LAB=0 iso >$(BUILD)/bare-build.log 2>&1 || \
+		{ cat $(BUILD)/bare-build.log; echo "bare-test: the bare kernel does not build"; exit 1; }
+	$(RUNNER) --expect bare --smp 4 --mem $(MEM) --firmware $(FIRMWARE) --machine $(MACHINE) \
+		--accel $(ACCEL) --timeout 120 --iso $(BARE_BUILD)/smpmm.iso --name bare-smp4 \
+		--log $(BARE_BUILD)/bare-test.log --progress none
+
+# The include rule between the kernel and its lab (part of make test; no QEMU).
+check-boundary:
+	$(PYTHON) tests/check_boundary.py
 
 debug: check-tools
 	$(QUIET_ISO)
@@ -247,6 +279,7 @@ clean:
 help:
 	@echo "make            build $(ISO)"
 	@echo "make run        boot -smp \$$SMP (default 40) and run the default tests on this terminal"
+	@echo "make run-bare   boot the kernel without its lab (LAB=0): all CPUs online, then idle"
 	@echo "make test       host tests, then the QEMU test matrix (what CI runs)"
 	@echo "make debug      boot stopped at the first instruction, with gdb attached"
 	@echo "make test-big   boot -smp 255"
@@ -260,4 +293,5 @@ help:
 	@echo "make bench-linux  the same patterns on Debian's Linux 6.1 in the same QEMU -> build/bench/*-linux*"
 	@echo "make compare A=x.json B=y.json   mmtests-style comparison of two result files"
 	@echo "make deps       install the Debian packages (as root)"
-	@echo "variables: SMP MEM FIRMWARE=bios|uefi MACHINE=q35|pc ACCEL=tcg|kvm CMDLINE='...'"
+	@echo "make check-boundary  the kernel includes nothing of its lab (tests/check_boundary.py)"
+	@echo "variables: SMP MEM FIRMWARE=bios|uefi MACHINE=q35|pc ACCEL=tcg|kvm CMDLINE='...' LAB=0|1"

@@ -47,6 +47,10 @@ typedef int64_t s64;
 #ifndef __noinline
 #define __noinline __attribute__((noinline))
 #endif
+/* A default the link may replace with a strong definition elsewhere (kernel/lab.h). */
+#ifndef __weak
+#define __weak __attribute__((weak))
+#endif
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

@@ -1,6 +1,7 @@
 /*
- * kmain: the bootstrap CPU's path from the first C instruction to the tests. Each step is
- * one call; the subsystems live in their own files. APs start in arch/x86_64/smp.c.
+ * kmain: the bootstrap CPU's path from the first C instruction to the lab (kernel/lab.h).
+ * Each step is one call; the subsystems live in their own files. APs start in
+ * arch/x86_64/smp.c.
  */
 #include "kernel/arch.h"
 #include "kernel/bootinfo.h"
@@ -9,11 +10,7 @@
 #include "kernel/string.h"
 #include <arch/console.h>
 #include "kernel/cmdline.h"
-#include "kernel/ktest.h"
-#include "kernel/bench.h"
-#include "kernel/monitor.h"
-#include "kernel/summary.h"
-#include "kernel/soak.h"
+#include "kernel/lab.h"
 #include <arch/paging.h>
 #include "kernel/smp.h"
 #include "mm/mm.h"
@@ -21,7 +18,7 @@
 #define MB2_BOOT_MAGIC 0x36d76289u
 
 struct boot_info boot_info;
-u64 boot_tsc_start;	/* TSC at kmain entry: the zero of "time to all CPUs online" */
+u64 boot_tsc_start;	/* kernel/timer.h */
 
 extern char __kernel_phys_start[], __kernel_phys_end[];
 void arch_early_init(void);
@@ -88,12 +85,23 @@ static void parse_boot_info(u32 magic, u64 mbi_phys)
 				       sizeof(boot_info.cmdline)));
 }
 
+/*
+ * The kernel without its lab (`make LAB=0`): nothing more to do once every CPU is up. The
+ * lab's lab_main() (tests/lab/lab_main.c) replaces this one when it is linked in.
+ */
+__weak __noreturn void lab_main(void)
+{
+	if (nr_cpus_online() == nr_cpus)
+		printk("smpmm: all CPUs online (%u); no lab built in, idling\n", nr_cpus);
+	else
+		printk("smpmm: %u of %u CPUs online; no lab built in, idling\n", nr_cpus_online(),
+		       nr_cpus);
+	for (;;)
+		arch_wait_for_interrupt();
+}
+
 __noreturn void kmain(u32 magic, u64 mbi_phys)
 {
-	struct run_summary summary;
-	unsigned int failed, ran;
-	int soaked;
-
 	boot_tsc_start = arch_cycles();
 	arch_early_init();
 	arch_early_cpu_init();	/* GDT/TSS/IDT, GS base = cpu 0 area (arch/x86_64/smp.c) */
@@ -111,19 +119,7 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	mm_init(&boot_info);	/* memblock, memory map, zones, buddy lists (mm/mm_init.c) */
 	arch_smp_init();	/* ACPI MADT, LAPIC + timer, start every AP; interrupts on */
 	mm_cpus_online();	/* per-CPU page list sizes for the CPUs now online (mm/pcp.c) */
-	mm_boot_dump();		/* `mm.dump`: the allocator's tables, pagesets as the tests see them */
+	mm_boot_dump();		/* `mm.dump`: the allocator's tables, pagesets as the lab sees them */
 
-	/* ---- tests (kernel/ktest.c), then benchmarks (kernel/bench.c), then exit QEMU ---- */
-	summary_begin(&summary);
-	failed = ktest_run_all();
-	summary_print(&summary, failed);
-	soaked = soak_run();
-	failed += soaked == 1;
-	ran = bench_run_selected() + (soaked >= 0);
-	if (monitor_enabled)
-		monitor_run();	/* `shell`: a prompt on the serial port until `exit` */
-	ktest_finish(failed, ran > 0);
-	printk("smpmm: tests done, idling (ktest.noexit)\n");
-	for (;;)
-		arch_wait_for_interrupt();
+	lab_main();		/* tests, benchmarks, soak, monitor (kernel/lab.h); never returns */
 }

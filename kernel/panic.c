@@ -7,8 +7,6 @@
 #include "kernel/trap.h"
 #include "kernel/smp.h"
 #include "kernel/printk.h"
-#include "kernel/cmdline.h"
-#include "kernel/string.h"
 #include <arch/console.h>
 
 #define NO_CPU 0xffffffffu
@@ -95,73 +93,4 @@ void warn_slowpath(const char *file, int line, const char *cond)
 unsigned long warn_count(void)
 {
 	return __atomic_load_n(&nr_warnings, __ATOMIC_RELAXED);
-}
-
-/* ---- crash self-tests: panic.test=<kind> on the command line, run after SMP bring-up ---- */
-
-static char panic_test[16];
-CMDLINE_STRING("panic.test", panic_test,
-	       "crash on purpose after boot: all|fault|remote|nohang|overflow (one report)");
-
-static void panic_everywhere(void *arg)
-{
-	panic("panic.test=all: panic on every CPU at once");
-}
-
-static void fault_everywhere(void *arg)
-{
-	*(volatile u64 *)arg = 1;	/* NULL: not mapped */
-}
-
-/* Interrupts off, forever: the CPU never runs its call queue. */
-static void spin_irqs_off(void *arg)
-{
-	arch_irq_disable();
-	for (;;)
-		arch_cpu_relax();
-}
-
-static void nothing(void *arg)
-{
-}
-
-/* Recursion bounded only by *arg (~0): runs into the guard page below the stack. */
-static __noinline void recurse(void *arg)
-{
-	volatile unsigned long pad[32];
-
-	pad[0] = *(unsigned long *)arg - 1;
-	if (pad[0])
-		recurse((void *)&pad[0]);
-	pad[1] = 2;	/* not a tail call */
-}
-
-/*
- * Each kind must end in exactly one PANIC report and exit status 255:
- * all: every CPU panics at once; fault: every CPU takes a page fault at once;
- * remote: the last CPU faults inside an IPI call; nohang: a CPU with interrupts off
- * ignores an smp_call_function_single (the panic names it after the call timeout);
- * overflow: the last CPU overflows its stack into the guard page (a double fault, reported
- * from the #DF stack).
- */
-void panic_selftest(void)
-{
-	unsigned int last = nr_cpus - 1;
-
-	if (!panic_test[0])
-		return;
-	printk("panic.test=%s: crashing on purpose\n", panic_test);
-	if (!strcmp(panic_test, "all")) {
-		smp_run_on_all(panic_everywhere, NULL);
-	} else if (!strcmp(panic_test, "fault")) {
-		smp_run_on_all(fault_everywhere, NULL);
-	} else if (!strcmp(panic_test, "remote")) {
-		smp_call_function_single(last, fault_everywhere, NULL, true);
-	} else if (!strcmp(panic_test, "overflow")) {
-		smp_call_function_single(last, recurse, &(unsigned long){ ~0ul }, true);
-	} else if (!strcmp(panic_test, "nohang") && last > 0) {
-		smp_call_function_single(last, spin_irqs_off, NULL, false);
-		smp_call_function_single(last, nothing, NULL, true);
-	}
-	panic("panic.test=%s: unknown kind, or it did not crash", panic_test);
 }

@@ -367,3 +367,8 @@ __noreturn void smp_idle_loop(void)
 		run_work(w);
 	}
 }
+
+/* Nothing happens as an AP starts; kernel/smp.h says who may replace this. */
+__weak void cpu_starting_hook(unsigned int cpu)
+{
+}

@@ -36,9 +36,6 @@ struct cpu {
 	struct smp_call *call_ring[SMP_CALL_RING];
 
 	struct smp_work *work;		/* smp_run_on_all() job for the idle loop; set by sender */
-
-	void *mm_priv;			/* owned by mm/ */
-	void *test_priv;		/* owned by kernel/ktest.c */
 } __cacheline_aligned;
 
 extern struct cpu cpus[MAX_CPUS];
@@ -81,6 +78,16 @@ void smp_run_on_all(smp_call_fn fn, void *arg);
 void smp_call_interrupt(void);
 /* An AP's life after bring-up: sleep in hlt, wake for IPIs and smp_run_on_all jobs. */
 __noreturn void smp_idle_loop(void);
+
+/*
+ * Bring-up hook, called by the arch on each AP as it starts: its descriptor tables, local
+ * APIC and timer are set up, interrupts are off, and it is not online yet (Linux runs its
+ * CPUHP_AP_*_STARTING callbacks at this point, notify_cpu_starting()). The kernel has nothing
+ * to do there: kernel/smp.c's weak default is empty. Code linked in beside the kernel may
+ * replace it (the lab's panic.test=starting crashes an AP there on purpose,
+ * tests/lab/panic_test.c).
+ */
+void cpu_starting_hook(unsigned int cpu);
 
 /* ---- implemented by the arch (arch/x86_64/smp.c) for the code above ---------------------- */
 

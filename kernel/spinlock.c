@@ -3,8 +3,9 @@
  * vCPUs are host threads that get descheduled: with a FIFO lock the next owner may be a vCPU
  * that is not running, and every running waiter must wait for it. Here any running waiter can
  * take a freed lock. The price is unfairness, which nothing in this kernel depends on.
- * Measured with `bench=locks` (kernel/bench_locks.c; docs/results.md): with 4 or more vCPUs
- * on 2 host cores a ticket lock manages 9-38 thousand acquisitions/s, TTAS 0.2-1.6 million.
+ * Measured with `bench=locks` (tests/bench/bench_locks.c; docs/results.md): with 4 or more
+ * vCPUs on 2 host cores a ticket lock manages 9-38 thousand acquisitions/s, TTAS 0.2-1.6
+ * million.
  */
 #include "kernel/spinlock.h"
 #include "kernel/arch.h"

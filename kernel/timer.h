@@ -13,6 +13,8 @@
 
 /* arch_cycles() per millisecond, measured at boot; 0 until the timer is calibrated. */
 extern u64 cycles_khz;
+/* arch_cycles() at kmain() entry: the zero of "ms from kernel entry" (kernel/main.c). */
+extern u64 boot_tsc_start;
 
 u64 cycles_to_ns(u64 cycles);
 u64 cycles_to_us(u64 cycles);

@@ -52,7 +52,5 @@ __noreturn void panic_end(void);
 bool panic_in_progress(void);
 /* Number of WARN_ON()s that fired since boot (tests can check it stayed the same). */
 unsigned long warn_count(void);
-/* The panic.test= command-line crash tests (kernel/panic.c); returns if none was asked for. */
-void panic_selftest(void);
 
 #endif

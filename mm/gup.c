@@ -5,6 +5,7 @@
  */
 #include "mm/gup.h"
 #include "mm/mm.h"
+#include "kernel/cmdline.h"
 #include "kernel/string.h"
 
 #define GUP_MAX_CPUS 256
@@ -35,6 +36,13 @@ int gup_set_has_pinned_mode(const char *name)
 		return -1;
 	return 0;
 }
+
+static int set_has_pinned(const char *val)
+{
+	return val ? gup_set_has_pinned_mode(val) : -1;
+}
+CMDLINE_FUNC("gup.has_pinned", set_has_pinned,
+	     "once|always: write the has-pinned flag only if unset (Linux 292648ac5cf1), or on every pin call");
 
 /*
  * Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP"): before it, every pin call

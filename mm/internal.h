@@ -1,8 +1,12 @@
-/* mm/ internal definitions shared by the mm/ sources (and white-box tests); not an API. */
+/*
+ * mm/ internal definitions shared by the mm/ sources; not an API, and included by nothing
+ * outside mm/ (tests/check_boundary.py). What tests may reach is mm/mm_test.h.
+ */
 #ifndef MM_INTERNAL_H
 #define MM_INTERNAL_H
 
 #include "mm/mm.h"
+#include "mm/mm_test.h"	/* declarations of what mm/ exports to tests, checked here */
 #include "kernel/panic.h"
 #include "kernel/printk.h"
 
@@ -54,7 +58,6 @@ static inline unsigned long wmark_pages(const struct zone *z, unsigned int alloc
 
 /* ---- page_alloc.c ---- */
 
-int get_pageblock_migratetype(const struct page *page);
 void set_pageblock_migratetype(struct page *page, int mt);
 void __mod_zone_freepages(struct zone *zone, long delta);
 void __free_one_page(struct page *page, unsigned long pfn, struct zone *zone,
@@ -70,28 +73,7 @@ void prep_new_page(struct page *page, unsigned int order, gfp_t gfp);
 bool free_pages_prepare(struct page *page, unsigned int *order);
 int gfp_migratetype(gfp_t gfp);
 
-/* ---- pcp.c ---- */
-
-static inline bool pcp_allowed_order(unsigned int order)
-{
-	return order <= PAGE_ALLOC_COSTLY_ORDER || order == pageblock_order;
-}
-
-/*
- * List index for (migratetype, order): lists 0..11 are orders 0..3 times the three types
- * (index 3 * order + mt), list 12 is pageblock order (any type).
- */
-static inline unsigned int order_to_pindex(int mt, unsigned int order)
-{
-	if (order > PAGE_ALLOC_COSTLY_ORDER)
-		return NR_LOWORDER_PCP_LISTS;
-	return (MIGRATE_PCPTYPES * order) + (unsigned int)mt;
-}
-
-static inline unsigned int pindex_to_order(unsigned int pindex)
-{
-	return pindex >= NR_LOWORDER_PCP_LISTS ? pageblock_order : pindex / MIGRATE_PCPTYPES;
-}
+/* ---- pcp.c (more in mm/mm_test.h) ---- */
 
 /* Allocate the per-CPU lists of every zone from mb, with the boot pageset values. */
 int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb);
@@ -99,14 +81,6 @@ void free_unref_page(struct page *page, unsigned int order);
 struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int mt);
 /* mm_verify() helper: walk zone's pcp lists, marking pages PG_seen; returns problems. */
 unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages);
-unsigned long zone_pcp_count(struct zone *zone);
-int zone_batchsize(const struct zone *zone);
-/* Sum of the pcp event counters of one CPU (cpu >= 0) or all CPUs (cpu < 0). */
-void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum);
-/* For tests: hold this CPU's pcp of zone as a fast path does (NULL if busy). */
-struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags);
-void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, unsigned long flags);
-int zone_highsize(const struct zone *zone, int batch, unsigned int nr_cpus);
 
 /* ---- debug.c ---- */
 
@@ -115,9 +89,5 @@ void poison_pages(struct page *page, unsigned int nr);
 void check_poison_pages(struct page *page, unsigned int nr);
 /* Mark 2^order pages at page PG_seen; report any already seen. Returns problems. */
 unsigned long verify_mark_block(const char *where, struct page *page, unsigned int order);
-
-/* ---- mm_init.c ---- */
-
-unsigned long int_sqrt(unsigned long x);
 
 #endif

@@ -103,6 +103,9 @@ struct mem_section {
 	u8 pageblock_mt[PAGEBLOCKS_PER_SECTION];
 };
 
+/* The migratetype of the pageblock holding page (mm/page_alloc.c; include/linux/mmzone.h). */
+int get_pageblock_migratetype(const struct page *page);
+
 struct free_area {
 	struct list_head free_list[MIGRATE_TYPES];	/* heads of free blocks of this order */
 	unsigned long nr_free;				/* blocks on all of the lists */
@@ -118,6 +121,28 @@ enum zone_watermarks { WMARK_MIN, WMARK_LOW, WMARK_HIGH, NR_WMARK };
 #define BOOT_PAGESET_HIGH 0
 #define BOOT_PAGESET_BATCH 1
 #define PCP_BATCH_SCALE_MAX 5	/* drain chunk: batch << 5; free_factor limit (v6.7 constant) */
+
+/* Orders with a per-CPU list: 0..PAGE_ALLOC_COSTLY_ORDER and pageblock order. */
+static inline bool pcp_allowed_order(unsigned int order)
+{
+	return order <= PAGE_ALLOC_COSTLY_ORDER || order == pageblock_order;
+}
+
+/*
+ * List index for (migratetype, order): lists 0..11 are orders 0..3 times the three types
+ * (index 3 * order + mt), list 12 is pageblock order (any type).
+ */
+static inline unsigned int order_to_pindex(int mt, unsigned int order)
+{
+	if (order > PAGE_ALLOC_COSTLY_ORDER)
+		return NR_LOWORDER_PCP_LISTS;
+	return (MIGRATE_PCPTYPES * order) + (unsigned int)mt;
+}
+
+static inline unsigned int pindex_to_order(unsigned int pindex)
+{
+	return pindex >= NR_LOWORDER_PCP_LISTS ? pageblock_order : pindex / MIGRATE_PCPTYPES;
+}
 
 /* Per-CPU event counters, written only by the CPU they belong to (or under its pcp->lock). */
 struct pcp_stats {

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """`make test`: the host tests, then the kernel's KTAP tests on a table of QEMU configurations.
 
-Make steps come first (STEPS: host tests, the mutation smoke run, fuzz smoke, the monitor
-script, the tour check, the benchmark smoke run; a missing target is skipped with a note).
-Then every row of MATRIX boots once through tests/runner.py, two QEMUs at a time (this is
-sized for a 2-core machine). Everything is summed into the last line,
-`N passed, N failed, N skipped`; the exit status is non-zero if anything failed.
+Make steps come first (STEPS: the kernel/lab boundary check, the bare kernel's boot, host
+tests, the mutation smoke run, fuzz smoke, the monitor script, the tour check, the benchmark
+smoke run; a missing target is skipped with a note). Then every row of MATRIX boots once
+through tests/runner.py, two QEMUs at a time (this is sized for a 2-core machine). Everything is
+summed into the last line, `N passed, N failed, N skipped`; the exit status is non-zero if
+anything failed.
 To add a configuration, add a row. Not a benchmark: the times printed are for orientation.
 """
 
@@ -35,7 +36,7 @@ MATRIX = [
     # Bad input: an AP that never answers is reported and skipped, the rest boots and passes.
     ("bios-q35-smp4-nosipi", "bios", "q35", 4, "2G", 300, "smp.test_no_sipi=2",
      {"expect_cpus": 3}),
-    # Crash self-tests (kernel/panic.c): one report from many CPUs, and no hang.
+    # Crash self-tests (tests/lab/panic_test.c): one report from many CPUs, and no hang.
     ("panic-all-smp40", "bios", "q35", 40, "2G", 120, "panic.test=all", {"expect": "panic"}),
     ("panic-fault-smp8", "bios", "q35", 8, "2G", 120, "panic.test=fault", {"expect": "panic"}),
     ("panic-remote-smp4", "bios", "q35", 4, "2G", 120, "panic.test=remote",
@@ -45,7 +46,10 @@ MATRIX = [
     # An AP's stack overflow hits its guard page and is named as such.
     ("panic-overflow-smp4", "bios", "q35", 4, "2G", 120, "panic.test=overflow",
      {"expect": "panic", "expect_text": r"stack overflow on CPU \d+"}),
-    # Odd configurations (issue 7): odd CPU counts, tiny memory (watermarks, exhaustion and
+    # An AP panics during bring-up, before it is online (the kernel's cpu_starting_hook()).
+    ("panic-starting-smp4", "bios", "q35", 4, "2G", 120, "panic.test=starting",
+     {"expect": "panic", "expect_text": r"cpu3 panics as it starts"}),
+    # Odd configurations: odd CPU counts, tiny memory (watermarks, exhaustion and
     # drain-and-retry under pressure), memory above 4 GiB (three zones), OVMF on -M pc.
     ("bios-q35-smp3", "bios", "q35", 3, "2G", 300, "", {}),
     ("bios-q35-smp37", "bios", "q35", 37, "2G", 480, "test=boot.*,smp.*,mm_pcp.*,gup.*", {}),
@@ -83,9 +87,9 @@ class Out:
 
 
 def make_step(make, target):
-    """Run `make TARGET` (host tests, fuzz smoke, monitor test, bench smoke) and read its
-    `N passed, N failed` line; returns (passed, failed, skipped, note). A target that does not
-    exist is skipped with a note; one with no summary line counts as one test."""
+    """Run `make TARGET` (one of STEPS) and read its `N passed, N failed` line; returns
+    (passed, failed, skipped, note). A target that does not exist is skipped with a note; one
+    with no summary line counts as one test."""
     probe = subprocess.run(make.split() + ["-n", target], capture_output=True, text=True)
     if probe.returncode != 0:
         return 0, 0, 0, f"{target}: no such make target, skipped"
@@ -108,7 +112,8 @@ def make_step(make, target):
 
 
 # Steps run by `make test` before the QEMU matrix, in order.
-STEPS = ["host-test", "mutate-smoke", "fuzz-smoke", "shell-test", "tour-check", "bench-smoke"]
+STEPS = ["check-boundary", "bare-test", "host-test", "mutate-smoke", "fuzz-smoke", "shell-test",
+         "tour-check", "bench-smoke"]
 
 
 def runner_self_test():
@@ -150,7 +155,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="QEMUs at a time (default 2)")
     ap.add_argument("--only", default="*", help="glob over configuration names")
     ap.add_argument("--no-host", action="store_true",
-                    help="skip the make steps (host tests, fuzz, monitor, bench smoke)")
+                    help="skip the make steps (boundary, bare boot, host tests, fuzz, monitor, "
+                    "tour, bench smoke)")
     ap.add_argument("--accel", default="tcg")
     ap.add_argument("--cmdline", default="", help="appended to every row's command line")
     ap.add_argument("--timeout-scale", type=float, default=1.0)

@@ -6,6 +6,8 @@ accelerator; give the kernel its command line through QEMU's fw_cfg (file opt/sm
 appended by the kernel to GRUB's line, so no ISO rebuild per run); copy the serial output to a
 log file; stop QEMU at a timeout; parse the KTAP; exit non-zero on any failed case, crash, panic,
 timeout or missing result. The last line is always `N passed, N failed, N skipped`.
+A bare kernel (`make LAB=0`, --expect bare) prints no KTAP: it passes when it says all its CPUs
+are online, and is stopped there (it idles).
 Not a build tool: `make` builds the ISO first. tests/matrix.py runs this for many configurations.
 """
 
@@ -20,7 +22,7 @@ import tempfile
 import threading
 import time
 
-# isa-debug-exit statuses chosen by kernel/ktest.c: (value << 1) | 1.
+# isa-debug-exit statuses chosen by tests/ktest/ktest.c: (value << 1) | 1.
 EXIT_PASS = 33    # 0x10
 EXIT_FAIL = 35    # 0x11
 OVMF_CODE = ["/usr/share/OVMF/OVMF_CODE_4M.fd", "/usr/share/OVMF/OVMF_CODE.fd"]
@@ -32,8 +34,11 @@ CRASH_RE = re.compile(r"^\s*(PANIC\b|Kernel panic|panic:|.*\bcpu\d+: EXCEPTION\b
                       r"!!! |.*\bdouble fault\b)")
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")   # GRUB's screen clearing, on the serial line
 CLOCK_RE = re.compile(r"^# ktest: clock: (\d+) ms since kernel entry \(TSC (\d+) kHz\)")
-SUITE_TIME_RE = re.compile(r"skipped in (\d+) ms$")   # kernel/ktest.c run_suite()
+SUITE_TIME_RE = re.compile(r"skipped in (\d+) ms$")   # tests/ktest/ktest.c run_suite()
 EXIT_LINE_RE = re.compile(r"^EXIT: STATUS=(\d+)\s*$")
+# What the bare kernel's lab_main() (kernel/main.c) says before it idles.
+BARE_DONE_RE = re.compile(r"^smpmm: (?:all CPUs online \((\d+)\)|(\d+) of \d+ CPUs online);"
+                          r" no lab built in")
 
 
 # ---- KTAP -------------------------------------------------------------------------------
@@ -267,6 +272,8 @@ def cmdline_problem(args):
 
 def kernel_cmdline(args):
     words = []
+    if args.expect == "bare":
+        return args.cmdline     # no lab: nothing reads expect_cpus= or ktest.timeout=
     if args.expect_cpus is not None and args.expect_cpus >= 0:
         words.append(f"expect_cpus={args.expect_cpus}")
     if not args.gdb:
@@ -286,6 +293,7 @@ class Run:
         self.out = out
         self.lines = []
         self.exit_line = None
+        self.bare_done = None       # the bare kernel's last line, once seen
         self.crash = None
         self.first_test_at = None
         self.parser = KtapParser(on_result=self._progress)
@@ -336,6 +344,8 @@ class Run:
         m = EXIT_LINE_RE.match(line)
         if m:
             self.exit_line = int(m.group(1))
+        if self.args.expect == "bare" and BARE_DONE_RE.match(line):
+            self.bare_done = line
         if self.crash is None and CRASH_RE.match(line):
             self.crash = line.strip()
         self.parser.feed(line)
@@ -392,6 +402,10 @@ class Run:
                 return False
             except subprocess.TimeoutExpired:
                 pass
+            if self.bare_done is not None:     # it idles from here on: nothing more to see
+                proc.kill()
+                proc.wait()
+                return False
             if len(self.lines) != seen:
                 seen, quiet_since = len(self.lines), time.monotonic()
             elif (time.monotonic() - quiet_since >= HEARTBEAT_S and not self.args.console
@@ -424,6 +438,26 @@ def panic_verdict(run):
     want = getattr(run.args, "expect_text", None)
     if want and not any(re.search(want, line) for line in run.lines):
         problems.append(f"the report does not say /{want}/")
+    return problems
+
+
+def bare_verdict(run):
+    """--expect bare: the kernel without its lab must boot to its "all CPUs online" line
+    (with --expect-cpus of them, unless -1), without a crash, within the timeout. One test."""
+    problems = []
+    if run.crash:
+        problems.append(f"crash: {run.crash}")
+    if run.bare_done is None:
+        problems.append(f"timeout after {run.args.timeout:g}s: no 'smpmm: all CPUs online' line"
+                        if run.timed_out else
+                        f"QEMU exit status {run.status} before 'smpmm: all CPUs online'")
+        return problems
+    m = BARE_DONE_RE.match(run.bare_done)
+    online = int(m.group(1) or m.group(2))
+    if m.group(1) is None:
+        problems.append(f"not every CPU came up: {run.bare_done}")
+    if run.args.expect_cpus >= 0 and online != run.args.expect_cpus:
+        problems.append(f"{online} CPUs online, expected {run.args.expect_cpus}")
     return problems
 
 
@@ -577,9 +611,11 @@ def parse_args(argv):
                     help="CPUs the boot tests expect online (default: --smp; -1: none)")
     ap.add_argument("--expect-text", default=None,
                     help="with --expect panic: a regex the report must contain")
-    ap.add_argument("--expect", choices=["pass", "panic"], default="pass",
+    ap.add_argument("--expect", choices=["pass", "panic", "bare"], default="pass",
                     help="pass: the KTAP tests must pass; panic: the kernel must end in "
-                    "exactly one PANIC report and exit 255 (crash self-tests)")
+                    "exactly one PANIC report and exit 255 (crash self-tests); bare: a kernel "
+                    "without its lab (make LAB=0) must reach 'smpmm: all CPUs online' "
+                    "(QEMU is stopped there)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds before QEMU is killed")
     ap.add_argument("--log", default=None, help="serial log file (default build/runs/NAME.log)")
     ap.add_argument("--name", default=None, help="label for this run")
@@ -684,18 +720,22 @@ def run_one(args, out=sys.stdout):
     if cmdline_problem(args):
         raise SystemExit(f"runner: {cmdline_problem(args)}")
     run = Run(args, out)
-    if args.console:
+    if args.console and args.expect != "bare":
         run.say(expected_time(args, read_history(args)))
     if not args.console:
         run.say(f"booting {args.name}: -M {args.machine} -smp {args.smp} -m {args.mem} "
                 f"{args.firmware} {args.accel} cmdline '{kernel_cmdline(args)}'")
     run.execute()
-    if args.expect == "panic":
-        problems = panic_verdict(run)
+    if args.expect in ("panic", "bare"):
+        problems = panic_verdict(run) if args.expect == "panic" else bare_verdict(run)
         for p in problems:
             run.say(f"ERROR {p}")
         if not problems:
-            run.say(f"ok: one panic report, exit {EXIT_PANIC}")
+            run.say(f"ok: one panic report, exit {EXIT_PANIC}" if args.expect == "panic" else
+                    f"ok: {run.bare_done}")
+        elif not args.console:
+            for line in run.lines[-15:]:
+                run.say(f"    | {line}")
         return int(not problems), int(bool(problems)), 0, problems, run
     # Under gdb the session ends when the user says so: report the KTAP seen, nothing more.
     problems = [] if args.gdb else verdict(run)
@@ -714,7 +754,8 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     passed, failed, skipped, problems, run = run_one(args)
     when = f", first test at {run.first_test_at:.1f}s" if run.first_test_at is not None else ""
-    print(f"{args.name}: QEMU exit {run.status} in {run.elapsed:.1f}s{when}; log {args.log}")
+    how = "stopped (the bare kernel idles)" if run.bare_done else f"exit {run.status}"
+    print(f"{args.name}: QEMU {how} in {run.elapsed:.1f}s{when}; log {args.log}")
     if args.console and not args.gdb and args.expect == "pass":
         print(times_line(run))
         save_history(run)

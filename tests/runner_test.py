@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of tests/runner.py's KTAP parser and verdicts on canned serial logs (no QEMU).
 
-Each test feeds a log shaped like what kernel/ktest.c prints, including the ways a run goes
+Each test feeds a log shaped like what tests/ktest/ktest.c prints, including the ways a run goes
 wrong (a failed case, a skip, output cut off by a hang or a panic, kernel noise between KTAP
 lines), and checks what the runner would conclude. `python3 tests/runner_test.py`.
 """
@@ -99,7 +99,7 @@ class KtapParserTest(unittest.TestCase):
 
 
 class FakeRun:
-    """Just enough of runner.Run for verdict() and panic_verdict()."""
+    """Just enough of runner.Run for verdict(), panic_verdict() and bare_verdict()."""
 
     def __init__(self, text, status, timed_out=False):
         self.args = runner.parse_args(["--timeout", "60"])
@@ -114,6 +114,7 @@ class FakeRun:
         self.crash = next((ln for ln in self.lines if runner.CRASH_RE.match(ln)), None)
         self.exit_line = next((int(m.group(1)) for m in map(runner.EXIT_LINE_RE.match,
                                                              self.lines) if m), None)
+        self.bare_done = next((ln for ln in self.lines if runner.BARE_DONE_RE.match(ln)), None)
 
 
 class VerdictTest(unittest.TestCase):
@@ -145,6 +146,25 @@ class VerdictTest(unittest.TestCase):
         two = "PANIC: cpu3: x\nPANIC: cpu4: y\nEXIT: STATUS=255\n"
         self.assertTrue(runner.panic_verdict(FakeRun(two, 255)))
         self.assertTrue(runner.panic_verdict(FakeRun(one, -9, timed_out=True)))
+
+
+    # --expect bare: the bare kernel's last line with every CPU passes (QEMU is stopped
+    # there, status -9); fewer CPUs than expected, no such line, or a crash do not.
+    def test_bare_verdict(self):
+        smp = "smp: 4 of 4 CPUs online, 900 ms from kernel entry\n"
+        done = "smpmm: all CPUs online (4); no lab built in, idling\n"
+        run = FakeRun(smp + done, -9)
+        run.args.expect_cpus = 4
+        self.assertEqual(runner.bare_verdict(run), [])
+        run.args.expect_cpus = 5
+        self.assertIn("4 CPUs online, expected 5", runner.bare_verdict(run))
+        short = FakeRun("smpmm: 3 of 4 CPUs online; no lab built in, idling\n", -9)
+        short.args.expect_cpus = -1
+        self.assertTrue(any("not every CPU" in p for p in runner.bare_verdict(short)))
+        hung = FakeRun(smp, -9, timed_out=True)
+        self.assertTrue(any("no 'smpmm: all CPUs online'" in p for p in runner.bare_verdict(hung)))
+        crashed = FakeRun("PANIC: cpu0: boom\n" + done, -9)
+        self.assertTrue(any(p.startswith("crash") for p in runner.bare_verdict(crashed)))
 
 
 class ClockTest(unittest.TestCase):

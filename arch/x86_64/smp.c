@@ -11,8 +11,6 @@
 #include "kernel/printk.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
-#include "kernel/ktest.h"
-#include "kernel/trap.h"
 #include <arch/paging.h>
 #include "cpu.h"
 #include "io.h"
@@ -35,7 +33,6 @@ extern const char tramp_gdt[], tramp_gdtr[], tramp_far32[], tramp_far64[], tramp
 extern const char tramp_lm64[], tramp_cr3[], tramp_efer[], tramp_entry[], tramp_kernel_cr3[];
 extern const char ap_entry64[];
 extern char bsp_stack_top[];
-extern u64 boot_tsc_start;
 
 /* Trampoline page tables: PML4[0] -> the first 2 MiB identity, upper half = kernel's. */
 static u64 tramp_pml4[512] __aligned(PAGE_SIZE);
@@ -81,7 +78,6 @@ void arch_early_cpu_init(void)
 	cpu_tables_load(0);
 	cpus[0].online = true;
 	nr_cpus = 1;
-	ktest_traps_wired = true;	/* trap.c hands exceptions in test cases to ktest */
 }
 
 /* ---- finding CPUs -------------------------------------------------------------------------- */
@@ -333,7 +329,6 @@ void arch_smp_init(void)
 		start_aps(n, &t_aps);
 	print_online(n, t_init, t_aps);
 	arch_irq_enable();
-	panic_selftest();
 }
 
 /* First C code of an AP, on its own stack, with the kernel page tables (trampoline.asm). */
@@ -349,6 +344,7 @@ void smp_ap_main(unsigned int cpu)
 		arch_halt_forever();	/* too late: the BSP gave up on us */
 	apic_init_cpu();
 	timer_start_cpu();
+	cpu_starting_hook(cpu);
 	WRITE_ONCE(c->online, true);
 	__atomic_store_n(&ap_state[cpu], AP_ONLINE, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&aps_online, 1, __ATOMIC_ACQ_REL);

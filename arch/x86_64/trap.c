@@ -1,13 +1,12 @@
 /*
  * Where every interrupt and exception lands (from isr.asm): device-like vectors (timer, IPIs)
- * are dispatched; an exception is either recovered (kernel/trap.h, then the test framework)
- * or becomes one panic report with all registers, the CPU number and a backtrace.
+ * are dispatched; an exception is either recovered (a kernel/trap.h recovery point armed on
+ * this CPU) or becomes one panic report with all registers, the CPU number and a backtrace.
  */
 #include "kernel/smp.h"
 #include "kernel/trap.h"
 #include "kernel/printk.h"
 #include "kernel/panic.h"
-#include "kernel/ktest.h"
 #include "cpu.h"
 
 static const char *const exception_names[32] = {
@@ -160,11 +159,6 @@ static void try_recover(struct trap_frame *f)
 		c->recovery = r->prev;
 		c->irq_depth = outer_depth;
 		arch_longjmp(&r->jb, 1);
-	}
-	if (outer_depth == 0) {	/* thread context: the test framework may take it */
-		c->irq_depth = 0;
-		ktest_trap_recover((unsigned int)f->vector, f->rip);
-		c->irq_depth = 1;
 	}
 }
 

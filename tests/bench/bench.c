@@ -1,5 +1,5 @@
-/* The benchmark registry and the BENCH output lines (kernel/bench.h). */
-#include "kernel/bench.h"
+/* The benchmark registry and the BENCH output lines (tests/bench/bench.h). */
+#include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"

@@ -2,10 +2,10 @@
  * Built-in benchmarks: registered like tests, selected with `bench=name,name` (or `all`),
  * run after the tests. Each prints readable lines and one machine-readable line per figure:
  *   BENCH {"bench":"gup","metric":"get_us","value":123.0,"samples":[...],"higher":false,...}
- * which tests/bench/bench.py collects. Not the test framework (kernel/ktest.h).
+ * which tests/bench/bench.py collects. Not the test framework (tests/ktest/ktest.h).
  */
-#ifndef KERNEL_BENCH_H
-#define KERNEL_BENCH_H
+#ifndef BENCH_BENCH_H
+#define BENCH_BENCH_H
 
 #include "kernel/compiler.h"
 

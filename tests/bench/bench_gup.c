@@ -1,28 +1,21 @@
 /*
- * Kernel side of pinning: the `gup.has_pinned=` option and `bench=gup`, the gup_test
- * benchmark (Linux's tools/testing/selftests/mm/gup_test.c) on all CPUs at once, in both
- * has-pinned modes, printing the selftest's per-thread lines and the mean with relative
- * stddev, as in the message of Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in
- * SMP"): "Old kernel: 477729.97 (+- 3.79%)".
+ * `bench=gup`: the gup_test benchmark (Linux's tools/testing/selftests/mm/gup_test.c; its core
+ * is tests/lab/gup_test.c) on all CPUs at once, in both has-pinned modes (`gup.has_pinned=`,
+ * mm/gup.c), printing the selftest's per-thread lines and the mean with relative stddev, as
+ * in the message of Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP"):
+ * "Old kernel: 477729.97 (+- 3.79%)".
  */
-#include "kernel/bench.h"
+#include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "kernel/timer.h"
 #include "kernel/string.h"
 #include "mm/mm.h"
-#include "mm/gup_test.h"
+#include "tests/lab/gup_test.h"
 
 #define GUP_BENCH_BASE (1ull << 32)	/* where the test range is mapped */
 #define GUP_BENCH_MAX_REPEATS 16
-
-static int set_has_pinned(const char *val)
-{
-	return val ? gup_set_has_pinned_mode(val) : -1;
-}
-CMDLINE_FUNC("gup.has_pinned", set_has_pinned,
-	     "once|always: write the has-pinned flag only if unset (Linux 292648ac5cf1), or on every pin call");
 
 static char gup_cmd[4] = "a";
 static unsigned int gup_size_mb = 128, gup_threads, gup_nr = 1, gup_repeats = 1;

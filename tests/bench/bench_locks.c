@@ -6,7 +6,7 @@
  * The interesting column is 40 vCPUs on 2 host cores: a FIFO lock (ticket) must hand the
  * lock to the one waiter whose turn it is, even when the host is not running that vCPU.
  */
-#include "kernel/bench.h"
+#include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"

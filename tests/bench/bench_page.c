@@ -5,13 +5,13 @@
  * CPUs are idle. Under QEMU -icount shift=0 one guest instruction is one nanosecond, so the
  * ns figures are instruction counts (tests/bench/bench.py labels them).
  */
-#include "kernel/bench.h"
+#include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "kernel/timer.h"
 #include "mm/mm.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 
 #define SCALING_HELD 8		/* pages each CPU holds between its allocs and frees */
 

@@ -3,13 +3,13 @@
  * on and off, and single-CPU cycles per pair per locking model and through the buddy lists
  * alone. Poisoning off while measuring; CONFIG_DEBUG_VM checks stay as built.
  */
-#include "kernel/bench.h"
+#include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "kernel/timer.h"
 #include "kernel/string.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 
 static unsigned int bench_pairs = 20000;
 CMDLINE_UINT("pcp.bench_pairs", bench_pairs, "bench=pcp: alloc+free pairs per CPU per run");

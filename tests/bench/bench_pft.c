@@ -7,7 +7,7 @@
  * Repeated pft.iterations times per point, per PCP locking model; tests/bench summarises
  * them as mmtests does (harmonic mean, stddev, CoeffVar) and compares the models.
  */
-#include "kernel/bench.h"
+#include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/memblock.h"
 #include "mm/gup.h"
 #include "kernel/bootinfo.h"

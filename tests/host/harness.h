@@ -6,8 +6,9 @@
 #ifndef HOST_HARNESS_H
 #define HOST_HARNESS_H
 
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/memblock.h"
+#include "kernel/printk.h"
 #include "kernel/bootinfo.h"
 #include "tests/host/shim/shim.h"
 

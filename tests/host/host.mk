@@ -8,7 +8,7 @@ HOST_BUILD := $(BUILD)/host
 # through gup.c, which needs vm.c; fail_page_alloc.c's boot options parse with cmdline.c).
 HOST_MM_SRC := $(wildcard mm/*.c)
 HOST_SRC   := $(HOST_MM_SRC) kernel/spinlock.c kernel/cmdline.c tests/host/harness.c \
-	tests/host/bench_host.c \
+	tests/host/bench_host.c tests/lab/gup_test.c \
 	$(wildcard tests/host/test_*.c) \
 	$(wildcard tests/host/shim/*.c)
 HOST_CFLAGS := \

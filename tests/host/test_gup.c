@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "tests/host/harness.h"
 #include "mm/gup.h"
-#include "mm/gup_test.h"
+#include "tests/lab/gup_test.h"
 
 #define BASE (1ull << 32)
 #define GUP_TEST_CPUS 8

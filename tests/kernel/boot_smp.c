@@ -4,7 +4,7 @@
  * takes timer interrupts. (A CPU exception inside a test is covered by the ktest suite.)
  * The runner passes `expect_cpus=N` with N = QEMU's -smp.
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/cmdline.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"

@@ -2,7 +2,7 @@
  * Tests of the command-line parser (kernel/cmdline.c) on a private option table: splitting,
  * values of each type, errors, and the last-word-wins rule. The boot registry is not touched.
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/cmdline.h"
 #include "kernel/string.h"
 

@@ -4,14 +4,14 @@
  * allocations failed on purpose, each checking that nothing is lost: the exact free page
  * count, mm_verify(), balanced pins, and that failures were actually injected.
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/fail_page_alloc.h"
 #include "mm/gup.h"
-#include "mm/gup_test.h"
+#include "tests/lab/gup_test.h"
 
 #define BASE (1ull << 32)
 #define ATTEMPTS 2048

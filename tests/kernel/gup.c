@@ -2,7 +2,7 @@
  * KTAP suite `gup`: pin counting, the has-pinned flag, partial pins, FOLL_LONGTERM migration,
  * unmapping while other CPUs walk, large-page pin counts. Each case builds its own mm.
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"

@@ -1,10 +1,12 @@
 /*
- * Tests of the test framework itself (kernel/ktest*.c): the filter, the seeded random numbers,
+ * Tests of the test framework itself (tests/ktest/): the filter, the seeded random numbers,
  * and that failures, aborts, skips and CPU exceptions inside a case are recorded as such.
  * Cases that must fail run nested (ktest_run_nested), so this suite itself stays green.
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
+#include "kernel/smp.h"
 #include "kernel/string.h"
+#include "kernel/trap.h"
 
 /* Globs: '*' spans any run (also empty), '?' exactly one character. */
 static void ktest_glob_star_question(struct ktest *t)
@@ -84,6 +86,17 @@ static void nested_invalid_opcode(struct ktest *t)
 	__builtin_trap();
 }
 
+/* An assertion fails inside a recovery point the case armed and so never ends. */
+static void nested_assert_in_recovery_region(struct ktest *t)
+{
+	struct trap_recovery r;
+
+	if (trap_recover_begin(&r)) {
+		KT_ASSERT_TRUE(t, false);
+		trap_recover_end(&r);
+	}
+}
+
 /* Failed expectations fail the case but let it run to the end. */
 static void ktest_expect_failure_recorded(struct ktest *t)
 {
@@ -127,8 +140,6 @@ static void ktest_exception_page_fault_fails_case(struct ktest *t)
 	static const struct ktest_case c = KTEST_CASE(nested_page_fault);
 	struct ktest out;
 
-	if (!ktest_traps_wired)
-		KT_SKIP(t, "the exception handlers do not call ktest_trap_recover() yet");
 	ktest_run_nested(t, &c, &out);
 	KT_EXPECT_EQ(t, out.status, KTEST_FAIL);
 	KT_EXPECT_TRUE(t, out.trapped);
@@ -142,12 +153,32 @@ static void ktest_exception_invalid_opcode_fails_case(struct ktest *t)
 	static const struct ktest_case c = KTEST_CASE(nested_invalid_opcode);
 	struct ktest out;
 
-	if (!ktest_traps_wired)
-		KT_SKIP(t, "the exception handlers do not call ktest_trap_recover() yet");
 	ktest_run_nested(t, &c, &out);
 	KT_EXPECT_EQ(t, out.status, KTEST_FAIL);
 	KT_EXPECT_TRUE(t, out.trapped);
 	KT_EXPECT_EQ(t, out.trap_vector, 6u);
+}
+
+/*
+ * A case that aborts inside its own trap_recover_begin() region leaves that point, in a dead
+ * frame, on this CPU's recovery chain: ktest puts the chain back as it was (else the next
+ * fault outside any newer point would jump into the dead frame), and faults in later cases
+ * are still caught.
+ */
+static void ktest_abort_in_recovery_region_disarmed(struct ktest *t)
+{
+	static const struct ktest_case aborts = KTEST_CASE(nested_assert_in_recovery_region);
+	static const struct ktest_case faults = KTEST_CASE(nested_page_fault);
+	struct trap_recovery *before = this_cpu()->recovery;
+	struct ktest out;
+
+	KT_ASSERT_NOT_NULL(t, before);	/* ktest's own point around this case */
+	ktest_run_nested(t, &aborts, &out);
+	KT_EXPECT_EQ(t, out.status, KTEST_FAIL);
+	KT_EXPECT_PTR_EQ(t, this_cpu()->recovery, before);
+	ktest_run_nested(t, &faults, &out);
+	KT_EXPECT_TRUE(t, out.trapped);
+	KT_EXPECT_EQ(t, out.trap_vector, 14u);
 }
 
 static const struct ktest_case ktest_cases[] = {
@@ -159,5 +190,6 @@ static const struct ktest_case ktest_cases[] = {
 	KTEST_CASE(ktest_skip_recorded),
 	KTEST_CASE(ktest_exception_page_fault_fails_case),
 	KTEST_CASE(ktest_exception_invalid_opcode_fails_case),
+	KTEST_CASE(ktest_abort_in_recovery_region_disarmed),
 };
 KTEST_SUITE(ktest, ktest_cases);

@@ -3,10 +3,10 @@
  * (-m 128M, 2G, 6G give one, two, three zones) and on private instances over memory taken
  * from it. More detailed versions of each behaviour: tests/host/test_buddy.c.
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/bootinfo.h"
 #include "kernel/string.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/memblock.h"
 
 /* Everything, ignoring watermarks; may drain every CPU's lists when it runs out. */

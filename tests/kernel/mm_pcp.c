@@ -3,12 +3,12 @@
  * model: stress with timer-interrupt allocations, IRQ re-entry, remote drains, batch/high
  * rules, exhaustion with drain-and-retry. Host versions: tests/host/test_pcp.c.
  */
-#include "kernel/ktest.h"
-#include "kernel/bench.h"
+#include "tests/ktest/ktest.h"
+#include "tests/bench/bench.h"
 #include "kernel/smp.h"
 #include "kernel/timer.h"
 #include "kernel/string.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/memblock.h"
 #include "kernel/bootinfo.h"
 

@@ -3,7 +3,7 @@
  * under a trap recovery point and expects the page fault it must cause (x86: vector 14, with
  * error-code bits P=1 present/protection, W=2 write, I=16 instruction fetch).
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/trap.h"
 #include "kernel/arch.h"
 #include <arch/paging.h>

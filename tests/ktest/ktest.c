@@ -1,8 +1,8 @@
 /*
  * ktest runner: selects cases with the `test=` filter, runs them one at a time on the calling
  * CPU, prints KTAP version 1, and exits QEMU with a pass/fail status (ktest_finish). The checks
- * (KT_EXPECT_*) with their messages, and the filter, are in kernel/ktest_check.c; suites are
- * in tests/kernel/.
+ * (KT_EXPECT_*) with their messages, and the filter, are in tests/ktest/ktest_check.c; suites
+ * are in tests/kernel/.
  *
  * Output, as `kunit.py parse` expects it (suites are subtests, indented two spaces):
  *
@@ -23,13 +23,14 @@
  *	# ktest: 1 passed, 1 failed, 1 skipped
  *	EXIT: STATUS=35
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/arch.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
+#include "kernel/trap.h"
 #include <arch/console.h>
 #include "mm/fail_page_alloc.h"
 
@@ -60,16 +61,6 @@ static int set_seed(const char *val)
 	ktest_seed_given = true;
 	return 0;
 }
-
-u64 ktest_run_seed(void)
-{
-	return ktest_seed;
-}
-
-/* The case running on ktest_cpu, if any: where traps and KT_ASSERT send control back to. */
-static struct ktest *ktest_current;
-bool ktest_traps_wired;
-static unsigned int ktest_cpu;
 
 struct ktest_totals {
 	unsigned int passed, failed, skipped;
@@ -136,42 +127,68 @@ static void ktest_init_case(struct ktest *t, const char *suite, const struct kte
 	t->depth = depth;
 }
 
+/* The case itself, after the suite's init hook (which fails the case if it fails). */
+static void ktest_exec_body(struct ktest *t, const struct ktest_suite *s,
+			    const struct ktest_case *c)
+{
+	if (s && s->init && s->init(t))
+		KT_FAIL(t, "suite init failed");
+	else
+		c->run(t);
+}
+
 /*
- * Run c under a recovery point: KT_ASSERT, KT_SKIP and a CPU exception all come back here
- * through __builtin_longjmp (ktest_abort, ktest_trap_recover). The suite's exit hook runs
- * either way. Interrupts are put back as they were, since an exception entry disables them,
- * and so is this CPU's kernel/trap.h recovery chain, which an abort from inside a
- * trap_recover_begin() region would otherwise leave pointing into a dead stack frame.
+ * After the case: put this CPU's recovery chain back to what it was before (armed). An abort
+ * (KT_ASSERT, KT_SKIP) leaves our own point trap on it, which is expected; a point the case
+ * armed and never ended is a bug in the case, and said so.
+ */
+static void ktest_disarm(struct ktest *t, struct trap_recovery *trap, struct trap_recovery *armed)
+{
+	struct trap_recovery *now = this_cpu()->recovery;
+
+	if (now == armed)
+		return;
+	if (now != trap)
+		ktest_printf(t, "the case ended inside a trap_recover_begin() region: disarmed");
+	WRITE_ONCE(this_cpu()->recovery, armed);
+}
+
+/*
+ * Run c with two ways back here: KT_ASSERT and KT_SKIP jump to jmp (__builtin_longjmp, from
+ * ktest_abort and ktest_skip), and a CPU exception inside the case is caught by a kernel/trap.h
+ * recovery point armed around it, which ends the case as failed (nothing is printed from the
+ * trap: the fault may have happened inside printk). The suite's exit hook runs either way.
+ * Interrupts are put back as they were, since an exception entry disables them, and so is
+ * this CPU's recovery chain (ktest_disarm).
  */
 static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struct ktest_case *c)
 {
 	void *jmp[5];
-	struct ktest *outer = ktest_current;
+	struct trap_recovery trap;
 	struct trap_recovery *armed = this_cpu()->recovery;
 	unsigned long flags = arch_irq_save();
 
 	arch_irq_restore(flags);
 	t->abort_ctx = jmp;
-	ktest_current = t;
-	ktest_cpu = arch_cpu_id();
 	if (__builtin_setjmp(jmp) == 0) {
-		if (s && s->init && s->init(t))
-			KT_FAIL(t, "suite init failed");
-		else
-			c->run(t);
+		if (trap_recover_begin(&trap)) {
+			ktest_exec_body(t, s, c);
+			trap_recover_end(&trap);
+		} else {
+			t->trapped = true;
+			t->trap_vector = trap.vector;
+			t->trap_ip = trap.ip;
+			t->status = KTEST_FAIL;
+		}
 	}
 	arch_irq_disable();
 	arch_irq_restore(flags);
-	if (this_cpu()->recovery != armed) {
-		ktest_printf(t, "the case ended inside a trap_recover_begin() region: disarmed");
-		WRITE_ONCE(this_cpu()->recovery, armed);
-	}
+	ktest_disarm(t, &trap, armed);
 	if (t->trapped)
 		ktest_printf(t, "EXCEPTION: vector %llu at ip 0x%llx ended the case",
 			     (unsigned long long)t->trap_vector, (unsigned long long)t->trap_ip);
 	if (s && s->exit)
 		s->exit(t);
-	ktest_current = outer;
 	t->abort_ctx = NULL;
 }
 
@@ -191,25 +208,6 @@ __noreturn void ktest_skip(struct ktest *t, const char *fmt, ...)
 	va_end(ap);
 	if (t->status == KTEST_PASS)
 		t->status = KTEST_SKIP;
-	__builtin_longjmp(t->abort_ctx, 1);
-}
-
-/*
- * Called by the exception handler before it would panic. If this CPU is running a case, the
- * case is marked failed and resumed at its recovery point (this call does not return);
- * otherwise it returns false and the handler goes on to panic. Prints nothing: the fault may
- * have happened inside printk.
- */
-bool ktest_trap_recover(unsigned int vector, u64 ip)
-{
-	struct ktest *t = READ_ONCE(ktest_current);
-
-	if (!t || !t->abort_ctx || ktest_cpu != arch_cpu_id())
-		return false;
-	t->trapped = true;
-	t->trap_vector = vector;
-	t->trap_ip = ip;
-	t->status = KTEST_FAIL;
 	__builtin_longjmp(t->abort_ctx, 1);
 }
 
@@ -344,8 +342,6 @@ static bool run_suite(const struct ktest_suite *s, unsigned int number, struct k
 	printk("%s %u %s\n", count[KTEST_FAIL] ? "not ok" : "ok", number, s->name);
 	return count[KTEST_FAIL] == 0;
 }
-
-extern u64 boot_tsc_start;	/* kernel/main.c: TSC at kmain entry */
 
 /*
  * The kernel's idea of time since kmain, at the start and the end of the tests. The runner

@@ -18,14 +18,14 @@
  *
  * Each case is "suite.case" for the command-line filter: `test=boot.*,mm_*,-mm_pcp.slow_*`.
  * KT_EXPECT_* record a failure and go on; KT_ASSERT_* record it and end the case at once;
- * KT_SKIP ends the case as skipped. A CPU exception inside a case (the exception handler
- * calls ktest_trap_recover) ends that case as failed and the run goes on; a case still
- * running after `ktest.timeout=` seconds ends the run as failed, named. ktest_rand() numbers
+ * KT_SKIP ends the case as skipped. A CPU exception inside a case (caught by a kernel/trap.h
+ * recovery point armed around each case) ends that case as failed and the run goes on; a
+ * case still running after `ktest.timeout=` seconds ends the run as failed, named. ktest_rand() numbers
  * repeat with the printed `seed=`. Each case restarts fail_page_alloc's random decisions from
  * its own name (mm/fail_page_alloc.h), so `fail_page_alloc.seed=` repeats a case run alone.
  */
-#ifndef KERNEL_KTEST_H
-#define KERNEL_KTEST_H
+#ifndef KTEST_KTEST_H
+#define KTEST_KTEST_H
 
 #include "kernel/compiler.h"
 
@@ -47,7 +47,7 @@ struct ktest {
 	u64 rng;			/* ktest_rand() state, starts at seed */
 	void *priv;			/* free for the suite's init/exit and its cases */
 	int depth;			/* 0: a top-level case; 1: run by ktest_run_nested() */
-	void *abort_ctx;		/* ktest.c private: where KT_ASSERT/KT_SKIP/traps return to */
+	void *abort_ctx;		/* ktest.c private: where KT_ASSERT/KT_SKIP return to */
 	char skip_reason[96];
 };
 
@@ -119,17 +119,6 @@ bool ktest_glob(const char *pattern, size_t pattern_len, const char *s);
 u64 ktest_rand(struct ktest *t);
 /* Uniform in [0, n), n > 0. */
 u64 ktest_rand_below(struct ktest *t, u64 n);
-/* The run seed (`seed=` or the TSC at boot). */
-u64 ktest_run_seed(void);
-
-/*
- * For the arch exception handler, before it panics: if this CPU is running a case, mark the
- * case failed and resume at its recovery point (does not return); otherwise return false.
- */
-bool ktest_trap_recover(unsigned int vector, u64 ip);
-/* Set by the arch once its exception handlers call ktest_trap_recover(); until then the
- * tests that fault on purpose skip instead of crashing the run. */
-extern bool ktest_traps_wired;
 
 /* ---- checks: the macros below call these; they return true when the check held ------- */
 

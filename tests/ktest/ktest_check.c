@@ -1,9 +1,9 @@
 /*
  * ktest checks and the `test=` filter: what KT_EXPECT_* / KT_ASSERT_* evaluate and print, and
  * which "suite.case" names a filter selects. The filter and glob are pure functions.
- * Running cases and the KTAP stream are in kernel/ktest.c.
+ * Running cases and the KTAP stream are in tests/ktest/ktest.c.
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"
 

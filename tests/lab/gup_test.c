@@ -2,7 +2,7 @@
  * gup_test: times get/pin calls over a range, checks the result untimed, times the release.
  * A faithful copy of the kernel side of Linux's gup_test ioctl, without the ioctl.
  */
-#include "mm/gup_test.h"
+#include "tests/lab/gup_test.h"
 
 const char *gup_test_cmd_name(enum gup_test_cmd cmd)
 {

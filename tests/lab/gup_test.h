@@ -1,10 +1,11 @@
 /*
  * The gup_test benchmark core (Linux's mm/gup_test.c): one thread's timed get/pin loop over a
- * range, an untimed check of the pin state, then the timed release loop. Threads, timing
- * units and printing belong to the caller (kernel: kernel/gup_bench.c; host: tests/host).
+ * range, an untimed check of the pin state, then the timed release loop, through the public
+ * gup API only. Threads, timing units and printing belong to the caller (kernel:
+ * tests/bench/bench_gup.c; host: tests/host/test_gup.c).
  */
-#ifndef MM_GUP_TEST_H
-#define MM_GUP_TEST_H
+#ifndef LAB_GUP_TEST_H
+#define LAB_GUP_TEST_H
 
 #include "mm/gup.h"
 

@@ -4,11 +4,14 @@
  * `drain` and `stress` reach other CPUs with cross-CPU calls. Not a general shell.
  * Commands and words are case-insensitive. Bad input gets one line saying what was wrong and
  * what is allowed, then the usage line; nothing is run.
+ * Lab code, not kernel code: it starts benchmarks (`bench`), switches the allocator's models
+ * the way tests do, reads per-CPU list counters through mm/mm_test.h, and leaves QEMU with
+ * the test framework's exit status; a bare kernel (`make LAB=0`) has no monitor.
  */
-#include "kernel/monitor.h"
-#include "kernel/bench.h"
+#include "tests/lab/monitor.h"
+#include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
@@ -16,7 +19,7 @@
 #include <stdarg.h>
 #include <arch/console.h>
 #include "mm/mm.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/gup.h"
 #include "mm/fail_page_alloc.h"
 

@@ -1,6 +1,6 @@
-/* The live serial monitor (kernel/monitor.c). */
-#ifndef KERNEL_MONITOR_H
-#define KERNEL_MONITOR_H
+/* The live serial monitor (tests/lab/monitor.c). */
+#ifndef LAB_MONITOR_H
+#define LAB_MONITOR_H
 
 #include "kernel/compiler.h"
 

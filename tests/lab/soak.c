@@ -6,13 +6,12 @@
  * mm_verify() run. A final line says how many operations ran and whether any page was lost.
  */
 #include "kernel/cmdline.h"
-#include "kernel/ktest.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"
-#include "kernel/soak.h"
+#include "tests/lab/soak.h"
 #include "kernel/timer.h"
 #include "mm/mm.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/gup.h"
 #include "mm/fail_page_alloc.h"
 

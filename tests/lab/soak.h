@@ -1,6 +1,6 @@
-/* The soak test (kernel/soak.c), run by kmain after the tests when `soak=SECONDS` is given. */
-#ifndef KERNEL_SOAK_H
-#define KERNEL_SOAK_H
+/* The soak test (tests/lab/soak.c): run by lab_main() after the tests when `soak=SECONDS`. */
+#ifndef LAB_SOAK_H
+#define LAB_SOAK_H
 
 #include "kernel/compiler.h"
 

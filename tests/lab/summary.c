@@ -5,9 +5,9 @@
  */
 #include "kernel/printk.h"
 #include "kernel/smp.h"
-#include "kernel/summary.h"
+#include "tests/lab/summary.h"
 #include "mm/mm.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/gup.h"
 #include "mm/fail_page_alloc.h"
 

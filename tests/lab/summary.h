@@ -1,6 +1,6 @@
-/* The end-of-run summary (kernel/summary.c). */
-#ifndef KERNEL_SUMMARY_H
-#define KERNEL_SUMMARY_H
+/* The end-of-run summary (tests/lab/summary.c). */
+#ifndef LAB_SUMMARY_H
+#define LAB_SUMMARY_H
 
 #include "kernel/compiler.h"
 

@@ -1,0 +1,34 @@
+/*
+ * The white-box window into mm/: what the lab (tests/) may reach inside the page allocator
+ * beyond the API of mm/mm.h, as Linux exposes internals to KUnit with VISIBLE_IF_KUNIT.
+ * Declared here and nowhere else; only tests/ includes this file (and mm/internal.h, so that
+ * the definitions are checked against these declarations). Not an API: nothing in boot/,
+ * arch/ or kernel/ may use it (tests/check_boundary.py).
+ */
+#ifndef MM_MM_TEST_H
+#define MM_MM_TEST_H
+
+#include "mm/mm.h"
+
+/* ---- pcp.c: per-CPU list sizing, as Linux's zone_batchsize()/zone_highsize() ---- */
+
+int zone_batchsize(const struct zone *zone);
+int zone_highsize(const struct zone *zone, int batch, unsigned int nr_cpus);
+
+/* Hold this CPU's pcp of zone as a fast path does (NULL if busy), to race it in tests. */
+struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags);
+void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, unsigned long flags);
+
+/* ---- pcp.c: counters, read racily (the summary, the soak, the monitor, tests) ---- */
+
+/* Pages on the per-CPU lists of zone, all CPUs. */
+unsigned long zone_pcp_count(struct zone *zone);
+/* Sum of the pcp event counters of one CPU (cpu >= 0) or all CPUs (cpu < 0). */
+void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum);
+
+/* ---- mm_init.c ---- */
+
+/* Floor of the square root (min_free_kbytes = sqrt(lowmem KiB * 16), as Linux). */
+unsigned long int_sqrt(unsigned long x);
+
+#endif
