@@ -59,6 +59,13 @@ typedef int64_t s64;
 /* One load or store the compiler may not tear, merge or repeat. */
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+/*
+ * Fields that one CPU writes under a lock while another reads them without it (racy peeks
+ * that tolerate stale values: free counts, pcp counts, page flags during pageblock scans).
+ * Relaxed atomics: the same instructions as plain accesses on x86, but not a data race.
+ */
+#define READ_RACY(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_RACY(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define container_of(ptr, type, member) \

@@ -10,14 +10,6 @@
 #include "kernel/panic.h"
 #include "kernel/printk.h"
 
-/*
- * Fields that one CPU writes under a lock while another reads them without it (racy peeks
- * that tolerate stale values: free counts, pcp counts, page flags during pageblock scans).
- * Relaxed atomics: the same instructions as plain accesses on x86, but not a data race.
- */
-#define READ_RACY(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define WRITE_RACY(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-
 static inline u8 page_flags(const struct page *page)
 {
 	return READ_RACY(page->flags);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Linux side of `make bench-linux`: the same alloc+free patterns as smpmm's bench=scaling and
- * bench=page (kernel/bench_page.c), run on Debian's Linux and printed as the same BENCH lines,
+ * bench=page (tests/bench/bench_page.c), run on Debian's Linux and printed as the same BENCH lines,
  * plus a debugfs ioctl that pins a user range the way gup_test does (tests/bench/linux/gup_pin.c
  * drives it). A test module for a throw-away VM, not something to load on a real machine.
  */
@@ -58,7 +58,7 @@ static bool selected(const char *name)
 	return false;
 }
 
-/* One BENCH line, the format kernel/bench.c prints: values in thousandths. */
+/* One BENCH line, the format tests/bench/bench.c prints: values in thousandths. */
 static void emit(const char *bench, const char *metric, const char *unit, bool higher,
 		 const u64 *milli, unsigned int n, const char *extra)
 {
