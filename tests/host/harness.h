@@ -65,6 +65,13 @@ void free_all(struct page **pages, unsigned long n, unsigned int order);
 /* Run fn(arg_i) on n threads that act as CPUs 0..n-1, and wait for all. */
 void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_size);
 
+/* tests/host/preempt.c: host_preempt_arm(ns) stops this CPU thread ns from now, wherever
+ * it is, until *progress changes (the others made a step) or 0.2 ms pass, as a descheduled
+ * vCPU. Between start and stop, which returns how many stops there were. */
+void host_preempt_start(const u64 *progress);
+void host_preempt_arm(unsigned long delay_ns);
+unsigned long host_preempt_stop(void);
+
 extern const struct host_test memblock_tests[], buddy_tests[], concurrent_tests[],
 	pcp_tests[], gup_tests[], fail_page_alloc_tests[];
 /* tests/host/bench_host.c: order-0 pair microbenchmark (mmtest --bench buddy|pcp [pairs]). */

@@ -9,6 +9,7 @@ HOST_BUILD := $(BUILD)/host
 HOST_MM_SRC := $(wildcard mm/*.c)
 HOST_SRC   := $(HOST_MM_SRC) kernel/spinlock.c kernel/cmdline.c tests/host/harness.c \
 	tests/host/bench_host.c tests/lab/gup_test.c \
+	tests/host/preempt.c \
 	$(wildcard tests/host/test_*.c) \
 	$(wildcard tests/host/shim/*.c)
 HOST_CFLAGS := \

@@ -434,6 +434,69 @@ static void mm_verify_detects_corruption(void)
 	test_node_destroy(pgdat);
 }
 
+/*
+ * A free page that is in use (a stale user took a reference after freeing it) is reported
+ * when an allocation takes it off a free list, and then discarded, never handed out: the
+ * allocation gets another page. Here the page sits at the head of this CPU's order-0 list.
+ * When the stale user drops its reference the page comes back and nothing is lost.
+ */
+static void alloc_pages_discards_free_page_in_use_pcp(void)
+{
+	struct pglist_data *pgdat = small_node();
+	struct page *stale, *got;
+	unsigned long free;
+
+	ASSERT(pgdat);
+	free = node_free_pages(pgdat);
+	stale = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	ASSERT(stale);
+	__free_pages(stale, 0);			/* head of this CPU's list (LIFO) */
+	ASSERT(PagePcp(stale));
+	__atomic_store_n(&stale->refcount, 1, __ATOMIC_RELAXED);	/* the stale user */
+	got = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	EXPECT(got && got != stale);
+	EXPECT_EQ(pgdat->bad_pages, 1);
+	EXPECT(host_console_contains("free page in use"));
+	EXPECT(!PagePcp(stale) && page_count(stale) == 1);
+	__free_pages(got, 0);
+	if (got != stale)
+		put_page(stale);		/* the stale user lets go */
+	EXPECT_EQ(node_free_pages(pgdat), free);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+/* The same from the buddy lists: the free order-4 buddy of an order-4 allocation (no
+ * per-CPU list for that order) is in use; the next order-4 allocation skips it. */
+static void alloc_pages_discards_free_page_in_use_buddy(void)
+{
+	struct pglist_data *pgdat = small_node();
+	struct page *first, *stale, *got;
+	struct zone *zone;
+	unsigned long free;
+
+	ASSERT(pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	free = node_free_pages(pgdat);
+	first = alloc_pages_node(pgdat, GFP_KERNEL, 4);	/* the split leaves its buddy free */
+	ASSERT(first);
+	stale = list_first_entry(&zone->free_area[4].free_list[MIGRATE_UNMOVABLE], struct page,
+				 lru);
+	ASSERT(stale->pfn == (first->pfn ^ 16));	/* the head is the buddy: taken next */
+	__atomic_store_n(&stale->refcount, 1, __ATOMIC_RELAXED);	/* the stale user */
+	got = alloc_pages_node(pgdat, GFP_KERNEL, 4);
+	EXPECT(got && got != stale);
+	EXPECT_EQ(pgdat->bad_pages, 1);
+	EXPECT(!PageBuddy(stale) && page_count(stale) == 1);
+	__free_pages(got, 4);
+	__free_pages(first, 4);
+	if (got != stale)
+		put_page(stale);		/* the stale user lets go */
+	EXPECT_EQ(node_free_pages(pgdat), free);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
 /* Orders above MAX_ORDER fail cleanly (NULL, a message), never split garbage. */
 static void alloc_pages_order_too_big(void)
 {
@@ -522,6 +585,10 @@ const struct host_test buddy_tests[] = {
 	{ "free_pages_wrong_order_reported", free_pages_wrong_order_reported, false },
 	{ "free_pages_reserved_page_reported", free_pages_reserved_page_reported, false },
 	{ "alloc_pages_poison_catches_use_after_free", alloc_pages_poison_catches_use_after_free, false },
+	{ "alloc_pages_discards_free_page_in_use_pcp", alloc_pages_discards_free_page_in_use_pcp,
+	  false },
+	{ "alloc_pages_discards_free_page_in_use_buddy",
+	  alloc_pages_discards_free_page_in_use_buddy, false },
 	{ "put_page_frees_on_last_reference", put_page_frees_on_last_reference, false },
 	{ "mm_verify_detects_corruption", mm_verify_detects_corruption, false },
 	{ "alloc_pages_order_too_big", alloc_pages_order_too_big, false },

@@ -454,6 +454,107 @@ static void pcp_irq_reentry_all_models(void)
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
 }
 
+/* ---- an allocation in interrupt context on an exhausted node ---- */
+
+struct irq_alloc {
+	struct pglist_data *pgdat;
+	int ran;			/* the handler ran */
+	bool ran_while_held;		/* ... with this CPU's pcp lock held */
+	struct page *got;		/* what its GFP_ATOMIC allocation returned */
+	u64 drains;			/* drain-and-retry rounds during the handler */
+	bool panicked;			/* the handler panicked (caught) */
+};
+
+/* The "timer interrupt": one GFP_ATOMIC allocation from the exhausted node. */
+static void irq_alloc_handler(void *p)
+{
+	struct irq_alloc *x = p;
+	u64 before = x->pgdat->drain_retries;
+
+	x->ran_while_held = spin_is_held_by_me(&this_pcp(x->pgdat)->lock);
+	x->got = alloc_pages_node(x->pgdat, GFP_ATOMIC | __GFP_NOWARN, 0);
+	x->drains = x->pgdat->drain_retries - before;
+	x->ran++;
+}
+
+/*
+ * The interleaving of the interrupt-context drain deadlock, for reuse (e.g. by a lock
+ * validator): x->pgdat is exhausted and pages[0..n) are order-0 blocks of it. This CPU frees
+ * them until its pcp reaches high; before the free that spills, an interrupt is raised. The
+ * shim takes it at the first interrupts-on poll: in the trylock model the irq-restore after
+ * free_pcppages_bulk() drops zone->lock, inside free_unref_page() with this CPU's pcp lock
+ * held; in the other models pcp_unlock(). The handler allocates GFP_ATOMIC. dffc0ff drains
+ * there and panics "spinlock recursion" (trylock); the panic is caught into x->panicked.
+ * Returns how many of pages[] were freed.
+ */
+static void free_with_irq_pending(struct irq_alloc *x, struct page *page)
+{
+	jmp_buf jb;
+
+	host_irq_raise(irq_alloc_handler, x);
+	if (!setjmp(jb)) {
+		host_panic_jmp = &jb;
+		__free_pages(page, 0);
+	} else {
+		x->panicked = true;
+		host_irqs_off = 0;
+	}
+	host_panic_jmp = NULL;
+}
+
+static unsigned long pcp_irq_alloc_during_spill(struct irq_alloc *x, struct page **pages,
+						 unsigned long n)
+{
+	struct per_cpu_pages *pcp = this_pcp(x->pgdat);
+	unsigned long i = 0;
+
+	while (i + 1 < n && pcp->count + 1 < READ_RACY(pcp->high))
+		__free_pages(pages[i++], 0);
+	free_with_irq_pending(x, pages[i]);	/* count reaches high: spill */
+	return i + 1;
+}
+
+/*
+ * Every model: an interrupt allocates GFP_ATOMIC from an exhausted node while the code it
+ * interrupted is freeing a page on the same CPU. The allocation may fail (NULL) or succeed,
+ * but must not drain (Linux drains only in direct reclaim, which GFP_ATOMIC never enters):
+ * with trylock the drain would spin on the lock its own CPU holds. Afterwards every page is
+ * back and mm_verify() passes.
+ */
+static void pcp_irq_alloc_exhausted_no_drain_all_models(void)
+{
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		struct pglist_data *pgdat = pcp_node(16, 2);
+		struct irq_alloc x = { .pgdat = pgdat };
+		unsigned long nfree, n, freed;
+		struct page **pages;
+
+		ASSERT(pgdat);
+		pcp_lock_model = models[m];
+		nfree = node_free_pages(pgdat);
+		pages = calloc(nfree, sizeof(*pages));
+		n = alloc_until_null(pgdat, GFP_KERNEL | __GFP_MEMALLOC, 0, pages, nfree);
+		EXPECT_EQ(n, nfree);
+		freed = pcp_irq_alloc_during_spill(&x, pages, n);
+		if (x.panicked)
+			printk("[%s] the interrupt's allocation panicked: %s\n",
+			       pcp_lock_model_name(models[m]), host_panic_msg);
+		ASSERT(!x.panicked);	/* state is broken after a panic: stop here */
+		EXPECT_EQ(x.ran, 1);
+		EXPECT_EQ(x.ran_while_held, models[m] == PCP_LOCK_TRYLOCK);
+		EXPECT_EQ(x.drains, 0);
+		if (x.got)
+			__free_pages(x.got, 0);
+		free_all(pages + freed, n - freed, 0);
+		free(pages);
+		drain_all_pages_node(pgdat);
+		EXPECT_EQ(node_free_pages(pgdat), nfree);
+		EXPECT_EQ(mm_verify(pgdat), 0);
+		test_node_destroy(pgdat);
+	}
+	pcp_lock_model = PCP_LOCK_TRYLOCK;
+}
+
 static void *drain_or_churn_cpu(void *p)
 {
 	struct pcp_cpu_arg *a = p;
@@ -846,6 +947,304 @@ static void alloc_pages_slowpath_irqs_off_drains_only_own_cpu(void)
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
 }
 
+/* ---- zone_pcp_disable/enable/update from several CPUs at once ---- */
+
+#define TOGGLE_CPUS 3
+#define TOGGLE_ROUNDS 1000
+
+struct toggle_shared {
+	struct pglist_data *pgdat;
+	int started;			/* CPUs at the start line (atomic) */
+	int in_disable, in_enable;	/* calls in progress (atomic); updates count as enables */
+	u64 disables;			/* disable calls done (atomic): a stopped CPU waits for one */
+	u64 overlaps;			/* calls that began while a conflicting one ran (atomic) */
+	u64 live_while_disabled;	/* a pcp with high != 0 or batch != 1 seen while disabled */
+	u64 stalls;			/* injected preemptions (atomic) */
+};
+
+/* Count entering a call of one kind while one of the other kind is in progress. */
+static void toggle_enter(struct toggle_shared *sh, int *mine, int *other)
+{
+	__atomic_add_fetch(mine, 1, __ATOMIC_ACQ_REL);
+	if (__atomic_load_n(other, __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&sh->overlaps, 1, __ATOMIC_RELAXED);
+}
+
+/* While this CPU holds the zone disabled, every pcp must be at high 0, batch 1. */
+static bool all_pcps_disabled(struct zone *zone)
+{
+	for (unsigned int cpu = 0; cpu < zone->node->nr_cpus; cpu++)
+		if (READ_RACY(zone->pcp[cpu].high) != 0 || READ_RACY(zone->pcp[cpu].batch) != 1)
+			return false;
+	return true;
+}
+
+/* Check a few times while disabled, giving other CPUs' late writes a chance to land. */
+static void check_while_disabled(struct toggle_shared *sh, struct zone *zone)
+{
+	for (int k = 0; k < 4; k++) {
+		if (!all_pcps_disabled(zone)) {
+			__atomic_add_fetch(&sh->live_while_disabled, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		arch_cpu_relax();
+	}
+}
+
+/* CPUs 0 and 1 disable and re-enable the zone; CPU 2 recomputes high and batch. */
+static void *toggle_cpu(void *p)
+{
+	struct toggle_shared *sh = *(struct toggle_shared **)p;
+	struct zone *zone = &sh->pgdat->node_zones[ZONE_DMA32];
+	bool updater = arch_cpu_id() == 2;
+	unsigned int seed = arch_cpu_id() + 1;
+
+	__atomic_add_fetch(&sh->started, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&sh->started, __ATOMIC_ACQUIRE) < TOGGLE_CPUS)
+		arch_cpu_relax();
+	host_preempt_start(&sh->disables);
+	for (int r = 0; r < TOGGLE_ROUNDS; r++) {
+		if (updater) {
+			toggle_enter(sh, &sh->in_enable, &sh->in_disable);
+			host_preempt_arm((unsigned long)rand_r(&seed) % 20000);
+			zone_pcp_update(sh->pgdat, sh->pgdat->nr_cpus);
+			__atomic_sub_fetch(&sh->in_enable, 1, __ATOMIC_RELEASE);
+			continue;
+		}
+		toggle_enter(sh, &sh->in_disable, &sh->in_enable);
+		zone_pcp_disable(zone);
+		__atomic_sub_fetch(&sh->in_disable, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&sh->disables, 1, __ATOMIC_RELEASE);
+		check_while_disabled(sh, zone);
+		toggle_enter(sh, &sh->in_enable, &sh->in_disable);
+		host_preempt_arm((unsigned long)rand_r(&seed) % 20000);
+		zone_pcp_enable(zone);
+		__atomic_sub_fetch(&sh->in_enable, 1, __ATOMIC_RELEASE);
+		for (int k = 0; k < 4; k++)	/* enabled about as long as disabled */
+			arch_cpu_relax();
+	}
+	__atomic_add_fetch(&sh->stalls, host_preempt_stop(), __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/*
+ * 4 CPUs disable and re-enable one zone's pcps 2000 times each (odd CPUs also recompute
+ * high and batch after each enable, as a CPU coming online does). Whenever a CPU
+ * has it disabled, every pcp must be at high 0 and batch 1 (Linux serialises all of this
+ * with pcp_batch_high_lock); at the end the zone is enabled with its computed values.
+ * Fails if no disable ever overlapped another CPU's enable or update: then it tested nothing.
+ */
+static void pcp_disable_enable_update_concurrent(void)
+{
+	struct toggle_shared sh = { .pgdat = pcp_node(16, 1024) };
+	struct toggle_shared *args[TOGGLE_CPUS] = { &sh, &sh, &sh };
+	struct zone *zone;
+
+	ASSERT(sh.pgdat);
+	zone = &sh.pgdat->node_zones[ZONE_DMA32];
+	run_on_cpus(TOGGLE_CPUS, toggle_cpu, args, sizeof(args[0]));
+	printk("disable/enable/update: %llu calls overlapped a conflicting one (%llu injected "
+	       "preemptions), %llu times a pcp was live while its zone was disabled\n",
+	       (unsigned long long)sh.overlaps, (unsigned long long)sh.stalls,
+	       (unsigned long long)sh.live_while_disabled);
+	EXPECT(sh.overlaps > 0);
+	EXPECT_EQ(sh.live_while_disabled, 0);
+	EXPECT_EQ(zone->pcp_disable_depth, 0);
+	for (unsigned int cpu = 0; cpu < sh.pgdat->nr_cpus; cpu++)
+		EXPECT(zone->pcp[cpu].high == zone->pageset_high &&
+		       zone->pcp[cpu].batch == zone->pageset_batch);
+	EXPECT_EQ(mm_verify(sh.pgdat), 0);
+	test_node_destroy(sh.pgdat);
+}
+
+/* ---- a model switch while another CPU drains ---- */
+
+struct switch_race {
+	struct pglist_data *pgdat;
+	int phase;		/* 1: CPU 0 holds its pcp; 2: the drainer is in; 3: switching */
+	int drain_done;		/* the drainer's drain_all_pages returned (atomic) */
+	bool window;		/* the switch began while that drain was blocked on CPU 0 */
+	int switcher_left;	/* pages on the switcher's pcp after the switch */
+};
+
+/* Put a few pages on this CPU's pcp. */
+static void fill_own_pcp(struct pglist_data *pgdat)
+{
+	struct page *p[4];
+
+	for (int i = 0; i < 4; i++)
+		p[i] = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	free_all(p, 4, 0);
+}
+
+static void wait_phase(struct switch_race *r, int phase)
+{
+	while (__atomic_load_n(&r->phase, __ATOMIC_ACQUIRE) < phase)
+		arch_cpu_relax();
+}
+
+/* CPU 0 holds its (non-empty) pcp until the switch has begun and 2000 relaxes more. */
+static void switch_race_holder(struct switch_race *r)
+{
+	unsigned long flags;
+	struct per_cpu_pages *pcp;
+
+	fill_own_pcp(r->pgdat);
+	pcp = pcp_lock_this_cpu(&r->pgdat->node_zones[ZONE_DMA32], &flags);
+	__atomic_store_n(&r->phase, 1, __ATOMIC_RELEASE);
+	wait_phase(r, 3);
+	for (int i = 0; i < 2000; i++)
+		arch_cpu_relax();
+	pcp_unlock_this_cpu(pcp, flags);
+}
+
+static void *switch_race_cpu(void *p)
+{
+	struct switch_race *r = *(struct switch_race **)p;
+
+	if (arch_cpu_id() == 0) {
+		switch_race_holder(r);
+	} else if (arch_cpu_id() == 1) {
+		wait_phase(r, 1);
+		__atomic_store_n(&r->phase, 2, __ATOMIC_RELEASE);
+		drain_all_pages_node(r->pgdat);		/* blocks on CPU 0's pcp */
+		__atomic_store_n(&r->drain_done, 1, __ATOMIC_RELEASE);
+	} else {
+		fill_own_pcp(r->pgdat);
+		wait_phase(r, 2);
+		for (int i = 0; i < 200; i++)	/* let the drainer take pcp_drain_lock */
+			arch_cpu_relax();
+		r->window = !__atomic_load_n(&r->drain_done, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&r->phase, 3, __ATOMIC_RELEASE);
+		pcp_switch_lock_model(pcp_lock_model_name(pcp_lock_model));
+		r->switcher_left = this_pcp(r->pgdat)->count;
+	}
+	return NULL;
+}
+
+/*
+ * Every model: CPU 1 runs drain_all_pages() and is held up by CPU 0, which holds its own
+ * pcp; meanwhile CPU 2 switches lock models (to the same model: nothing else changes). The
+ * switch promises that every list is empty when it returns, so it must wait for the running
+ * drain and then drain everything itself: CPU 2's own list (full before) is empty after.
+ */
+static void pcp_switch_lock_model_waits_for_drain_all_models(void)
+{
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		struct switch_race r = { .pgdat = pcp_node(16, 3) };
+		struct switch_race *args[3] = { &r, &r, &r };
+		unsigned long nfree;
+
+		ASSERT(r.pgdat);
+		pcp_lock_model = models[m];
+		nfree = node_free_pages(r.pgdat);
+		run_on_cpus(3, switch_race_cpu, args, sizeof(args[0]));
+		printk("[%s] switch %s a drain blocked on CPU 0; CPU 2's list after it: %d pages\n",
+		       pcp_lock_model_name(models[m]), r.window ? "began during" : "missed",
+		       r.switcher_left);
+		EXPECT(r.window);
+		EXPECT_EQ(r.switcher_left, 0);
+		EXPECT_EQ(node_free_pages(r.pgdat), nfree);
+		EXPECT_EQ(mm_verify(r.pgdat), 0);
+		test_node_destroy(r.pgdat);
+	}
+	pcp_lock_model = PCP_LOCK_TRYLOCK;
+}
+
+/* ---- small rules ---- */
+
+/*
+ * A pcp hold is released the way it was taken even if pcp_lock_model changes in between
+ * (it must not, but the unlock must not turn that into a leaked lock or interrupts left
+ * off): for every pair of models, hold under one, switch the variable, unlock.
+ */
+static void pcp_unlock_uses_model_of_lock(void)
+{
+	struct pglist_data *pgdat = pcp_node(16, 1);
+	struct zone *zone;
+
+	ASSERT(pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	for (unsigned int a = 0; a < ARRAY_SIZE(models); a++)
+		for (unsigned int b = 0; b < ARRAY_SIZE(models); b++) {
+			unsigned long flags;
+			struct per_cpu_pages *pcp;
+			jmp_buf jb;
+
+			pcp_lock_model = models[a];
+			pcp = pcp_lock_this_cpu(zone, &flags);
+			ASSERT(pcp);
+			pcp_lock_model = models[b];
+			if (!setjmp(jb)) {
+				host_panic_jmp = &jb;
+				pcp_unlock_this_cpu(pcp, flags);
+			}
+			host_panic_jmp = NULL;
+			if (spin_is_held_by_me(&pcp->lock) || arch_irqs_disabled())
+				printk("held under %s, released under %s: lock %s, interrupts %s\n",
+				       pcp_lock_model_name(models[a]), pcp_lock_model_name(models[b]),
+				       spin_is_held_by_me(&pcp->lock) ? "still held" : "free",
+				       arch_irqs_disabled() ? "off" : "on");
+			EXPECT(!spin_is_held_by_me(&pcp->lock) && !arch_irqs_disabled());
+			if (spin_is_held_by_me(&pcp->lock))
+				spin_unlock(&pcp->lock);
+			host_irqs_off = 0;
+		}
+	pcp_lock_model = PCP_LOCK_TRYLOCK;
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+static unsigned long verify_catching_panic(struct pglist_data *pgdat, bool *panicked)
+{
+	jmp_buf jb;
+	unsigned long problems = 0;
+
+	*panicked = false;
+	if (!setjmp(jb)) {
+		host_panic_jmp = &jb;
+		problems = mm_verify(pgdat);
+	} else {
+		*panicked = true;
+	}
+	host_panic_jmp = NULL;
+	return problems;
+}
+
+/*
+ * mm_verify() needs a quiet allocator; called while this CPU itself holds its pcp (as from
+ * an interrupt that arrived inside a fast path), it must report that pcp as busy, in every
+ * model that has a lock, and not spin on the lock (a "spinlock recursion" panic).
+ */
+static void mm_verify_reports_busy_pcp(void)
+{
+	struct pglist_data *pgdat = pcp_node(16, 2);
+
+	ASSERT(pgdat);
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		struct zone *zone = &pgdat->node_zones[ZONE_DMA32];
+		unsigned long flags, problems;
+		struct per_cpu_pages *pcp;
+		bool panicked;
+
+		pcp_lock_model = models[m];
+		pcp = pcp_lock_this_cpu(zone, &flags);
+		ASSERT(pcp);
+		problems = verify_catching_panic(pgdat, &panicked);
+		if (panicked)
+			printk("[%s] mm_verify panicked: %s\n", pcp_lock_model_name(models[m]),
+			       host_panic_msg);
+		EXPECT(!panicked);
+		if (models[m] != PCP_LOCK_IRQOFF)
+			EXPECT(problems > 0 && host_console_contains("busy"));
+		pcp_unlock_this_cpu(pcp, flags);	/* a panic came before verify took it */
+		host_irqs_off = 0;
+		EXPECT_EQ(mm_verify(pgdat), 0);
+	}
+	pcp_lock_model = PCP_LOCK_TRYLOCK;
+	test_node_destroy(pgdat);
+}
+
 const struct host_test pcp_tests[] = {
 	{ "pcp_order_to_pindex_roundtrip", pcp_order_to_pindex_roundtrip, false },
 	{ "pcp_batch_high_sizing", pcp_batch_high_sizing, false },
@@ -857,6 +1256,8 @@ const struct host_test pcp_tests[] = {
 	{ "pcp_lock_debug_checks", pcp_lock_debug_checks, false },
 	{ "pcp_stress_random_orders_all_models", pcp_stress_random_orders_all_models, true },
 	{ "pcp_irq_reentry_all_models", pcp_irq_reentry_all_models, true },
+	{ "pcp_irq_alloc_exhausted_no_drain_all_models",
+	  pcp_irq_alloc_exhausted_no_drain_all_models, false },
 	{ "pcp_remote_drain_under_fire_all_models", pcp_remote_drain_under_fire_all_models, true },
 	{ "pcp_exhaustion_all_cpus_all_models", pcp_exhaustion_all_cpus_all_models, true },
 	{ "zone_pcp_disable_waits_for_refill_in_flight",
@@ -865,5 +1266,10 @@ const struct host_test pcp_tests[] = {
 	  true },
 	{ "alloc_pages_slowpath_irqs_off_drains_only_own_cpu",
 	  alloc_pages_slowpath_irqs_off_drains_only_own_cpu, true },
+	{ "pcp_disable_enable_update_concurrent", pcp_disable_enable_update_concurrent, true },
+	{ "pcp_switch_lock_model_waits_for_drain_all_models",
+	  pcp_switch_lock_model_waits_for_drain_all_models, true },
+	{ "pcp_unlock_uses_model_of_lock", pcp_unlock_uses_model_of_lock, false },
+	{ "mm_verify_reports_busy_pcp", mm_verify_reports_busy_pcp, false },
 	{ NULL, NULL, false },
 };

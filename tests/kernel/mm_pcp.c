@@ -408,8 +408,9 @@ static void exhaust_free_backing(void)
 		}
 }
 
-/* An allocator instance over 16 order-10 blocks of the kernel's memory, pcps for every CPU. */
-static struct pglist_data *exhaust_node_create(void)
+/* An allocator instance over 16 order-10 blocks of the kernel's memory, with nr_cpus pcps per
+ * zone (MM_MAX_CPUS: one for every CPU). */
+static struct pglist_data *exhaust_node_create(unsigned int nr_cpus)
 {
 	struct mem_region map[EXHAUST_BLOCKS];
 
@@ -423,7 +424,7 @@ static struct pglist_data *exhaust_node_create(void)
 					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
 	}
 	memblock_add_mmap(&exhaust_mb, map, EXHAUST_BLOCKS);
-	if (pgdat_init(&exhaust_node, &exhaust_mb, "exhaust", MM_MAX_CPUS)) {
+	if (pgdat_init(&exhaust_node, &exhaust_mb, "exhaust", nr_cpus)) {
 		exhaust_free_backing();
 		return NULL;
 	}
@@ -474,7 +475,7 @@ static void release_fn(void *arg)
 static void mm_pcp_exhaustion_all_cpus(struct ktest *t)
 {
 	static struct exhaust e;
-	struct pglist_data *pgdat = exhaust_node_create();
+	struct pglist_data *pgdat = exhaust_node_create(MM_MAX_CPUS);
 
 	if (!pgdat)
 		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", EXHAUST_BLOCKS);
@@ -506,6 +507,338 @@ static void mm_pcp_exhaustion_all_cpus(struct ktest *t)
 	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
 }
 
+/* ---- test 6: an allocation in interrupt context on an exhausted node ---- */
+
+struct irq_exhaust {
+	struct pglist_data *pgdat;
+	struct zone *zone;		/* whose pcp CPU 0 holds */
+	int sent, done;			/* the IPI is on its way; the handler returned (atomic) */
+	bool ran_while_held;
+	struct page *got;		/* what the handler's GFP_ATOMIC allocation returned */
+	u64 drains;			/* drain-and-retry rounds during the handler */
+};
+
+static void irq_exhaust_handler(void *arg)
+{
+	struct irq_exhaust *x = arg;
+	u64 before = READ_ONCE(x->pgdat->drain_retries);
+
+	x->ran_while_held = spin_is_held_by_me(&x->zone->pcp[arch_cpu_id()].lock);
+	x->got = alloc_pages_node(x->pgdat, GFP_ATOMIC | __GFP_NOWARN, 0);
+	x->drains = READ_ONCE(x->pgdat->drain_retries) - before;
+	__atomic_store_n(&x->done, 1, __ATOMIC_RELEASE);
+}
+
+/* Runs on CPU 1 (from a call IPI): interrupt CPU 0 with the handler. */
+static void irq_exhaust_sender(void *arg)
+{
+	struct irq_exhaust *x = arg;
+
+	__atomic_store_n(&x->sent, 1, __ATOMIC_RELEASE);
+	smp_call_function_single(0, irq_exhaust_handler, x, false);
+}
+
+/*
+ * The interleaving of the interrupt-context drain deadlock on real CPUs, for reuse (e.g. by
+ * a lock validator): CPU 0 holds its pcp of x->zone as free_unref_page() does, and CPU 1
+ * interrupts it with an IPI whose handler allocates GFP_ATOMIC from the exhausted node
+ * x->pgdat. With trylock the handler runs during the hold, otherwise after it. dffc0ff
+ * drains in the handler: with trylock a "spinlock recursion" panic in drain_pages_zone().
+ * Returns false if CPU 0's pcp was busy.
+ */
+static bool irq_alloc_while_pcp_held(struct irq_exhaust *x)
+{
+	bool trylock = pcp_lock_model == PCP_LOCK_TRYLOCK;
+	struct per_cpu_pages *pcp;
+	unsigned long flags;
+
+	if (!(pcp = pcp_lock_this_cpu(x->zone, &flags)))
+		return false;
+	smp_call_function_single(1, irq_exhaust_sender, x, false);
+	while (trylock ? !__atomic_load_n(&x->done, __ATOMIC_ACQUIRE) :
+			 !__atomic_load_n(&x->sent, __ATOMIC_ACQUIRE))
+		arch_cpu_relax();
+	udelay(1000);	/* irqoff/irqsave: the IPI is pending meanwhile */
+	pcp_unlock_this_cpu(pcp, flags);
+	while (!__atomic_load_n(&x->done, __ATOMIC_ACQUIRE))
+		arch_cpu_relax();
+	return true;
+}
+
+/*
+ * Test 6 (each model): CPU 0 takes every page of a private node, then an interrupt on CPU 0
+ * allocates GFP_ATOMIC from it while CPU 0 holds its own pcp. The allocation fails (or
+ * succeeds) without draining: Linux drains only in direct reclaim, which an interrupt never
+ * enters. Afterwards the free count is exactly restored and mm_verify passes.
+ */
+static void mm_pcp_irq_alloc_exhausted_no_drain(struct ktest *t)
+{
+	static struct exhaust e;
+	static struct irq_exhaust x;
+	struct pglist_data *pgdat;
+
+	if (nr_cpus_online() < 2 || arch_cpu_id() != 0)
+		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
+	if (!(pgdat = exhaust_node_create(MM_MAX_CPUS)))
+		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", EXHAUST_BLOCKS);
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		unsigned long before;
+
+		set_model(models[m]);
+		memset(&e, 0, sizeof(e));
+		e.pgdat = pgdat;
+		before = node_free_pages(pgdat);
+		exhaust_fn(&e);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), 0ul);
+		memset(&x, 0, sizeof(x));
+		x.pgdat = pgdat;
+		x.zone = page_zone(list_first_entry(&e.held[0], struct page, lru));
+		KT_EXPECT_TRUE(t, irq_alloc_while_pcp_held(&x));
+		KT_EXPECT_EQ(t, x.drains, 0ull);
+		KT_EXPECT_EQ(t, x.ran_while_held, models[m] == PCP_LOCK_TRYLOCK);
+		ktest_printf(t, "[%s] interrupt ran %s the hold, its allocation %s, %llu drains",
+			     pcp_lock_model_name(models[m]), x.ran_while_held ? "during" : "after",
+			     x.got ? "succeeded" : "failed", (unsigned long long)x.drains);
+		if (x.got)
+			__free_pages(x.got, 0);
+		release_fn(&e);
+		drain_all_pages_node(pgdat);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+	}
+	set_model(PCP_LOCK_TRYLOCK);
+	exhaust_node_destroy();
+}
+
+/* ---- test 7: zone_pcp_disable/enable/update from several CPUs at once ---- */
+
+#define TOGGLE_PCPS 4096	/* long high/batch write loops: wider windows */
+
+struct toggle {
+	struct zone *zone;		/* of a private node with TOGGLE_PCPS pcps per zone */
+	int in_disable, in_enable;	/* calls in progress (atomic); updates count as enables */
+	u64 disables, updates;		/* calls done (atomic) */
+	u64 overlaps;			/* calls that began while a conflicting one ran (atomic) */
+	u64 stalls;			/* stall IPIs taken (atomic) */
+	u64 live_while_disabled;	/* a pcp with high != 0 or batch != 1 seen while disabled */
+	bool done;			/* the togglers have finished (atomic) */
+};
+
+static void toggle_enter(struct toggle *tg, int *mine, int *other)
+{
+	__atomic_add_fetch(mine, 1, __ATOMIC_ACQ_REL);
+	if (__atomic_load_n(other, __ATOMIC_ACQUIRE))
+		__atomic_add_fetch(&tg->overlaps, 1, __ATOMIC_RELAXED);
+}
+
+static bool zone_pcps_disabled(struct zone *zone)
+{
+	for (unsigned int cpu = 0; cpu < zone->node->nr_cpus; cpu++)
+		if (READ_ONCE(zone->pcp[cpu].high) != 0 || READ_ONCE(zone->pcp[cpu].batch) != 1)
+			return false;
+	return true;
+}
+
+/*
+ * A stall IPI stops the updater wherever it is, as a host descheduling a vCPU would, until a
+ * disable has finished or 1 ms has passed. Sent just before a disable, it often finds the
+ * updater inside its high/batch writes, having read a depth of 0: the window.
+ */
+static void stall_ipi(void *arg)
+{
+	struct toggle *tg = arg;
+	u64 seen = READ_ONCE(tg->disables), until = arch_cycles() + us_to_cycles(1000);
+
+	__atomic_add_fetch(&tg->stalls, 1, __ATOMIC_RELAXED);
+	while (READ_ONCE(tg->disables) == seen && arch_cycles() < until)
+		arch_cpu_relax();
+}
+
+/* While disabled, check until the updater has finished a call begun meanwhile (or 2 ms). */
+static void check_while_disabled(struct toggle *tg, struct zone *zone)
+{
+	u64 until = arch_cycles() + us_to_cycles(2000), updates = READ_ONCE(tg->updates);
+
+	do {
+		if (!zone_pcps_disabled(zone)) {
+			__atomic_add_fetch(&tg->live_while_disabled, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	} while (READ_ONCE(tg->updates) < updates + 2 && arch_cycles() < until);
+}
+
+/* A toggler's round: stall the updater, disable, check, enable, stay enabled a while. */
+static void toggle_round(struct toggle *tg, struct zone *zone, u64 *seed)
+{
+	smp_call_function_single(1, stall_ipi, tg, false);
+	toggle_enter(tg, &tg->in_disable, &tg->in_enable);
+	zone_pcp_disable(zone);
+	__atomic_sub_fetch(&tg->in_disable, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&tg->disables, 1, __ATOMIC_RELEASE);
+	check_while_disabled(tg, zone);
+	toggle_enter(tg, &tg->in_enable, &tg->in_disable);
+	zone_pcp_enable(zone);
+	__atomic_sub_fetch(&tg->in_enable, 1, __ATOMIC_RELEASE);
+	udelay(xorshift(seed) % 500);
+}
+
+static void toggle_update(struct toggle *tg)
+{
+	toggle_enter(tg, &tg->in_enable, &tg->in_disable);
+	zone_pcp_update(tg->zone->node, nr_cpus_online());
+	__atomic_sub_fetch(&tg->in_enable, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&tg->updates, 1, __ATOMIC_RELEASE);
+}
+
+/* CPU 1 recomputes high and batch until CPU 0 has toggled 100 times. */
+static void toggle_fn(void *arg)
+{
+	struct toggle *tg = arg;
+	unsigned int cpu = arch_cpu_id();
+	u64 seed = 0x9e3779b97f4a7c15ull * (cpu + 1);
+
+	if (cpu == 1) {
+		while (!__atomic_load_n(&tg->done, __ATOMIC_ACQUIRE))
+			toggle_update(tg);
+		return;
+	}
+	for (int r = 0; cpu == 0 && r < 100; r++)
+		toggle_round(tg, tg->zone, &seed);
+	if (cpu == 0)
+		__atomic_store_n(&tg->done, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * Test 7: CPU 0 disables and re-enables the pcps of a private node's zone 100 times while
+ * CPU 1 recomputes high and batch, as memory offlining and CPU hotplug would.
+ * Whenever a CPU has the zone disabled, every pcp must be at high 0, batch 1; afterwards
+ * the zone is enabled with its computed values. Fails if no call overlapped a conflicting
+ * one.
+ */
+static void mm_pcp_disable_enable_update_concurrent(struct ktest *t)
+{
+	static struct toggle tg;
+	struct pglist_data *pgdat;
+	struct zone *zone;
+
+	if (nr_cpus_online() < 2)
+		KT_SKIP(t, "needs 2 CPUs");
+	if (!(pgdat = exhaust_node_create(TOGGLE_PCPS)))
+		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", EXHAUST_BLOCKS);
+	memset(&tg, 0, sizeof(tg));
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		if (zone_populated(&pgdat->node_zones[z]))
+			tg.zone = &pgdat->node_zones[z];
+	zone = tg.zone;
+	smp_run_on_all(toggle_fn, &tg);
+	ktest_printf(t, "%llu calls overlapped a conflicting one (%llu stall IPIs, %llu updates); "
+		     "%llu times a pcp was live while its zone was disabled",
+		     (unsigned long long)tg.overlaps, (unsigned long long)tg.stalls,
+		     (unsigned long long)tg.updates, (unsigned long long)tg.live_while_disabled);
+	KT_EXPECT_GT(t, tg.overlaps, 0ull);
+	KT_EXPECT_EQ(t, tg.live_while_disabled, 0ull);
+	KT_EXPECT_EQ(t, zone->pcp_disable_depth, 0);
+	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
+		if (zone->pcp[cpu].high != zone->pageset_high ||
+		    zone->pcp[cpu].batch != zone->pageset_batch) {
+			KT_FAIL(t, "cpu%u: high %d batch %d, zone says %d %d", cpu,
+				zone->pcp[cpu].high, zone->pcp[cpu].batch, zone->pageset_high,
+				zone->pageset_batch);
+			break;
+		}
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+	exhaust_node_destroy();
+}
+
+/* ---- test 8: a model switch while another CPU drains ---- */
+
+struct switch_race {
+	int phase;		/* 1: CPU 0 holds its pcp; 2: CPU 1 is draining; 3: switching */
+	int drain_done;		/* CPU 1's drain_all_pages returned (atomic) */
+	bool window;		/* the switch began while that drain was held up by CPU 0 */
+	int switcher_left;	/* pages on CPU 2's DMA32 pcp after the switch */
+};
+
+static void fill_own_pcp(void)
+{
+	struct page *p[4];
+
+	for (int i = 0; i < 4; i++)
+		p[i] = alloc_pages(GFP_DMA32, 0);
+	for (int i = 0; i < 4; i++)
+		if (p[i])
+			__free_pages(p[i], 0);
+}
+
+static void wait_phase(struct switch_race *r, int phase)
+{
+	while (__atomic_load_n(&r->phase, __ATOMIC_ACQUIRE) < phase)
+		arch_cpu_relax();
+}
+
+/* CPU 0: hold the own (non-empty) pcp until the switch has begun, and 2 ms more. */
+static void switch_race_holder(struct switch_race *r)
+{
+	struct per_cpu_pages *pcp;
+	unsigned long flags;
+
+	fill_own_pcp();
+	pcp = pcp_lock_this_cpu(&mm_node()->node_zones[ZONE_DMA32], &flags);
+	__atomic_store_n(&r->phase, 1, __ATOMIC_RELEASE);
+	wait_phase(r, 3);
+	udelay(2000);
+	if (pcp)
+		pcp_unlock_this_cpu(pcp, flags);
+}
+
+static void switch_race_fn(void *arg)
+{
+	struct switch_race *r = arg;
+
+	if (arch_cpu_id() == 0) {
+		switch_race_holder(r);
+	} else if (arch_cpu_id() == 1) {
+		wait_phase(r, 1);
+		__atomic_store_n(&r->phase, 2, __ATOMIC_RELEASE);
+		drain_all_pages_node(mm_node());	/* held up by CPU 0 */
+		__atomic_store_n(&r->drain_done, 1, __ATOMIC_RELEASE);
+	} else if (arch_cpu_id() == 2) {
+		fill_own_pcp();
+		wait_phase(r, 2);
+		udelay(500);	/* CPU 1 takes pcp_drain_lock meanwhile */
+		r->window = !__atomic_load_n(&r->drain_done, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&r->phase, 3, __ATOMIC_RELEASE);
+		pcp_switch_lock_model(pcp_lock_model_name(pcp_lock_model));
+		r->switcher_left = dma32_pcp()->count;
+	}
+}
+
+/*
+ * Test 8 (each model): CPU 1 runs drain_all_pages() and is held up by CPU 0, which holds its
+ * own pcp; meanwhile CPU 2 switches lock models (to the same model). The switch promises
+ * every list empty when it returns, so it must wait for the running drain and drain
+ * everything itself: CPU 2's own list, filled before, is empty after.
+ */
+static void mm_pcp_switch_lock_model_waits_for_drain(struct ktest *t)
+{
+	static struct switch_race r;
+
+	if (nr_cpus_online() < 3)
+		KT_SKIP(t, "needs 3 CPUs");
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		set_model(models[m]);
+		memset(&r, 0, sizeof(r));
+		smp_run_on_all(switch_race_fn, &r);
+		ktest_printf(t, "[%s] the switch %s a drain held up by cpu0; cpu2's list after it: "
+			     "%d pages", pcp_lock_model_name(models[m]),
+			     r.window ? "began during" : "missed", r.switcher_left);
+		KT_EXPECT_TRUE(t, r.window);
+		KT_EXPECT_EQ(t, r.switcher_left, 0);
+	}
+	set_model(PCP_LOCK_TRYLOCK);
+	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+}
+
 static bool saved_enabled;
 static enum pcp_lock_model saved_model;
 
@@ -530,5 +863,10 @@ static const struct ktest_case mm_pcp_cases[] = {
 	KTEST_CASE(mm_pcp_remote_drain_under_fire),
 	KTEST_CASE_NOFAIL(mm_pcp_batch_high_rules, "counts pages on the list after each call"),
 	KTEST_CASE_NOFAIL(mm_pcp_exhaustion_all_cpus, "counts every page up to the first NULL"),
+	KTEST_CASE_NOFAIL(mm_pcp_irq_alloc_exhausted_no_drain, "takes every page of its instance"),
+	KTEST_CASE_NOFAIL(mm_pcp_disable_enable_update_concurrent,
+			  "builds its instance from 16 blocks of 4 MiB"),
+	KTEST_CASE_NOFAIL(mm_pcp_switch_lock_model_waits_for_drain,
+			  "fills two CPUs' lists before the race"),
 };
 KTEST_SUITE(mm_pcp, mm_pcp_cases, .init = mm_pcp_init, .exit = mm_pcp_exit);
