@@ -61,6 +61,8 @@ bool __zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
 			 enum zone_type highest_zoneidx, unsigned int alloc_flags, long free);
 bool zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
 		       enum zone_type highest_zoneidx, unsigned int alloc_flags);
+/* False (reported) if a block just taken off a free list is in use: discard it, take another. */
+bool check_new_pages(struct page *page, unsigned int order);
 void prep_new_page(struct page *page, unsigned int order, gfp_t gfp);
 bool free_pages_prepare(struct page *page, unsigned int *order);
 int gfp_migratetype(gfp_t gfp);

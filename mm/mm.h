@@ -115,10 +115,14 @@ enum pcp_lock_model {
 extern enum pcp_lock_model pcp_lock_model;
 extern bool pcp_enabled;
 
+/* This CPU's lists; not from an interrupt handler (it may spin on this CPU's pcp lock). */
 void drain_local_pages(struct zone *zone);	/* zone NULL: every zone of mm_node() */
 void drain_local_pages_node(struct pglist_data *pgdat);
+/* Drains from this CPU that may wait: interrupts on. A global one returns if another runs. */
 void drain_all_pages(struct zone *zone);	/* zone NULL: every zone of mm_node() */
 void drain_all_pages_node(struct pglist_data *pgdat);
+void drain_cpu_pages(struct pglist_data *pgdat, unsigned int cpu);	/* one CPU's lists */
+/* Memory-offline style: high 0, batch 1, every CPU drained (waits); nests. Interrupts on. */
 void zone_pcp_disable(struct zone *zone);
 void zone_pcp_enable(struct zone *zone);
 /* kmain, after SMP bring-up: zone_pcp_update(mm_node(), CPUs online), and a summary line. */
@@ -127,7 +131,8 @@ void mm_cpus_online(void);
 void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus);
 /* Parse "pcp.lock=irqoff|irqsave|trylock" / "pcp.enable=0|1" style values; 0 or -1. */
 int pcp_set_lock_model(const char *name);
-/* Drain every list, then switch (at run time, other CPUs idle); 0, or -1 for a bad name. */
+/* Drain every list of every node, then switch (at run time, other CPUs idle, after any
+ * running drain); 0, or -1 for a bad name. Interrupts on. */
 int pcp_switch_lock_model(const char *name);
 const char *pcp_lock_model_name(enum pcp_lock_model m);
 

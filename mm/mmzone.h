@@ -5,11 +5,15 @@
  *
  * Lock ordering in mm (outermost first; each lock is described once, in its struct):
  *
- *   pcp_drain_lock            (drain_all_pages, zone_pcp_disable; a 2nd global drain returns)
+ *   pcp_drain_lock            (remote drains and model switches, mm/pcp.c; a 2nd global
+ *                             drain returns, callers that need the lists empty wait)
  *     per_cpu_pages.lock      (one per zone per CPU; fast paths only ever trylock it)
  *       zone.lock             (IRQ-safe: always spin_lock_irqsave)
+ *   zone.pcp_batch_high_lock  (pageset updates; a leaf, held only for high/batch writes)
  *
- * No function takes two zone locks, or two pcp locks, at once.
+ * No function takes two zone locks, or two pcp locks, at once. Nothing that may spin on a
+ * pcp lock (a drain, a model switch) runs in interrupt context: the interrupted code may
+ * hold this CPU's pcp lock (trylock model). Interrupt handlers only ever trylock it.
  */
 #ifndef MM_MMZONE_H
 #define MM_MMZONE_H
@@ -167,14 +171,16 @@ struct per_cpu_pages {
 	 * lock protects count, free_factor and lists. Fast paths on the owning CPU only ever
 	 * trylock it; drains take it from any CPU. In the irqoff model it is not used: the
 	 * owner runs with interrupts off and remote CPUs ask it by IPI. high and batch are
-	 * written without it (WRITE_RACY) by pageset updates and read once per use.
+	 * written under zone->pcp_batch_high_lock, not this lock (WRITE_RACY), and read once
+	 * per use.
 	 */
 	spinlock_t lock;
 	int count;		/* pages (in base pages) on all lists */
 	int high;		/* spill when count >= high (0: every free spills) */
 	int batch;		/* refill/spill chunk */
 	short free_factor;	/* batch-free scaling shift: ++ on spill, >>= 1 on alloc */
-	short _pad;
+	u8 held_model;		/* the lock model of the current fast-path hold, for its unlock */
+	u8 _pad;
 	struct list_head lists[NR_PCP_LISTS];
 } __cacheline_aligned;
 
@@ -203,9 +209,19 @@ struct zone {
 	/* Per-CPU pages (mm/pcp.c); pcp[cpu], each is cache-line aligned. */
 	struct per_cpu_pages *pcp;
 	struct pcp_stats *pcp_stats;
-	int pageset_high, pageset_batch;	/* values copied into every pcp (WRITE_ONCE) */
-	bool pcp_disabled;			/* zone_pcp_disable() depth > 0 */
-	int pcp_disable_depth;
+	/*
+	 * pcp_batch_high_lock serialises pageset updates (zone_pcp_update, zone_pcp_disable,
+	 * zone_pcp_enable): it protects pageset_high, pageset_batch, pcp_disable_depth and
+	 * the writes of high and batch into every pcp, which happen together with the depth
+	 * change, so that depth > 0 always means every pcp is at high 0, batch 1. Held only
+	 * for those writes (never across a drain or a wait), so a waiter always gets it soon;
+	 * never taken in interrupt context. Linux holds a mutex (pcp_batch_high_lock) from
+	 * zone_pcp_disable() to zone_pcp_enable(); without sleeping locks a second disabler
+	 * would spin for the whole disabled period, so here disables nest instead.
+	 */
+	spinlock_t pcp_batch_high_lock;
+	int pageset_high, pageset_batch;	/* values copied into every pcp while enabled */
+	int pcp_disable_depth;			/* zone_pcp_disable() calls not yet undone */
 
 	spinlock_t lock __cacheline_aligned;
 	/* Protected by lock: */

@@ -331,12 +331,17 @@ struct page *__rmqueue(struct zone *zone, unsigned int order, int mt)
 	return page;
 }
 
+/* A block off the buddy lists, or NULL; a block found in use is discarded (check_new_pages). */
 struct page *rmqueue_buddy(struct zone *zone, unsigned int order, int mt)
 {
-	unsigned long flags = spin_lock_irqsave(&zone->lock);
-	struct page *page = __rmqueue(zone, order, mt);
+	struct page *page;
 
-	spin_unlock_irqrestore(&zone->lock, flags);
+	do {
+		unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+		page = __rmqueue(zone, order, mt);
+		spin_unlock_irqrestore(&zone->lock, flags);
+	} while (page && !check_new_pages(page, order));
 	return page;
 }
 
@@ -457,10 +462,16 @@ static unsigned int gfp_to_alloc_flags(gfp_t gfp)
 }
 
 /*
- * The fast path failed at the low watermark. Try again at min (less for __GFP_HIGH); then,
- * as Linux does after reclaim, drain the per-CPU lists once and retry. A caller that cannot
- * wait, or runs with interrupts off, drains only its own CPU: a remote drain may wait for
- * other CPUs (in the irqoff model by IPI, which two such callers would deadlock on).
+ * The fast path failed at the low watermark. Try again at min (less for __GFP_HIGH). Then,
+ * only if the caller may wait (__GFP_DIRECT_RECLAIM, interrupts on), drain every CPU's lists
+ * once and retry, as Linux does after direct reclaim (__alloc_pages_direct_reclaim() ->
+ * drain_all_pages()).
+ *
+ * The rule: a caller that cannot wait never drains, local or remote, nor spins on any pcp
+ * lock. It may be an interrupt handler whose interrupted code holds this CPU's pcp lock
+ * (trylock model: inside free_unref_page(), say); a drain would spin on that lock, waiting
+ * for the code it interrupted, forever. It fails instead, or succeeds from the reserves its
+ * flags allow. (A remote drain may also wait for other CPUs: IPIs in the irqoff model.)
  */
 static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order,
 					   const struct alloc_context *ac)
@@ -468,13 +479,10 @@ static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order,
 	unsigned int alloc_flags = gfp_to_alloc_flags(gfp);
 	struct page *page = get_page_from_freelist(gfp, order, alloc_flags, ac);
 
-	if (page)
+	if (page || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
 		return page;
 	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
-	if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
-		drain_all_pages_node(ac->pgdat);
-	else
-		drain_local_pages_node(ac->pgdat);
+	drain_all_pages_node(ac->pgdat);
 	return get_page_from_freelist(gfp, order, alloc_flags, ac);
 }
 
@@ -583,31 +591,52 @@ bool free_pages_prepare(struct page *page, unsigned int *order)
 	return ok;
 }
 
-/* Every page of a block leaving a free list must be unused; clear what mm/gup.h reads. */
-static void check_new_block(struct page *page, unsigned int order)
+static bool check_new_block(struct page *page, unsigned int order)
 {
-	for (unsigned int i = 0; i < (1u << order); i++) {
-		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned)))
+	for (unsigned int i = 0; i < (1u << order); i++)
+		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned))) {
 			bad_page(page + i, "free page in use (order-%u allocation)", order);
+			return false;
+		}
+	return true;
+}
+
+/*
+ * May a block just taken off a free list (PG_buddy or PG_pcp already cleared) be handed out?
+ * Every page must be unused: refcount 0, no flag but PG_poisoned. If one is not, someone
+ * still uses a page after freeing it: report it; the caller then discards the block, leaving
+ * it off every list as it is (leaked until that user frees it), and takes another, as Linux
+ * does (check_new_pages()). Order 0 is the hot case and is checked inline.
+ */
+bool check_new_pages(struct page *page, unsigned int order)
+{
+	if (likely(!order && !(page_flags(page) & ~PG_poisoned) && !page_count(page)))
+		return true;
+	return check_new_block(page, order);
+}
+
+/* Clear what mm/gup.h reads, check the poison. */
+static void prep_new_block(struct page *page, unsigned int order)
+{
+	for (unsigned int i = 0; i < (1u << order); i++)
 		page[i].compound_off = 0;
-	}
 	check_poison_pages(page, 1u << order);
 	if (order)
 		page[1].compound_pincount = 0;
 }
 
 /*
- * Final touches on a block just taken from a free or per-CPU list. Every page leaves as a
- * plain, unpinned block: compound_off 0 (mm/gup.h reads it to find a head) and, for a
- * large block, a zero pin count in page[1] (its lru is unused while the block is allocated).
- * Order 0 without poison is the hot case and is checked inline.
+ * Final touches on a checked block just taken from a free or per-CPU list. Every page
+ * leaves as a plain, unpinned block: compound_off 0 (mm/gup.h reads it to find a head) and,
+ * for a large block, a zero pin count in page[1] (its lru is unused while the block is
+ * allocated). Order 0 without poison is the hot case.
  */
 void prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
 {
-	if (likely(!order && !page_flags(page) && !page_count(page) && !page->compound_off))
+	if (likely(!order && !page_flags(page) && !page->compound_off))
 		; /* clean: nothing to check or clear */
 	else
-		check_new_block(page, order);
+		prep_new_block(page, order);
 	page->order = (u8)order;
 	WRITE_RACY(page->mt, (u8)gfp_migratetype(gfp));
 	__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);

@@ -41,23 +41,45 @@ int pcp_set_lock_model(const char *name)
 }
 
 /*
- * Switch models at run time: every list is emptied first, so no list is ever shared between
- * two models. No other CPU may be inside a PCP operation meanwhile (benchmarks, tests and the
- * monitor switch while the other CPUs idle).
+ * pcp_drain_lock serialises remote drains: drain_all_pages() and friends, and model
+ * switches. A drain reads the model once, under it, so no switch can happen in the middle
+ * of one. Waiters spin with interrupts on (the holder may IPI them, irqoff model).
+ */
+static spinlock_t pcp_drain_lock;
+
+static void __drain_all_pages(struct pglist_data *pgdat, struct zone *zone, bool force_all,
+			      enum pcp_lock_model model);
+
+/*
+ * Switch models at run time: under pcp_drain_lock (after waiting for a drain in progress)
+ * every list of every node is emptied, then the model changes, so no list is ever shared
+ * between two models. Fast paths are not excluded: no other CPU may be inside one meanwhile
+ * (benchmarks, tests and the monitor switch while the other CPUs idle), nor may a node be
+ * created or destroyed. A hold taken before the switch is still released as it was taken.
  */
 int pcp_switch_lock_model(const char *name)
 {
-	if (lock_model_index(name) < 0)
+	int m = lock_model_index(name);
+	enum pcp_lock_model old;
+
+	if (m < 0)
 		return -1;
-	drain_all_pages(NULL);
-	return pcp_set_lock_model(name);
+	VM_BUG_ON(arch_irqs_disabled());
+	spin_lock(&pcp_drain_lock);
+	old = READ_RACY(pcp_lock_model);
+	for (int n = 0; n < MAX_NUMNODES; n++) {
+		struct pglist_data *pgdat = __atomic_load_n(&node_data[n], __ATOMIC_ACQUIRE);
+
+		if (pgdat)
+			__drain_all_pages(pgdat, NULL, true, old);
+	}
+	WRITE_RACY(pcp_lock_model, (enum pcp_lock_model)m);
+	spin_unlock(&pcp_drain_lock);
+	return 0;
 }
 CMDLINE_FUNC("pcp.lock", pcp_set_lock_model,
 	     "irqoff|irqsave|trylock: how per-CPU page lists are protected (default trylock)");
 CMDLINE_BOOL("pcp.enable", pcp_enabled, "0: no per-CPU page lists, every page via zone->lock");
-
-/* Serialises global drains and pageset updates. Only ever trylocked by drain_all_pages(NULL). */
-static spinlock_t pcp_drain_lock;
 
 #define pcp_stat(zone, cpu) (&(zone)->pcp_stats[cpu])
 
@@ -71,33 +93,31 @@ BUILD_BUG_ON(sizeof(struct pcp_stats) != CACHELINE_SIZE);
 /* ---- lock models ---- */
 
 /*
- * Take this CPU's pcp of zone for a fast path, or return NULL (the caller then goes to the
- * buddy lists). There is no preemption in this kernel, so the CPU cannot change between
- * arch_cpu_id() and the lock (Linux pins the task first: pitfall 1.9.6).
+ * Take pcp as model protects it, without waiting; false if its lock is held.
  *   irqoff:  interrupts off is the whole protection; remote CPUs never touch this pcp.
  *   irqsave: spin_trylock with interrupts saved and disabled (v6.0).
  *   trylock: spin_trylock, interrupts stay on (v6.2+); an interrupt on this CPU that finds
  *            the lock held fails its own trylock instead of deadlocking.
  */
-static struct per_cpu_pages *pcp_trylock(struct zone *zone, unsigned long *flags)
+static bool pcp_trylock_model(struct per_cpu_pages *pcp, enum pcp_lock_model model,
+			      unsigned long *flags)
 {
-	struct per_cpu_pages *pcp = &zone->pcp[arch_cpu_id()];
-
-	switch (READ_RACY(pcp_lock_model)) {
+	switch (model) {
 	case PCP_LOCK_IRQOFF:
 		*flags = arch_irq_save();
-		return pcp;
+		return true;
 	case PCP_LOCK_IRQSAVE:
-		return spin_trylock_irqsave(&pcp->lock, flags) ? pcp : NULL;
+		return spin_trylock_irqsave(&pcp->lock, flags);
 	default:
 		*flags = 0;
-		return spin_trylock(&pcp->lock) ? pcp : NULL;
+		return spin_trylock(&pcp->lock);
 	}
 }
 
-static void pcp_unlock(struct per_cpu_pages *pcp, unsigned long flags)
+static void pcp_unlock_model(struct per_cpu_pages *pcp, enum pcp_lock_model model,
+			     unsigned long flags)
 {
-	switch (READ_RACY(pcp_lock_model)) {
+	switch (model) {
 	case PCP_LOCK_IRQOFF:
 		arch_irq_restore(flags);
 		break;
@@ -115,6 +135,28 @@ static inline void pcp_assert_held(struct per_cpu_pages *pcp)
 {
 	VM_BUG_ON(!spin_is_held_by_me(&pcp->lock) &&
 		  !(READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF && arch_irqs_disabled()));
+}
+
+/*
+ * Take this CPU's pcp of zone for a fast path, or return NULL (the caller then goes to the
+ * buddy lists). There is no preemption in this kernel, so the CPU cannot change between
+ * arch_cpu_id() and the lock (Linux pins the task first: pitfall 1.9.6). The model is read
+ * once and kept in the pcp, so pcp_unlock() undoes exactly what this did.
+ */
+static struct per_cpu_pages *pcp_trylock(struct zone *zone, unsigned long *flags)
+{
+	struct per_cpu_pages *pcp = &zone->pcp[arch_cpu_id()];
+	enum pcp_lock_model model = READ_RACY(pcp_lock_model);
+
+	if (!pcp_trylock_model(pcp, model, flags))
+		return NULL;
+	pcp->held_model = (u8)model;
+	return pcp;
+}
+
+static void pcp_unlock(struct per_cpu_pages *pcp, unsigned long flags)
+{
+	pcp_unlock_model(pcp, pcp->held_model, flags);
 }
 
 /* For tests: hold this CPU's pcp as a fast path would (see pcp_trylock). */
@@ -159,8 +201,10 @@ int zone_highsize(const struct zone *zone, int batch, unsigned int nr_cpus)
 	return MAX(high, batch * 4);
 }
 
-static void pageset_set_high_and_batch(struct zone *zone, int high, int batch)
+/* Write high and batch into every pcp of zone. zone->pcp_batch_high_lock held. */
+static void __pageset_set_high_and_batch(struct zone *zone, int high, int batch)
 {
+	assert_spin_locked(&zone->pcp_batch_high_lock);
 	for (unsigned int cpu = 0; cpu < zone->node->nr_cpus; cpu++) {
 		WRITE_RACY(zone->pcp[cpu].high, high);
 		WRITE_RACY(zone->pcp[cpu].batch, batch);
@@ -173,10 +217,14 @@ void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus)
 		struct zone *zone = &pgdat->node_zones[z];
 		int batch = zone_batchsize(zone);
 
+		if (!zone->pcp)
+			continue;
+		spin_lock(&zone->pcp_batch_high_lock);
 		zone->pageset_batch = batch;
 		zone->pageset_high = zone_highsize(zone, batch, nr_cpus);
-		if (!READ_RACY(zone->pcp_disable_depth))
-			pageset_set_high_and_batch(zone, zone->pageset_high, batch);
+		if (!zone->pcp_disable_depth)
+			__pageset_set_high_and_batch(zone, zone->pageset_high, batch);
+		spin_unlock(&zone->pcp_batch_high_lock);
 	}
 }
 
@@ -197,6 +245,7 @@ int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 			return -1;
 		zone->pcp = arch_phys_to_virt(pcp);
 		zone->pcp_stats = arch_phys_to_virt(st);
+		spin_lock_init(&zone->pcp_batch_high_lock, "pcp_batch_high", 0);
 		for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++) {
 			spin_lock_init(&zone->pcp[cpu].lock, "pcp", 0);
 			zone->pcp[cpu].high = BOOT_PAGESET_HIGH;
@@ -366,7 +415,8 @@ static int rmqueue_bulk(struct zone *zone, unsigned int order, int count,
 /*
  * Take the head of list; refill an empty list first with max(batch >> order, 2) blocks
  * (1 with the boot pageset): enough to amortise zone->lock over several allocations,
- * fewer for big orders so a CPU does not hoard them. Caller holds pcp.
+ * fewer for big orders so a CPU does not hoard them. A block found in use is discarded and
+ * the next one taken (check_new_pages). Caller holds pcp.
  */
 static struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int mt,
 				      struct per_cpu_pages *pcp, struct list_head *list)
@@ -375,23 +425,25 @@ static struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int
 	struct page *page;
 
 	pcp_assert_held(pcp);
-	if (list_empty(list)) {
-		int batch = READ_RACY(pcp->batch);
+	do {
+		if (list_empty(list)) {
+			int batch = READ_RACY(pcp->batch);
 
-		if (batch > 1)
-			batch = MAX(batch >> order, 2);
-		WRITE_RACY(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt)
-						     << order));
-		st->refill++;
-		if (list_empty(list))
-			return NULL;
-	} else {
-		st->alloc_hit++;
-	}
-	page = list_first_entry(list, struct page, lru);
-	list_del(&page->lru);
-	__clear_page_flag(page, PG_pcp);
-	WRITE_RACY(pcp->count, pcp->count - (1 << order));
+			if (batch > 1)
+				batch = MAX(batch >> order, 2);
+			WRITE_RACY(pcp->count, pcp->count +
+				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
+			st->refill++;
+			if (list_empty(list))
+				return NULL;
+		} else {
+			st->alloc_hit++;
+		}
+		page = list_first_entry(list, struct page, lru);
+		list_del(&page->lru);
+		__clear_page_flag(page, PG_pcp);
+		WRITE_RACY(pcp->count, pcp->count - (1 << order));
+	} while (!check_new_pages(page, order));
 	return page;
 }
 
@@ -478,18 +530,20 @@ unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigne
 
 /*
  * Empty cpu's pcp of zone into the buddy lists, from any CPU (lock models irqsave and
- * trylock: the drainer takes the owner's lock directly, no IPI). It drains in chunks of
- * batch << 5 to bound the lock hold, and re-reads count under the lock until it is zero:
- * reading it before locking races with the owner's refill (which adds to count under the
- * lock) and can leave pages behind (Linux 66eca1021a42, a memory-offline hang).
+ * trylock: the drainer takes the owner's lock directly, no IPI; irqoff: only for a CPU that
+ * is not online). It drains in chunks of batch << 5 to bound the lock hold, and re-reads
+ * count under the lock until it is zero: reading it before locking races with the owner's
+ * refill (which adds to count under the lock) and can leave pages behind (Linux
+ * 66eca1021a42, a memory-offline hang). It spins on the lock: never call it from an
+ * interrupt on cpu itself, whose interrupted code may hold that lock (trylock model).
  */
-static void drain_pages_zone(unsigned int cpu, struct zone *zone)
+static void drain_pages_zone(unsigned int cpu, struct zone *zone, enum pcp_lock_model model)
 {
 	struct per_cpu_pages *pcp = &zone->pcp[cpu];
+	bool irqsave = model == PCP_LOCK_IRQSAVE;
 	int count;
 
 	do {
-		bool irqsave = READ_RACY(pcp_lock_model) == PCP_LOCK_IRQSAVE;
 		unsigned long flags = irqsave ? spin_lock_irqsave(&pcp->lock) : 0;
 
 		if (!irqsave)
@@ -522,34 +576,37 @@ static void drain_local_irqoff(struct zone *zone)
 	arch_irq_restore(flags);
 }
 
-/* Drain this CPU's pcp of zone (all zones of pgdat if zone is NULL). */
-static void drain_local(struct pglist_data *pgdat, struct zone *zone)
+/* Drain this CPU's pcp of zone (all zones of pgdat if zone is NULL) under model. */
+static void drain_local(struct pglist_data *pgdat, struct zone *zone, enum pcp_lock_model model)
 {
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zn = &pgdat->node_zones[z];
 
 		if ((zone && zn != zone) || !zn->pcp)
 			continue;
-		if (READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF)
+		if (model == PCP_LOCK_IRQOFF)
 			drain_local_irqoff(zn);
 		else
-			drain_pages_zone(arch_cpu_id(), zn);
+			drain_pages_zone(arch_cpu_id(), zn, model);
 	}
 }
 
+/* Not from an interrupt handler: in the lock models the code it interrupted may hold this
+ * CPU's pcp lock, on which the drain would spin. */
 void drain_local_pages_node(struct pglist_data *pgdat)
 {
-	drain_local(pgdat, NULL);
+	drain_local(pgdat, NULL, READ_RACY(pcp_lock_model));
 }
 
 void drain_local_pages(struct zone *zone)
 {
-	drain_local(zone ? zone->node : mm_node(), zone);
+	drain_local(zone ? zone->node : mm_node(), zone, READ_RACY(pcp_lock_model));
 }
 
 struct drain_request {
 	struct pglist_data *pgdat;
 	struct zone *zone;
+	enum pcp_lock_model model;	/* read once, under pcp_drain_lock */
 };
 
 /* Cross-CPU call handler (irqoff model): runs on the owner with interrupts off. */
@@ -557,7 +614,7 @@ static void drain_local_ipi(void *arg)
 {
 	struct drain_request *req = arg;
 
-	drain_local(req->pgdat, req->zone);
+	drain_local(req->pgdat, req->zone, req->model);
 	pcp_stat(&req->pgdat->node_zones[0], arch_cpu_id())->ipi_drain++;
 }
 
@@ -576,9 +633,9 @@ static bool cpu_has_pcp_pages(struct pglist_data *pgdat, struct zone *zone, unsi
  * a CPU that is not online cannot be using its lists, so those are drained directly. */
 static void drain_cpu(struct drain_request *req, unsigned int cpu)
 {
-	if (READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF) {
+	if (req->model == PCP_LOCK_IRQOFF) {
 		if (cpu == arch_cpu_id()) {
-			drain_local(req->pgdat, req->zone);
+			drain_local(req->pgdat, req->zone, req->model);
 			return;
 		}
 		if (smp_call_function_single(cpu, drain_local_ipi, req, true) == 0)
@@ -589,57 +646,92 @@ static void drain_cpu(struct drain_request *req, unsigned int cpu)
 		struct zone *zn = &req->pgdat->node_zones[z];
 
 		if ((!req->zone || zn == req->zone) && zn->pcp)
-			drain_pages_zone(cpu, zn);
+			drain_pages_zone(cpu, zn, req->model);
 	}
 }
 
 /*
  * Empty the pcps of every CPU (of one zone, or all zones). CPUs with empty lists are skipped
  * by a racy peek unless force_all (then every CPU is drained: the peek can miss a refill in
- * flight). A second global drain while one runs just returns: the first does the work.
+ * flight). pcp_drain_lock held.
  */
-static void __drain_all_pages(struct pglist_data *pgdat, struct zone *zone, bool force_all)
+static void __drain_all_pages(struct pglist_data *pgdat, struct zone *zone, bool force_all,
+			      enum pcp_lock_model model)
 {
-	struct drain_request req = { pgdat, zone };
+	struct drain_request req = { pgdat, zone, model };
 
+	assert_spin_locked(&pcp_drain_lock);
+	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+			drain_cpu(&req, cpu);
+}
+
+/*
+ * Take pcp_drain_lock and drain. It may wait (for the lock, other CPUs' locks, IPIs), so
+ * interrupts must be on. A global drain (zone NULL) that finds another one running just
+ * returns, as in Linux: the running one does the work, and the slow path that asked only
+ * retries once. Callers that need the lists empty pass a zone (zone_pcp_disable) or use
+ * pcp_switch_lock_model(), which wait their turn.
+ */
+static void drain_all(struct pglist_data *pgdat, struct zone *zone, bool force_all)
+{
+	VM_BUG_ON(arch_irqs_disabled());
 	if (!spin_trylock(&pcp_drain_lock)) {
 		if (!zone)
 			return;
 		spin_lock(&pcp_drain_lock);
 	}
-	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
-			drain_cpu(&req, cpu);
+	__drain_all_pages(pgdat, zone, force_all, READ_RACY(pcp_lock_model));
 	spin_unlock(&pcp_drain_lock);
 }
 
 void drain_all_pages_node(struct pglist_data *pgdat)
 {
-	__drain_all_pages(pgdat, NULL, false);
+	drain_all(pgdat, NULL, false);
 }
 
 void drain_all_pages(struct zone *zone)
 {
-	__drain_all_pages(zone ? zone->node : mm_node(), zone, false);
+	drain_all(zone ? zone->node : mm_node(), zone, false);
+}
+
+/* One CPU's lists, drained from here (Linux's drain_pages(cpu)); waits its turn. */
+void drain_cpu_pages(struct pglist_data *pgdat, unsigned int cpu)
+{
+	struct drain_request req = { pgdat, NULL, PCP_LOCK_TRYLOCK };
+
+	VM_BUG_ON(arch_irqs_disabled() || cpu >= pgdat->nr_cpus);
+	spin_lock(&pcp_drain_lock);
+	req.model = READ_RACY(pcp_lock_model);
+	drain_cpu(&req, cpu);
+	spin_unlock(&pcp_drain_lock);
 }
 
 /*
  * As memory offlining does: make every free of the zone go straight to the buddy lists
  * (high 0, batch 1), then drain every CPU. Nests; zone_pcp_enable() undoes the last one.
+ * The depth and the writes are one step under zone->pcp_batch_high_lock (see there).
  */
 void zone_pcp_disable(struct zone *zone)
 {
 	if (!zone->pcp)
 		return;
-	__atomic_fetch_add(&zone->pcp_disable_depth, 1, __ATOMIC_ACQ_REL);
-	pageset_set_high_and_batch(zone, BOOT_PAGESET_HIGH, BOOT_PAGESET_BATCH);
-	__drain_all_pages(zone->node, zone, true);
+	spin_lock(&zone->pcp_batch_high_lock);
+	zone->pcp_disable_depth++;
+	__pageset_set_high_and_batch(zone, BOOT_PAGESET_HIGH, BOOT_PAGESET_BATCH);
+	spin_unlock(&zone->pcp_batch_high_lock);
+	drain_all(zone->node, zone, true);
 }
 
 void zone_pcp_enable(struct zone *zone)
 {
-	if (zone->pcp && __atomic_sub_fetch(&zone->pcp_disable_depth, 1, __ATOMIC_ACQ_REL) == 0)
-		pageset_set_high_and_batch(zone, zone->pageset_high, zone->pageset_batch);
+	if (!zone->pcp)
+		return;
+	spin_lock(&zone->pcp_batch_high_lock);
+	VM_BUG_ON(zone->pcp_disable_depth <= 0);
+	if (--zone->pcp_disable_depth == 0)
+		__pageset_set_high_and_batch(zone, zone->pageset_high, zone->pageset_batch);
+	spin_unlock(&zone->pcp_batch_high_lock);
 }
 
 /* ---- checks, counters, dumps ---- */
@@ -678,24 +770,46 @@ static unsigned long verify_pcp_list(struct zone *zone, unsigned int cpu, unsign
 	return errors;
 }
 
-/* mm_verify() part: every page on every CPU's lists of zone, and each count. */
+/* One CPU's lists, held as model protects them: their pages and count. */
+static unsigned long verify_pcp(struct zone *zone, unsigned int cpu, unsigned long *pages)
+{
+	unsigned long errors = 0, before = *pages;
+	struct per_cpu_pages *pcp = &zone->pcp[cpu];
+
+	for (unsigned int i = 0; i < NR_PCP_LISTS; i++)
+		errors += verify_pcp_list(zone, cpu, i, pages);
+	if (*pages - before != (unsigned long)pcp->count) {
+		printk("mm_verify: %s cpu%u pcp count %d but %lu pages listed\n", zone->name, cpu,
+		       pcp->count, *pages - before);
+		errors++;
+	}
+	return errors;
+}
+
+/*
+ * mm_verify() part: every page on every CPU's lists of zone, and each count. mm_verify()
+ * needs the allocator quiet. Each pcp is still held as its model protects it, without
+ * waiting (the caller may itself have interrupted a holder): a held lock is reported as a
+ * pcp operation in flight. irqoff: interrupts off shields only this CPU's own lists; the
+ * others rely on the quiet rule alone.
+ */
 unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
 {
+	enum pcp_lock_model model = READ_RACY(pcp_lock_model);
 	unsigned long errors = 0;
 
 	for (unsigned int cpu = 0; zone->pcp && cpu < zone->node->nr_cpus; cpu++) {
 		struct per_cpu_pages *pcp = &zone->pcp[cpu];
-		unsigned long before = *pages;
+		unsigned long flags;
 
-		spin_lock(&pcp->lock);
-		for (unsigned int i = 0; i < NR_PCP_LISTS; i++)
-			errors += verify_pcp_list(zone, cpu, i, pages);
-		if (*pages - before != (unsigned long)pcp->count) {
-			printk("mm_verify: %s cpu%u pcp count %d but %lu pages listed\n", zone->name,
-			       cpu, pcp->count, *pages - before);
+		if (!pcp_trylock_model(pcp, model, &flags)) {
+			printk("mm_verify: %s cpu%u pcp busy: a pcp operation is in flight, the "
+			       "allocator is not quiet\n", zone->name, cpu);
 			errors++;
+			continue;
 		}
-		spin_unlock(&pcp->lock);
+		errors += verify_pcp(zone, cpu, pages);
+		pcp_unlock_model(pcp, model, flags);
 	}
 	return errors;
 }

@@ -75,7 +75,9 @@ static void alloc_pages_split_merge_every_order(void)
 }
 
 /* Random orders until memory runs out: every block is naturally aligned (pfn multiple of
- * 2^order) and inside a zone; freeing all of them restores every count. */
+ * 2^order) and inside a zone; freeing all of them restores every count. The allocations may
+ * wait (__GFP_DIRECT_RECLAIM), so the last blocks on this CPU's lists are drained and taken
+ * too: nothing stays free. */
 static void alloc_pages_alignment_random_orders(void)
 {
 	const struct mem_region map[] = { { 1 * MiB, 79 * MiB, MEM_USABLE } };
@@ -89,9 +91,9 @@ static void alloc_pages_alignment_random_orders(void)
 	srand(1);
 	while (n < ARRAY_SIZE(pages)) {
 		unsigned int o = (unsigned int)rand() % (MAX_ORDER + 1);
-		struct page *page = alloc_pages_node(pgdat, GFP_TEST_MOVABLE, o);
+		struct page *page = alloc_pages_node(pgdat, GFP_TEST_MOVABLE | GFP_KERNEL, o);
 
-		if (!page && !(page = alloc_pages_node(pgdat, GFP_TEST_MOVABLE, o = 0)))
+		if (!page && !(page = alloc_pages_node(pgdat, GFP_TEST_MOVABLE | GFP_KERNEL, o = 0)))
 			break;
 		EXPECT_EQ(page_to_pfn(page) & ((1ul << o) - 1), 0);
 		EXPECT(zone_spans_pfn(page_zone(page), page_to_pfn(page) + (1ul << o) - 1));

@@ -268,11 +268,6 @@ static int cmd_free(int argc, char **argv)
 	return 0;
 }
 
-static void drain_this_cpu(void *arg)
-{
-	drain_local_pages(NULL);
-}
-
 /* drain [CPU|all] */
 static int cmd_drain(int argc, char **argv)
 {
@@ -284,7 +279,7 @@ static int cmd_drain(int argc, char **argv)
 	if (argc == 1 || word_is(argv[1], "all"))
 		drain_all_pages(NULL);
 	else if (!parse_cpu("drain", argv[1], &cpu))
-		smp_call_function_single(cpu, drain_this_cpu, NULL, true);
+		drain_cpu_pages(mm_node(), cpu);	/* from here: an IPI handler must not drain */
 	else
 		return -1;
 	for (int z = 0; z < MAX_NR_ZONES; z++)
