@@ -25,6 +25,7 @@ SCRIPT = [
     ("free 0", r"free: 1 block\(s\) freed"),
     ("Alloc 0 ON 2", r"alloc: #0 = order 0 at pfn 0x[0-9a-f]+ \(zone \w+\) on cpu2"),
     ("FREE ALL", r"free: 1 block\(s\) freed"),
+    ("drain 1", r"drain: pages on per-CPU lists \d+ -> \d+"),
     ("drain all", r"drain: pages on per-CPU lists \d+ -> 0"),
     ("pin 8", r"pin: 8 page\(s\) pinned; 8 held; .*maybe_dma_pinned yes"),
     ("unpin", r"unpin: 8 page\(s\) unpinned"),
