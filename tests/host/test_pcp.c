@@ -496,8 +496,9 @@ static void free_with_irq_pending(struct irq_alloc *x, struct page *page)
 		host_panic_jmp = &jb;
 		__free_pages(page, 0);
 	} else {
-		x->panicked = true;
+		x->panicked = true;	/* longjmp'd out of the "interrupt": leave it */
 		host_irqs_off = 0;
+		cpus[host_cpu_id].irq_depth = 0;
 	}
 	host_panic_jmp = NULL;
 }
