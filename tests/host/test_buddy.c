@@ -468,8 +468,8 @@ static void alloc_pages_discards_free_page_in_use_pcp(void)
 	test_node_destroy(pgdat);
 }
 
-/* The same from the buddy lists: the free order-4 buddy of an order-4 allocation (no
- * per-CPU list for that order) is in use; the next order-4 allocation skips it. */
+/* The same from the buddy lists: an order-4 block (no per-CPU list for that order) freed
+ * and then used again sits alone on its free list; the next order-4 allocation skips it. */
 static void alloc_pages_discards_free_page_in_use_buddy(void)
 {
 	struct pglist_data *pgdat = small_node();
@@ -480,11 +480,12 @@ static void alloc_pages_discards_free_page_in_use_buddy(void)
 	ASSERT(pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	free = node_free_pages(pgdat);
-	first = alloc_pages_node(pgdat, GFP_KERNEL, 4);	/* the split leaves its buddy free */
-	ASSERT(first);
-	stale = list_first_entry(&zone->free_area[4].free_list[MIGRATE_UNMOVABLE], struct page,
-				 lru);
-	ASSERT(stale->pfn == (first->pfn ^ 16));	/* the head is the buddy: taken next */
+	first = alloc_pages_node(pgdat, GFP_KERNEL, 4);
+	stale = alloc_pages_node(pgdat, GFP_KERNEL, 4);	/* the free buddy of first */
+	ASSERT(first && stale);
+	__free_pages(stale, 4);				/* cannot merge: first is allocated */
+	ASSERT(list_first_entry(&zone->free_area[4].free_list[MIGRATE_UNMOVABLE], struct page,
+				lru) == stale);
 	__atomic_store_n(&stale->refcount, 1, __ATOMIC_RELAXED);	/* the stale user */
 	got = alloc_pages_node(pgdat, GFP_KERNEL, 4);
 	EXPECT(got && got != stale);
