@@ -449,6 +449,7 @@ static void alloc_pages_discards_free_page_in_use_pcp(void)
 	unsigned long free;
 
 	ASSERT(pgdat);
+	host_bad_pages_expected = true;	/* provoked on purpose below */
 	free = node_free_pages(pgdat);
 	stale = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 	ASSERT(stale);
@@ -478,6 +479,7 @@ static void alloc_pages_discards_free_page_in_use_buddy(void)
 	unsigned long free;
 
 	ASSERT(pgdat);
+	host_bad_pages_expected = true;	/* provoked on purpose below */
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	free = node_free_pages(pgdat);
 	first = alloc_pages_node(pgdat, GFP_KERNEL, 4);

@@ -79,7 +79,6 @@ MUTATIONS = [
 	int count;
 
 	do {
-		bool irqsave = READ_RACY(pcp_lock_model) == PCP_LOCK_IRQSAVE;
 		unsigned long flags = irqsave ? spin_lock_irqsave(&pcp->lock) : 0;
 
 		if (!irqsave)
@@ -100,7 +99,6 @@ MUTATIONS = [
 	int count = READ_RACY(pcp->count);
 
 	while (count) {
-		bool irqsave = READ_RACY(pcp_lock_model) == PCP_LOCK_IRQSAVE;
 		int chunk = MIN(count, READ_RACY(pcp->batch) << PCP_BATCH_SCALE_MAX);
 		unsigned long flags = irqsave ? spin_lock_irqsave(&pcp->lock) : 0;
 
@@ -155,7 +153,7 @@ MUTATIONS = [
         says="in the irqoff model a drain empties another CPU's list itself instead of asking "
              "that CPU (whose list is protected only by its own interrupts being off)",
         edits=[("""\
-	if (READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF) {
+	if (req->model == PCP_LOCK_IRQOFF) {
 		if (cpu == arch_cpu_id()) {
 """, """\
 	if (false) {
@@ -170,9 +168,9 @@ MUTATIONS = [
         says="the allocation slow path drains every CPU's lists even when called with "
              "interrupts off (two such CPUs wait for each other's IPI forever)",
         edits=[("""\
-	if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
+	if (page || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
 """, """\
-	if (gfp & __GFP_DIRECT_RECLAIM)
+	if (page || !(gfp & __GFP_DIRECT_RECLAIM))
 """)],
         tests=["host:alloc_pages_slowpath_irqs_off", "host:pcp_exhaustion_all_cpus",
                "kernel:4:mm_pcp.*"],
@@ -185,12 +183,12 @@ MUTATIONS = [
         edits=[("""\
 	default:
 		*flags = 0;
-		return spin_trylock(&pcp->lock) ? pcp : NULL;
+		return spin_trylock(&pcp->lock);
 """, """\
 	default:
 		*flags = 0;
 		spin_lock(&pcp->lock);
-		return pcp;
+		return true;
 """)],
         tests=["host:pcp_irq_reentry_all_models", "host:pcp_alloc_pages_bulk",
                "kernel:4:mm_pcp.*"],
@@ -218,12 +216,12 @@ MUTATIONS = [
         file="mm/pcp.c",
         says="a page taken off a per-CPU list for an allocation keeps its PG_pcp flag",
         edits=[("""\
-	list_del(&page->lru);
-	__clear_page_flag(page, PG_pcp);
-	WRITE_RACY(pcp->count, pcp->count - (1 << order));
+		list_del(&page->lru);
+		__clear_page_flag(page, PG_pcp);
+		WRITE_RACY(pcp->count, pcp->count - (1 << order));
 """, """\
-	list_del(&page->lru);
-	WRITE_RACY(pcp->count, pcp->count - (1 << order));
+		list_del(&page->lru);
+		WRITE_RACY(pcp->count, pcp->count - (1 << order));
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
     ),
@@ -246,10 +244,10 @@ MUTATIONS = [
         file="mm/pcp.c",
         says="a refill of order-n blocks adds the number of blocks to pcp->count, not pages",
         edits=[("""\
-		WRITE_RACY(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt)
-						     << order));
+			WRITE_RACY(pcp->count, pcp->count +
+				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
 """, """\
-		WRITE_RACY(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
+			WRITE_RACY(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
     ),
@@ -258,10 +256,10 @@ MUTATIONS = [
         file="mm/pcp.c",
         says="a refill puts pages on the list without adding them to pcp->count",
         edits=[("""\
-		WRITE_RACY(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt)
-						     << order));
+			WRITE_RACY(pcp->count, pcp->count +
+				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
 """, """\
-		rmqueue_bulk(zone, order, batch, list, mt);
+			rmqueue_bulk(zone, order, batch, list, mt);
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
     ),
@@ -271,10 +269,10 @@ MUTATIONS = [
         says="zone_pcp_disable() drains but leaves high and batch as they were, so the lists "
              "fill up again at once",
         edits=[("""\
-	__atomic_fetch_add(&zone->pcp_disable_depth, 1, __ATOMIC_ACQ_REL);
-	pageset_set_high_and_batch(zone, BOOT_PAGESET_HIGH, BOOT_PAGESET_BATCH);
+	zone->pcp_disable_depth++;
+	__pageset_set_high_and_batch(zone, BOOT_PAGESET_HIGH, BOOT_PAGESET_BATCH);
 """, """\
-	__atomic_fetch_add(&zone->pcp_disable_depth, 1, __ATOMIC_ACQ_REL);
+	zone->pcp_disable_depth++;
 """)],
         tests=["host:pcp_boot_pageset_frees_to_buddy", "host:pcp_", "kernel:4:mm_pcp.*"],
     ),
