@@ -1,5 +1,6 @@
 /*
- * Pure ACPI parser: finds the MADT from an RSDP and lists CPUs and I/O APICs (kernel/acpi.h).
+ * Pure ACPI parser: finds the MADT from an RSDP and lists CPUs and I/O APICs, and the clocks the
+ * FADT and HPET tables describe (kernel/acpi.h).
  * It reads memory only through the caller's map callback and writes only *out; it neither
  * prints nor allocates. Table layouts follow ACPI 6.5 sections 5.2.5-5.2.12.
  */
@@ -15,6 +16,15 @@
 #define MADT_LAPIC_OVERRIDE 5
 #define MADT_X2APIC 9
 #define MADT_CPU_ENABLED 0x1u	/* bit 1 "online capable" = hot-pluggable later: not now */
+
+#define FADT_PM_TMR_BLK 76	/* u32 I/O port of the PM timer (0: see X_PM_TMR_BLK) */
+#define FADT_PM_TMR_LEN 91	/* u8, 4 when there is a PM timer */
+#define FADT_FLAGS 112		/* u32; the ACPI 1.0 FADT ends right after it */
+#define FADT_TMR_VAL_EXT (1u << 8)
+#define FADT_X_PM_TMR_BLK 208	/* generic address structure (12 bytes), ACPI 2.0+ */
+#define HPET_TABLE_BASE 40	/* generic address structure of the HPET's registers */
+#define GAS_SPACE_MEMORY 0
+#define GAS_SPACE_IO 1
 
 /* Little-endian loads byte by byte: tables are not aligned for us. */
 static u32 rd16(const u8 *p) { return p[0] | (u32)p[1] << 8; }
@@ -255,6 +265,63 @@ static int parse_madt_entries(const u8 *madt, u64 pa, struct acpi_madt_info *out
 	return ACPI_OK;
 }
 
+/* ---- clocks: the FADT's PM timer and the HPET table, best effort ------------------------- */
+
+/* The first table with signature sig the RSDT/XSDT lists, mapped and checksummed; else NULL. */
+static const u8 *find_table(const u8 *sdt, bool xsdt, acpi_map_fn map, void *ctx,
+			    const char *sig)
+{
+	unsigned int esz = xsdt ? 8 : 4;
+	u32 n = (rd32(sdt + 4) - SDT_HEADER_LEN) / esz;
+	const u8 *table;
+
+	for (u32 i = 0; i < n; i++) {
+		const u8 *e = sdt + SDT_HEADER_LEN + i * esz;
+		u64 pa = xsdt ? rd64(e) : rd32(e);
+		const u8 *h = pa ? map(ctx, pa, SDT_HEADER_LEN) : NULL;
+
+		if (h && sig_is(h, sig, 4))
+			return map_sdt(map, ctx, pa, sig, sig, &table, NULL) ? NULL : table;
+	}
+	return NULL;
+}
+
+/* PM_TMR_BLK, or for a FADT that leaves it 0, an I/O-space X_PM_TMR_BLK below 64 KiB. */
+static void parse_fadt(const u8 *fadt, struct acpi_clocks *c)
+{
+	u32 len = rd32(fadt + 4);
+	u64 port = 0;
+
+	if (len < FADT_FLAGS + 4)
+		return;
+	if (rd32(fadt + FADT_PM_TMR_BLK) && fadt[FADT_PM_TMR_LEN] == 4)
+		port = rd32(fadt + FADT_PM_TMR_BLK);
+	else if (len >= FADT_X_PM_TMR_BLK + 12 && fadt[FADT_X_PM_TMR_BLK] == GAS_SPACE_IO)
+		port = rd64(fadt + FADT_X_PM_TMR_BLK + 4);
+	if (port && port <= 0xfffc) {
+		c->pm_timer_port = (u16)port;
+		c->pm_timer_32bit = rd32(fadt + FADT_FLAGS) & FADT_TMR_VAL_EXT;
+	}
+}
+
+static void parse_hpet(const u8 *hpet, struct acpi_clocks *c)
+{
+	if (rd32(hpet + 4) >= HPET_TABLE_BASE + 12 && hpet[HPET_TABLE_BASE] == GAS_SPACE_MEMORY)
+		c->hpet_phys = rd64(hpet + HPET_TABLE_BASE + 4);
+}
+
+static void find_clocks(const u8 *sdt, bool xsdt, acpi_map_fn map, void *ctx,
+			struct acpi_clocks *c)
+{
+	const u8 *fadt = find_table(sdt, xsdt, map, ctx, "FACP");
+	const u8 *hpet = find_table(sdt, xsdt, map, ctx, "HPET");
+
+	if (fadt)
+		parse_fadt(fadt, c);
+	if (hpet)
+		parse_hpet(hpet, c);
+}
+
 int acpi_parse_madt(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
 		    struct acpi_madt_info *out)
 {
@@ -273,6 +340,8 @@ int acpi_parse_madt(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ct
 	sdt_pa = out->used_xsdt ? rd64(p + 24) : rd32(p + 16);
 	ret = map_sdt(map, ctx, sdt_pa, out->used_xsdt ? "XSDT" : "RSDT",
 		      out->used_xsdt ? "XSDT" : "RSDT", &sdt, out);
+	if (!ret)
+		find_clocks(sdt, out->used_xsdt, map, ctx, &out->clocks);
 	if (!ret)
 		ret = find_madt(sdt, out->used_xsdt, map, ctx, &madt_pa, out);
 	if (!ret)

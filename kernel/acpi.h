@@ -1,7 +1,8 @@
 /*
  * ACPI table parser: RSDP -> XSDT/RSDT -> MADT, every checksum checked. A pure function of the
  * bytes it is shown through a map callback (kernel/acpi.c): no global state, no printing, so the
- * host can fuzz it. It finds CPUs and interrupt controllers; it is not an AML interpreter.
+ * host can fuzz it. It finds CPUs, interrupt controllers and the reference clocks (FADT, HPET
+ * tables); it is not an AML interpreter.
  */
 #ifndef KERNEL_ACPI_H
 #define KERNEL_ACPI_H
@@ -41,6 +42,17 @@ struct acpi_ioapic {
 	u32 gsi_base;
 };
 
+/*
+ * Clocks of known frequency for calibrating the TSC (arch/x86_64/timer.c), found on the way to
+ * the MADT. A table that is missing, damaged or too short leaves its clock 0 (absent): it is
+ * never an error of the parse.
+ */
+struct acpi_clocks {
+	u64 hpet_phys;		/* "HPET" table: registers in memory space; 0 if none */
+	u16 pm_timer_port;	/* "FACP" (FADT): ACPI PM timer I/O port (3.579545 MHz); 0 if none */
+	bool pm_timer_32bit;	/* FADT flag TMR_VAL_EXT: 32-bit counter, else 24-bit */
+};
+
 /* What the MADT says, plus where it came from. Filled by acpi_parse_madt(). */
 struct acpi_madt_info {
 	u64 lapic_phys;		/* local APIC MMIO base: header field or type 5 override */
@@ -57,6 +69,7 @@ struct acpi_madt_info {
 	struct acpi_ioapic ioapics[ACPI_MAX_IOAPICS];
 	unsigned int nr_ioapics;
 	unsigned int nr_overrides;	/* type 2 interrupt source overrides (counted only) */
+	struct acpi_clocks clocks;	/* from the FADT and HPET tables, if the XSDT/RSDT lists them */
 	char error[96];		/* on failure: what went wrong, naming the table */
 };
 
@@ -74,7 +87,8 @@ int acpi_check_rsdp(const void *buf, size_t len, struct acpi_madt_info *out);
 u64 acpi_scan_rsdp(acpi_map_fn map, void *ctx);
 
 /*
- * Parse the MADT reached from the RSDP in rsdp[0..rsdp_len). Fills *out (zeroed first).
+ * Parse the MADT reached from the RSDP in rsdp[0..rsdp_len), and the FADT and HPET tables for
+ * out->clocks (filled even when the MADT is missing or bad). Fills *out (zeroed first).
  * Returns ACPI_OK or a negative enum acpi_status with out->error describing the fault.
  */
 int acpi_parse_madt(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,

@@ -97,7 +97,9 @@ void pic_disable(void);
 #define APIC_TIMER_PERIODIC (1u << 17)
 
 /* Timer (arch/x86_64/timer.c). */
-void timer_calibrate(void);	/* BSP, once: TSC and LAPIC timer against the PIT */
+struct acpi_clocks;
+/* BSP, once: TSC and LAPIC timer against the HPET, PM timer or PIT (clocks: from ACPI) */
+void timer_calibrate(const struct acpi_clocks *clocks);
 void timer_start_cpu(void);	/* this CPU: periodic LAPIC timer at TIMER_HZ */
 void timer_interrupt(void);
 

@@ -320,7 +320,7 @@ void arch_smp_init(void)
 	cpus[0].arch.apic_id = apic_read_id();
 	apic_ready = true;
 	pic_disable();
-	timer_calibrate();
+	timer_calibrate(&madt.clocks);	/* zero (no HPET, no PM timer) without ACPI */
 	timer_start_cpu();
 	cpu_stacks_guard(0);
 	bsp_cr4 = read_cr4();

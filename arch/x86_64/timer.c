@@ -1,99 +1,374 @@
 /*
- * Tick source and clock calibration: the TSC and the LAPIC timer are both measured against
- * the 8254 PIT (a fixed 1.193182 MHz), then every CPU runs its LAPIC timer periodically at
- * TIMER_HZ. The generic side (delays, tick hooks) is kernel/timer.c.
+ * Tick source and clock calibration: the TSC and the LAPIC timer are measured against a
+ * reference counter of known frequency (the HPET, else the ACPI PM timer, else the 8254 PIT),
+ * checked against a second one; then every CPU runs its LAPIC timer periodically at TIMER_HZ.
+ * The generic side (delays, tick hooks) is kernel/timer.c.
  */
 #include "kernel/smp.h"
 #include "kernel/timer.h"
+#include "kernel/acpi.h"
+#include "kernel/cmdline.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
+#include "kernel/string.h"
 #include "cpu.h"
 #include "io.h"
 
 #define PIT_HZ 1193182u
-#define CAL_MS 10u			/* one calibration window */
-#define CAL_RUNS 11u			/* odd, for the median (see timer_calibrate) */
-#define PIT_GIVE_UP_CYCLES (1ull << 33)	/* ~1-8 s at any TSC rate: no PIT there */
+#define PM_TIMER_HZ 3579545u
+#define HPET_CAP 0x000		/* bits 63:32: counter period in femtoseconds */
+#define HPET_CONFIG 0x010	/* bit 0: ENABLE_CNF, the main counter runs */
+#define HPET_COUNTER 0x0f0	/* main counter, low 32 bits */
+#define HPET_MAX_PERIOD_FS 100000000u	/* 100 ns: the spec's slowest HPET */
 #define APIC_DIV_16 0x3u
 
-static u32 lapic_count_per_tick;	/* LAPIC timer initial count (divide by 16) for 1/HZ s */
+#define WINDOW_MS 20u		/* first window length; doubled while the bound is too wide */
+#define WINDOW_MAX_MS 320u	/* longest window (the PIT's is its 55 ms countdown) */
+#define GOAL_PPM 50u		/* a window is good when its error bound is this or better */
+#define SAMPLE_TRIES 8u		/* bracketed reads per sample: the tightest is kept */
+#define PIT_ATTEMPTS 4u		/* PIT windows: each restarts the countdown */
+#define CHECK_PPM 1000u		/* the two references must agree this well, plus both bounds */
+#define MOVE_TRIES 100000u	/* reads a counter gets to show it runs at all */
 
-/* Channel 2, mode 0 (interrupt on terminal count), gate on, speaker off. */
-static void pit_start(u16 count)
-{
-	outb(0x61, (inb(0x61) & ~0x02) | 0x01);
-	outb(0x43, 0xb0);
-	outb(0x42, count & 0xff);
-	outb(0x42, count >> 8);
-}
+static u32 lapic_count_per_tick;	/* LAPIC timer initial count (divide by 16) for 1/HZ s */
+static bool verbose;
+static char ref_name[16];
+CMDLINE_BOOL("timer.verbose", verbose, "print every calibration window and its TSC brackets");
+CMDLINE_STRING("timer.ref", ref_name, "calibrate against hpet, pmtimer or pit (default: "
+	       "the first present of these, checked against the next)");
 
 /*
- * One window of CAL_MS: start the TSC reading and a free-running LAPIC count, then the PIT;
- * wait for the PIT output to rise; read both. Returns false if the PIT never answered.
+ * A reference: a counter of known frequency read in one short access. read() returns false
+ * when this read cannot be used (the PIT counted past the end of its countdown).
  */
-static bool calibrate_once(u64 *tsc_delta, u32 *lapic_delta)
-{
-	u64 t0, t1;
-	u32 cur;
+struct refclock {
+	const char *name, *key;
+	u64 hz;
+	u32 mask;		/* counter width: it wraps at mask + 1 */
+	u32 max_counts;		/* a window must stay shorter than this */
+	bool (*read)(u32 *count);
+	bool present;
+};
 
-	apic_write(APIC_TIMER_DIV, APIC_DIV_16);
-	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
-	t0 = arch_cycles();
-	apic_write(APIC_TIMER_INIT, 0xffffffffu);
-	pit_start((u16)(PIT_HZ * CAL_MS / 1000));
-	do {
-		t1 = arch_cycles();
-		if (t1 - t0 > PIT_GIVE_UP_CYCLES)
-			return false;
-	} while (!(inb(0x61) & 0x20));
-	cur = apic_read(APIC_TIMER_CUR);
-	apic_write(APIC_TIMER_INIT, 0);
-	*tsc_delta = t1 - t0;
-	*lapic_delta = 0xffffffffu - cur;
+static volatile u32 *hpet_regs;
+static u16 pm_timer_port;
+
+static bool hpet_read(u32 *count)
+{
+	*count = hpet_regs[HPET_COUNTER / 4];
 	return true;
 }
 
-/* Sort a few values in place (insertion sort) and return the middle one. */
-static u64 median(u64 *v, unsigned int n)
+static bool pm_timer_read(u32 *count)
 {
-	for (unsigned int i = 1; i < n; i++)
-		for (unsigned int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			u64 tmp = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = tmp;
-		}
-	return v[n / 2];
+	*count = inl(pm_timer_port);
+	return true;
 }
 
 /*
- * Under TCG on a loaded host a window is disturbed in two ways. The vCPU thread can be
- * descheduled between starting a clock and reading it: that only lengthens a window. And
- * the guest TSC is the host TSC of whichever host core the thread is on, which QEMU keeps
- * from going backwards when the thread moves to a core whose TSC lags: that shortens a
- * window. The LAPIC timer and the PIT both run on QEMU's virtual clock, so the LAPIC rate
- * is only ever overestimated: keep its smallest value. The TSC can be wrong either way:
- * keep its median, which ignores up to CAL_RUNS / 2 disturbed windows.
+ * PIT channel 2 counts down from 0xffff once (mode 0); its OUT pin, port 0x61 bit 5, rises at
+ * the end and stays up, so a count read while OUT is still low is from this countdown.
  */
-void timer_calibrate(void)
+static bool pit_read(u32 *count)
 {
-	u64 tsc[CAL_RUNS], tsc_mid, lapic_min = ~0ull;
-	u32 lapic;
+	u32 lo, hi;
 
-	for (unsigned int i = 0; i < CAL_RUNS; i++) {
-		if (!calibrate_once(&tsc[i], &lapic))
-			panic("timer: no answer from the PIT (port 0x61 bit 5): cannot calibrate");
-		lapic_min = MIN(lapic_min, (u64)lapic);
+	outb(0x43, 0x80);	/* latch channel 2 */
+	lo = inb(0x42);
+	hi = inb(0x42);
+	*count = 0xffff - (lo | hi << 8);
+	return !(inb(0x61) & 0x20);
+}
+
+static void pit_start(void)
+{
+	outb(0x61, (inb(0x61) & ~0x02) | 0x01);	/* gate on, speaker off */
+	outb(0x43, 0xb0);			/* channel 2, low then high byte, mode 0 */
+	outb(0x42, 0xff);
+	outb(0x42, 0xff);
+}
+
+enum { REF_HPET, REF_PM_TIMER, REF_PIT, NR_REFS };
+
+static struct refclock refs[NR_REFS] = {
+	[REF_HPET] = { .name = "HPET", .key = "hpet", .mask = 0xffffffffu, .read = hpet_read },
+	[REF_PM_TIMER] = { .name = "ACPI PM timer", .key = "pmtimer", .hz = PM_TIMER_HZ,
+			   .read = pm_timer_read },
+	[REF_PIT] = { .name = "PIT", .key = "pit", .hz = PIT_HZ, .mask = 0xffff,
+		      .max_counts = 0xffff - PIT_HZ / 1000, .read = pit_read },
+};
+
+/* Does the counter move within MOVE_TRIES reads? (A missing device reads as a constant.) */
+static bool counter_moves(struct refclock *rc)
+{
+	u32 first, now;
+
+	if (rc == &refs[REF_PIT])
+		pit_start();
+	rc->read(&first);
+	for (unsigned int i = 0; i < MOVE_TRIES; i++) {
+		rc->read(&now);
+		if ((now ^ first) & rc->mask)
+			return true;
 	}
-	tsc_mid = median(tsc, CAL_RUNS);
-	cycles_khz = tsc_mid / CAL_MS;
-	lapic_count_per_tick = (u32)(lapic_min * 1000 / CAL_MS / TIMER_HZ);
-	if (!cycles_khz || !lapic_count_per_tick)
-		panic("timer: calibration measured nothing (TSC %llu, LAPIC %llu)",
-		      (unsigned long long)tsc_mid, (unsigned long long)lapic_min);
-	printk("timer: TSC %llu kHz (median), LAPIC timer %llu kHz (bus / 16, minimum), %u Hz "
-	       "tick on every CPU; against the PIT, %u x %u ms\n", (unsigned long long)cycles_khz,
-	       (unsigned long long)lapic_min / CAL_MS, TIMER_HZ, CAL_RUNS, CAL_MS);
+	return false;
+}
+
+/* The HPET's period from its capabilities; its main counter is enabled if firmware left it off. */
+static void hpet_probe(u64 phys)
+{
+	u32 period;
+
+	if (!phys || phys >= (4ull << 30))	/* the direct map covers MMIO below 4 GiB */
+		return;
+	hpet_regs = arch_phys_to_virt(phys);
+	period = hpet_regs[HPET_CAP / 4 + 1];
+	if (!period || period > HPET_MAX_PERIOD_FS)
+		return;
+	refs[REF_HPET].hz = 1000000000000000ull / period;
+	refs[REF_HPET].max_counts = (u32)MIN(refs[REF_HPET].hz * 2, 0xffffffffull);
+	hpet_regs[HPET_CONFIG / 4] |= 1;
+	refs[REF_HPET].present = counter_moves(&refs[REF_HPET]);
+}
+
+static void find_refs(const struct acpi_clocks *clocks)
+{
+	hpet_probe(clocks->hpet_phys);
+	if (clocks->pm_timer_port) {
+		pm_timer_port = clocks->pm_timer_port;
+		refs[REF_PM_TIMER].mask = clocks->pm_timer_32bit ? 0xffffffffu : 0xffffffu;
+		refs[REF_PM_TIMER].max_counts = PM_TIMER_HZ * 2;
+		refs[REF_PM_TIMER].present = counter_moves(&refs[REF_PM_TIMER]);
+	}
+	refs[REF_PIT].present = counter_moves(&refs[REF_PIT]);
+}
+
+/* ---- one window: the TSC and the LAPIC timer over a stretch of reference time ------------- */
+
+struct sample {
+	u64 tsc;	/* TSC halfway through the bracket that read the reference */
+	u64 err;	/* half that bracket, rounded up: the read happened within tsc +- err */
+	u32 count;	/* the reference counter */
+	u32 lapic;	/* the LAPIC timer's current count, read inside the same bracket */
+};
+
+/*
+ * Read the reference between two TSC reads, SAMPLE_TRIES times, and keep the tightest bracket.
+ * Under TCG every clock here is the host's, read when the instruction runs, so the vCPU thread
+ * being descheduled (or waiting for QEMU's big lock) between the two TSC reads only widens the
+ * bracket: the bound stays true, and one quick try out of the lot makes it tight.
+ */
+static bool take_sample(const struct refclock *rc, struct sample *s)
+{
+	s->err = ~0ull;
+	for (unsigned int i = 0; i < SAMPLE_TRIES; i++) {
+		u64 t0 = arch_cycles(), t1;
+		u32 count, lapic;
+
+		if (!rc->read(&count))
+			return false;
+		lapic = apic_read(APIC_TIMER_CUR);
+		t1 = arch_cycles();
+		if ((t1 - t0 + 1) / 2 < s->err)
+			*s = (struct sample){ t0 + (t1 - t0) / 2, (t1 - t0 + 1) / 2, count, lapic };
+	}
+	return true;
+}
+
+struct rate {
+	u64 tsc_khz;
+	u64 lapic_hz;
+	u64 ppm;		/* bound on the TSC rate's error: both brackets and one count */
+	u64 window_us;
+	bool valid;
+};
+
+/* a * b / c without overflow for b < 2^32 and c <= 2^32 (a * b alone may not fit). */
+static u64 mul_div(u64 a, u64 b, u64 c)
+{
+	return a / c * b + a % c * b / c;
+}
+
+static struct rate rate_between(const struct refclock *rc, const struct sample *a,
+				const struct sample *b)
+{
+	u64 counts = (b->count - a->count) & rc->mask, cycles = b->tsc - a->tsc;
+
+	if (!counts || !cycles || counts > rc->max_counts)
+		return (struct rate){ .valid = false };
+	return (struct rate){
+		.tsc_khz = mul_div(cycles, rc->hz, counts) / 1000,
+		.lapic_hz = mul_div(a->lapic - b->lapic, rc->hz, counts),
+		.ppm = (a->err + b->err) * 1000000 / cycles + 1000000 / counts + 1,
+		.window_us = mul_div(counts, 1000000, rc->hz),
+		.valid = true,
+	};
+}
+
+static void print_window(const struct refclock *rc, const struct sample *a,
+			 const struct sample *b, const struct rate *r)
+{
+	if (!verbose)
+		return;
+	printk("timer: %5llu us of %s: TSC brackets %llu + %llu cycles, %llu kHz +-%llu ppm, "
+	       "LAPIC %llu Hz\n", (unsigned long long)r->window_us, rc->name,
+	       (unsigned long long)a->err * 2, (unsigned long long)b->err * 2,
+	       (unsigned long long)r->tsc_khz, (unsigned long long)r->ppm,
+	       (unsigned long long)r->lapic_hz);
+}
+
+#define GIVE_UP_CYCLES (1ull << 33)	/* ~1-8 s at any TSC rate: the counter stopped */
+
+/* Poll rc until target counts have passed since s; false if a read was void or it stalled. */
+static bool wait_counts(const struct refclock *rc, const struct sample *s, u64 target)
+{
+	u32 now;
+
+	do {
+		if (!rc->read(&now) || arch_cycles() - s->tsc > GIVE_UP_CYCLES)
+			return false;
+	} while (((now - s->count) & rc->mask) < target);
+	return true;
+}
+
+static void lapic_free_run(u32 initial)
+{
+	apic_write(APIC_TIMER_DIV, APIC_DIV_16);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
+	apic_write(APIC_TIMER_INIT, initial);
+}
+
+/*
+ * One window: sample rc (and ck, if any) at the start, let WINDOW_MS of rc's time pass, sample
+ * both again. Only the end points' brackets matter, not what happens in between, so while
+ * the error bound is wider than GOAL_PPM the end is sampled again after twice as long: the
+ * same end-point error over a longer window. Stops at WINDOW_MAX_MS or rc->max_counts.
+ * Returns rc's tightest rate, and in *check ck's over the same stretch (invalid if none).
+ */
+static struct rate measure(const struct refclock *rc, const struct refclock *ck,
+			   struct rate *check)
+{
+	u64 target = rc->hz * WINDOW_MS / 1000;
+	u64 limit = MIN(rc->hz * WINDOW_MAX_MS / 1000, (u64)rc->max_counts);
+	struct rate best = { .valid = false };
+	struct sample s0, s1, c0, c1;
+	bool ck_ok;
+
+	*check = best;
+	lapic_free_run(0xffffffffu);
+	if (rc == &refs[REF_PIT] || ck == &refs[REF_PIT])
+		pit_start();
+	if (!take_sample(rc, &s0))
+		return best;
+	ck_ok = ck && take_sample(ck, &c0);
+	for (; target <= limit; target *= 2) {
+		struct rate r;
+		bool ck_end;
+
+		if (!wait_counts(rc, &s0, target))
+			break;
+		ck_end = ck_ok && take_sample(ck, &c1);
+		if (!take_sample(rc, &s1))
+			break;
+		r = rate_between(rc, &s0, &s1);
+		print_window(rc, &s0, &s1, &r);
+		if (r.valid && (!best.valid || r.ppm < best.ppm)) {
+			best = r;
+			*check = ck_end ? rate_between(ck, &c0, &c1) : (struct rate){ .valid = false };
+		}
+		if (best.valid && best.ppm <= GOAL_PPM)
+			break;
+	}
+	lapic_free_run(0);
+	return best;
+}
+
+/* ---- choosing the references, and the result ----------------------------------------------- */
+
+/* timer.ref= if it names a present clock, else the first present; the check: the next one. */
+static void pick_refs(const struct refclock **rc, const struct refclock **ck)
+{
+	*rc = *ck = NULL;
+	for (unsigned int i = 0; i < NR_REFS && ref_name[0]; i++)
+		if (refs[i].present && !strcmp(ref_name, refs[i].key))
+			*rc = &refs[i];
+	if (ref_name[0] && !*rc)
+		pr_warn("timer: timer.ref=%s: no such clock here (hpet, pmtimer, pit): default\n",
+			ref_name);
+	for (unsigned int i = 0; i < NR_REFS; i++) {
+		if (!refs[i].present || &refs[i] == *rc)
+			continue;
+		if (!*rc)
+			*rc = &refs[i];
+		else if (!*ck)
+			*ck = &refs[i];
+	}
+	if (!*rc)
+		panic("timer: no reference clock: no HPET or PM timer in ACPI, and the PIT "
+		      "(channel 2) does not count: cannot calibrate");
+}
+
+/* The second reference's TSC rate against the first's: they must agree within both bounds. */
+static void report_check(const struct refclock *rc, const struct refclock *ck,
+			 const struct rate *r, const struct rate *check)
+{
+	u64 diff, allowed;
+
+	if (!ck) {
+		printk("timer: no second clock to check the %s against\n", rc->name);
+		return;
+	}
+	if (!check->valid) {
+		pr_warn("timer: the %s could not check the result (its window was void)\n",
+			ck->name);
+		return;
+	}
+	diff = check->tsc_khz > r->tsc_khz ? check->tsc_khz - r->tsc_khz
+					   : r->tsc_khz - check->tsc_khz;
+	diff = diff * 1000000 / r->tsc_khz;
+	allowed = CHECK_PPM + r->ppm + check->ppm;
+	if (diff <= allowed)
+		printk("timer: checked against the %s: TSC %llu kHz +-%llu ppm, %llu ppm apart\n",
+		       ck->name, (unsigned long long)check->tsc_khz,
+		       (unsigned long long)check->ppm, (unsigned long long)diff);
+	else
+		pr_warn("timer: the %s DISAGREES: TSC %llu kHz by it, %llu ppm apart (more than "
+			"%llu): one of the two clocks is wrong; kept the %s's\n", ck->name,
+			(unsigned long long)check->tsc_khz, (unsigned long long)diff,
+			(unsigned long long)allowed, rc->name);
+}
+
+void timer_calibrate(const struct acpi_clocks *clocks)
+{
+	const struct refclock *rc, *ck;
+	struct rate r = { .valid = false }, check = r;
+	u64 t0 = arch_cycles();
+
+	find_refs(clocks);
+	pick_refs(&rc, &ck);
+	for (unsigned int i = 0; i < PIT_ATTEMPTS && !(r.valid && r.ppm <= GOAL_PPM); i++) {
+		struct rate c, x = measure(rc, ck, &c);
+
+		if (x.valid && (!r.valid || x.ppm < r.ppm))
+			r = x, check = c;
+	}
+	if (!r.valid || !r.tsc_khz || r.lapic_hz < TIMER_HZ)
+		panic("timer: calibration against the %s measured nothing (TSC %llu kHz, LAPIC "
+		      "%llu Hz)", rc->name, (unsigned long long)r.tsc_khz,
+		      (unsigned long long)r.lapic_hz);
+	cycles_khz = r.tsc_khz;
+	lapic_count_per_tick = (u32)(r.lapic_hz / TIMER_HZ);
+	printk("timer: TSC %llu kHz +-%llu ppm, LAPIC timer %llu kHz (bus / 16), %u Hz tick on "
+	       "every CPU; against the %s (%llu kHz) over %llu ms, calibration took %llu ms\n",
+	       (unsigned long long)cycles_khz, (unsigned long long)r.ppm,
+	       (unsigned long long)r.lapic_hz / 1000, TIMER_HZ, rc->name,
+	       (unsigned long long)rc->hz / 1000, (unsigned long long)r.window_us / 1000,
+	       (unsigned long long)cycles_to_us(arch_cycles() - t0) / 1000);
+	if (r.ppm > GOAL_PPM)
+		pr_warn("timer: the TSC rate is only known to +-%llu ppm (aimed at %u): every "
+			"reference read was slow (a busy host)\n", (unsigned long long)r.ppm,
+			GOAL_PPM);
+	report_check(rc, ck, &r, &check);
 }
 
 void timer_start_cpu(void)

@@ -13,7 +13,9 @@
 #define XSDT_PA 0x100000
 #define RSDT_PA 0x101000
 #define MADT_PA 0x102000
-#define FADT_PA 0x103000
+#define FADT_PA 0x120000	/* past the 64 KiB madt_begin() clears */
+#define HPET_PA 0x121000
+#define FADT_LEN 244		/* ACPI 2.0+ */
 
 static u8 *mem;
 static int failures, checks;
@@ -80,18 +82,31 @@ static void write_rsdp(int revision)
 	fix_checksum(r, 36, 32);
 }
 
-/* XSDT and RSDT both list a FADT and then the MADT (so the walk must skip one). */
+/* QEMU q35's clocks: a PM timer at port 0x608 (24-bit), the HPET at 0xfed00000. */
+static void write_clock_tables(void)
+{
+	sdt_header(mem + FADT_PA, "FACP", FADT_LEN);
+	put32(mem + FADT_PA + 76, 0x608);
+	mem[FADT_PA + 91] = 4;
+	finish_sdt(FADT_PA);
+	sdt_header(mem + HPET_PA, "HPET", 56);
+	put64(mem + HPET_PA + 44, 0xfed00000);
+	finish_sdt(HPET_PA);
+}
+
+/* XSDT and RSDT both list a FADT, the MADT, then the HPET table (so walks must skip some). */
 static void write_sdts(void)
 {
-	sdt_header(mem + FADT_PA, "FACP", 36);
-	finish_sdt(FADT_PA);
-	sdt_header(mem + XSDT_PA, "XSDT", 36 + 16);
+	write_clock_tables();
+	sdt_header(mem + XSDT_PA, "XSDT", 36 + 24);
 	put64(mem + XSDT_PA + 36, FADT_PA);
 	put64(mem + XSDT_PA + 44, MADT_PA);
+	put64(mem + XSDT_PA + 52, HPET_PA);
 	finish_sdt(XSDT_PA);
-	sdt_header(mem + RSDT_PA, "RSDT", 36 + 8);
+	sdt_header(mem + RSDT_PA, "RSDT", 36 + 12);
 	put32(mem + RSDT_PA + 36, FADT_PA);
 	put32(mem + RSDT_PA + 40, MADT_PA);
+	put32(mem + RSDT_PA + 44, HPET_PA);
 	finish_sdt(RSDT_PA);
 }
 
@@ -291,6 +306,49 @@ static void acpi_parse_madt_wild_pointers(void)
 	EXPECT(parse(&info) == ACPI_ERR_BAD_TABLE && strstr(info.error, "entry length"));
 }
 
+/* The FADT's PM timer and the HPET table's base are found, through the XSDT and the RSDT. */
+static void acpi_parse_madt_finds_clocks(void)
+{
+	build_machine(2, 1);
+	EXPECT(parse(&info) == ACPI_OK);
+	EXPECT(info.clocks.pm_timer_port == 0x608 && !info.clocks.pm_timer_32bit);
+	EXPECT(info.clocks.hpet_phys == 0xfed00000);
+	build_machine(0, 1);
+	put32(mem + FADT_PA + 112, 1u << 8);	/* TMR_VAL_EXT */
+	finish_sdt(FADT_PA);
+	EXPECT(acpi_parse_madt(mem + RSDP_PA, ACPI_RSDP_V1_LEN, map, NULL, &info) == ACPI_OK);
+	EXPECT(!info.used_xsdt && info.clocks.pm_timer_32bit && info.clocks.hpet_phys);
+}
+
+/* PM_TMR_BLK 0 falls back to an I/O-space X_PM_TMR_BLK; a memory-space one is not a port. */
+static void acpi_parse_madt_x_pm_timer(void)
+{
+	build_machine(2, 1);
+	put32(mem + FADT_PA + 76, 0);
+	mem[FADT_PA + 208] = 1;			/* system I/O */
+	put64(mem + FADT_PA + 212, 0xb008);
+	finish_sdt(FADT_PA);
+	EXPECT(parse(&info) == ACPI_OK && info.clocks.pm_timer_port == 0xb008);
+	mem[FADT_PA + 208] = 0;			/* system memory */
+	finish_sdt(FADT_PA);
+	EXPECT(parse(&info) == ACPI_OK && info.clocks.pm_timer_port == 0);
+}
+
+/* A damaged or short clock table only loses its clock: the MADT is still parsed. */
+static void acpi_parse_madt_bad_clock_tables(void)
+{
+	build_machine(2, 3);
+	mem[FADT_PA + 30] ^= 1;			/* checksum now wrong */
+	put32(mem + HPET_PA + 4, 40);		/* too short for the base address */
+	finish_sdt(HPET_PA);
+	EXPECT(parse(&info) == ACPI_OK && info.nr_cpus == 3);
+	EXPECT(info.clocks.pm_timer_port == 0 && info.clocks.hpet_phys == 0);
+	build_machine(2, 3);
+	put32(mem + FADT_PA + 4, 100);		/* an ACPI 1.0 FADT ends at 116 */
+	finish_sdt(FADT_PA);
+	EXPECT(parse(&info) == ACPI_OK && info.clocks.pm_timer_port == 0);
+}
+
 /* The BIOS-area scan finds the RSDP in 0xe0000-0xfffff, then prefers one in the EBDA. */
 static void acpi_scan_rsdp_finds_bios_and_ebda(void)
 {
@@ -306,19 +364,21 @@ static void acpi_scan_rsdp_finds_bios_and_ebda(void)
 /* Random corruption of valid tables: any result is fine, a crash or sanitizer report is not. */
 static void acpi_parse_madt_fuzz(void)
 {
-	static const u64 targets[] = { RSDP_PA, XSDT_PA, RSDT_PA, MADT_PA };
+	static const u64 targets[] = { RSDP_PA, XSDT_PA, RSDT_PA, MADT_PA, FADT_PA + 64,
+				       HPET_PA };
 	unsigned int ok = 0;
 
 	srand(1);
 	for (int iter = 0; iter < 20000; iter++) {
 		build_machine(rand() % 3, (unsigned int)rand() % 40);
 		for (int k = 1 + rand() % 4; k > 0; k--) {
-			u64 pa = targets[rand() % 4] + (u64)(rand() % 96);
+			u64 pa = targets[rand() % 6] + (u64)(rand() % 96);
 
 			mem[pa] = (u8)rand();
 		}
 		if (rand() & 1)	/* re-sign so corruption gets past the checksums */
-			finish_sdt(MADT_PA), finish_sdt(XSDT_PA);
+			finish_sdt(MADT_PA), finish_sdt(XSDT_PA), finish_sdt(FADT_PA),
+				finish_sdt(HPET_PA);
 		if (parse(&info) == ACPI_OK) {
 			ok++;
 			EXPECT(info.nr_cpus <= ACPI_MAX_CPUS);
@@ -341,6 +401,9 @@ int main(void)
 	acpi_parse_madt_bad_checksums();
 	acpi_parse_madt_missing_tables();
 	acpi_parse_madt_wild_pointers();
+	acpi_parse_madt_finds_clocks();
+	acpi_parse_madt_x_pm_timer();
+	acpi_parse_madt_bad_clock_tables();
 	acpi_scan_rsdp_finds_bios_and_ebda();
 	acpi_parse_madt_fuzz();
 	free(mem);
