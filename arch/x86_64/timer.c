@@ -26,7 +26,7 @@
 #define WINDOW_MAX_MS 320u	/* longest window (the PIT's is its 55 ms countdown) */
 #define GOAL_PPM 50u		/* a window is good when its error bound is this or better */
 #define SAMPLE_TRIES 8u		/* bracketed reads per sample: the tightest is kept */
-#define PIT_ATTEMPTS 4u		/* PIT windows: each restarts the countdown */
+#define ATTEMPTS 4u		/* windows, while the last was void or its bound too wide */
 #define CHECK_PPM 1000u		/* the two references must agree this well, plus both bounds */
 #define MOVE_TRIES 100000u	/* reads a counter gets to show it runs at all */
 
@@ -197,7 +197,7 @@ static struct rate rate_between(const struct refclock *rc, const struct sample *
 	if (!counts || !cycles || counts > rc->max_counts)
 		return (struct rate){ .valid = false };
 	return (struct rate){
-		.tsc_khz = mul_div(cycles, rc->hz, counts) / 1000,
+		.tsc_khz = (mul_div(cycles, rc->hz, counts) + 500) / 1000,
 		.lapic_hz = mul_div(a->lapic - b->lapic, rc->hz, counts),
 		.ppm = (a->err + b->err) * 1000000 / cycles + 1000000 / counts + 1,
 		.window_us = mul_div(counts, 1000000, rc->hz),
@@ -328,7 +328,8 @@ static void report_check(const struct refclock *rc, const struct refclock *ck,
 	diff = diff * 1000000 / r->tsc_khz;
 	allowed = CHECK_PPM + r->ppm + check->ppm;
 	if (diff <= allowed)
-		printk("timer: checked against the %s: TSC %llu kHz +-%llu ppm, %llu ppm apart\n",
+		printk("timer: checked against the %s (by it the TSC runs at %llu kHz +-%llu ppm): "
+		       "%llu ppm apart\n",
 		       ck->name, (unsigned long long)check->tsc_khz,
 		       (unsigned long long)check->ppm, (unsigned long long)diff);
 	else
@@ -346,7 +347,7 @@ void timer_calibrate(const struct acpi_clocks *clocks)
 
 	find_refs(clocks);
 	pick_refs(&rc, &ck);
-	for (unsigned int i = 0; i < PIT_ATTEMPTS && !(r.valid && r.ppm <= GOAL_PPM); i++) {
+	for (unsigned int i = 0; i < ATTEMPTS && !(r.valid && r.ppm <= GOAL_PPM); i++) {
 		struct rate c, x = measure(rc, ck, &c);
 
 		if (x.valid && (!r.valid || x.ppm < r.ppm))
@@ -361,7 +362,7 @@ void timer_calibrate(const struct acpi_clocks *clocks)
 	printk("timer: TSC %llu kHz +-%llu ppm, LAPIC timer %llu kHz (bus / 16), %u Hz tick on "
 	       "every CPU; against the %s (%llu kHz) over %llu ms, calibration took %llu ms\n",
 	       (unsigned long long)cycles_khz, (unsigned long long)r.ppm,
-	       (unsigned long long)r.lapic_hz / 1000, TIMER_HZ, rc->name,
+	       (unsigned long long)(r.lapic_hz + 500) / 1000, TIMER_HZ, rc->name,
 	       (unsigned long long)rc->hz / 1000, (unsigned long long)r.window_us / 1000,
 	       (unsigned long long)cycles_to_us(arch_cycles() - t0) / 1000);
 	if (r.ppm > GOAL_PPM)
