@@ -8,6 +8,7 @@
 #include "kernel/printk.h"
 
 u64 cycles_khz;
+const char *cycles_reference;
 static tick_hook_fn tick_hooks[TIMER_MAX_HOOKS];	/* NULL = free slot */
 static spinlock_t hooks_lock = { .owner_cpu = SPIN_NO_OWNER, .name = "tick_hooks" };
 

@@ -15,6 +15,8 @@
 extern u64 cycles_khz;
 /* arch_cycles() at kmain() entry: the zero of "ms from kernel entry" (kernel/main.c). */
 extern u64 boot_tsc_start;
+/* The clock cycles_khz was measured against, for messages ("HPET"); NULL until then. */
+extern const char *cycles_reference;
 
 u64 cycles_to_ns(u64 cycles);
 u64 cycles_to_us(u64 cycles);

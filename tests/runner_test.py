@@ -176,6 +176,32 @@ class ClockTest(unittest.TestCase):
         run.clock = [(1.0, 1000, 1083448), (21.0, 49000, 1083448)]
         self.assertIn("2.40x", runner.clock_warning(run))
 
+    # One clock point (a run cut short) is measured from the kernel's first line: the same
+    # clock 2x fast warns, right does not; no first line or under 1 s: no verdict.
+    def test_clock_warning_one_point(self):
+        run = FakeRun(GOOD, 33)
+        run.entry_at, run.clock = 2.0, [(4.0, 2100, 2445406)]
+        self.assertIsNone(runner.clock_warning(run))
+        run.clock = [(4.0, 4000, 1222703)]
+        self.assertIn("2.00x", runner.clock_warning(run))
+        run.clock = [(4.0, 900, 5000000)]
+        self.assertIn("0.45x", runner.clock_warning(run))
+        run.entry_at = None
+        self.assertIsNone(runner.clock_warning(run))
+        run.entry_at, run.clock = 3.5, [(4.0, 4000, 1222703)]
+        self.assertIsNone(runner.clock_warning(run))
+
+    # The runner's patterns match what the kernel prints (kernel/main.c, kernel/ktest.c).
+    def test_clock_lines_match_kernel(self):
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+        with open(os.path.join(root, "kernel", "main.c")) as f:
+            self.assertIn('"\\nsmpmm: an SMP memory-management teaching kernel\\n"', f.read())
+        timeout = ("    # x: TIMEOUT: still running after 150 s (ktest.timeout=), seen by cpu3; "
+                   "58812 ms since kernel entry (TSC 957000 kHz, against the PIT)")
+        self.assertEqual(runner.CLOCK_RE.search(timeout).groups(), ("58812", "957000"))
+        self.assertTrue(runner.KERNEL_ENTRY_RE.match(
+            "smpmm: an SMP memory-management teaching kernel"))
+
 # A stand-in for Linux's kunit.py with its two habits that matter here: it changes to the
 # Linux tree's root (the path before tools/testing/kunit) before it opens the log, and it
 # ends with a "Testing complete" line. It counts "ok"/"not ok" case lines of the log.

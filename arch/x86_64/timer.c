@@ -358,6 +358,7 @@ void timer_calibrate(const struct acpi_clocks *clocks)
 		      "%llu Hz)", rc->name, (unsigned long long)r.tsc_khz,
 		      (unsigned long long)r.lapic_hz);
 	cycles_khz = r.tsc_khz;
+	cycles_reference = rc->name;
 	lapic_count_per_tick = (u32)(r.lapic_hz / TIMER_HZ);
 	printk("timer: TSC %llu kHz +-%llu ppm, LAPIC timer %llu kHz (bus / 16), %u Hz tick on "
 	       "every CPU; against the %s (%llu kHz) over %llu ms, calibration took %llu ms\n",

@@ -250,8 +250,11 @@ static void ktest_watchdog(unsigned int cpu)
 	if (__atomic_exchange_n(&watch.fired, true, __ATOMIC_ACQ_REL))
 		return;
 	printk_emergency();
-	printk("\n    # %s: TIMEOUT: still running after %u s (ktest.timeout=), seen by cpu%u\n",
-	       watch.tcase, ktest_timeout_s, cpu);
+	printk("\n    # %s: TIMEOUT: still running after %u s (ktest.timeout=), seen by cpu%u; "
+	       "%llu ms since kernel entry (TSC %llu kHz, against the %s)\n", watch.tcase,
+	       ktest_timeout_s, cpu,
+	       (unsigned long long)(cycles_to_us(arch_cycles() - boot_tsc_start) / 1000),
+	       (unsigned long long)cycles_khz, cycles_reference ? cycles_reference : "?");
 	printk("  not ok %u %s # TIMEOUT\nnot ok %u %s\n", watch.case_number, watch.tcase,
 	       watch.suite_number, watch.suite);
 	printk("# ktest: stopped: %s.%s did not finish\n", watch.suite, watch.tcase);
@@ -351,9 +354,9 @@ static bool run_suite(const struct ktest_suite *s, unsigned int number, struct k
 static void ktest_print_clock(void)
 {
 	if (cycles_khz)
-		printk("# ktest: clock: %llu ms since kernel entry (TSC %llu kHz)\n",
+		printk("# ktest: clock: %llu ms since kernel entry (TSC %llu kHz, against the %s)\n",
 		       (unsigned long long)(cycles_to_us(arch_cycles() - boot_tsc_start) / 1000),
-		       (unsigned long long)cycles_khz);
+		       (unsigned long long)cycles_khz, cycles_reference ? cycles_reference : "?");
 }
 
 static unsigned int selected_suites(void)
