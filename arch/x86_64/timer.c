@@ -308,51 +308,95 @@ static void pick_refs(const struct refclock **rc, const struct refclock **ck)
 		      "(channel 2) does not count: cannot calibrate");
 }
 
-/* The second reference's TSC rate against the first's: they must agree within both bounds. */
+/* Best of up to ATTEMPTS windows against rc; *check: ck's over the same window. */
+static struct rate calibrate_against(const struct refclock *rc, const struct refclock *ck,
+				     struct rate *check)
+{
+	struct rate r = { .valid = false };
+
+	*check = r;
+	for (unsigned int i = 0; i < ATTEMPTS && !(r.valid && r.ppm <= GOAL_PPM); i++) {
+		struct rate c, x = measure(rc, ck, &c);
+
+		if (x.valid && (!r.valid || x.ppm < r.ppm))
+			r = x, *check = c;
+	}
+	return r;
+}
+
+/* How far apart two TSC rates are, in ppm of the first's. */
+static u64 ppm_apart(const struct rate *a, const struct rate *b)
+{
+	u64 diff = a->tsc_khz > b->tsc_khz ? a->tsc_khz - b->tsc_khz : b->tsc_khz - a->tsc_khz;
+
+	return diff * 1000000 / a->tsc_khz;
+}
+
+/* Two clocks agree if their rates are within CHECK_PPM of each other plus both bounds. */
+static bool rates_agree(const struct rate *a, const struct rate *b)
+{
+	return a->valid && b->valid && ppm_apart(a, b) <= CHECK_PPM + a->ppm + b->ppm;
+}
+
+/*
+ * rc and ck disagree: one of them is wrong (a bad HPET period, a PM timer narrower than the
+ * FADT says). A third clock, if there is one, decides; without one rc is kept. The loser
+ * ends up in *ck, so the check line names it.
+ */
+static void referee(const struct refclock **rc, const struct refclock **ck, struct rate *r,
+		    struct rate *check)
+{
+	const struct refclock *third = NULL, *tmp;
+	struct rate t, unused, x;
+	bool swap;
+
+	for (unsigned int i = 0; i < NR_REFS && !third; i++)
+		if (refs[i].present && &refs[i] != *rc && &refs[i] != *ck)
+			third = &refs[i];
+	if (!third)
+		return;
+	t = calibrate_against(third, NULL, &unused);
+	swap = rates_agree(&t, check) && !rates_agree(&t, r);
+	pr_warn("timer: the %s and the %s disagree; the %s gives TSC %llu kHz, siding with "
+		"the %s\n", (*rc)->name, (*ck)->name, third->name,
+		(unsigned long long)t.tsc_khz, swap ? (*ck)->name : (*rc)->name);
+	if (swap) {
+		x = *r, *r = *check, *check = x;
+		tmp = *rc, *rc = *ck, *ck = tmp;
+	}
+}
+
 static void report_check(const struct refclock *rc, const struct refclock *ck,
 			 const struct rate *r, const struct rate *check)
 {
-	u64 diff, allowed;
-
-	if (!ck) {
+	if (!ck)
 		printk("timer: no second clock to check the %s against\n", rc->name);
-		return;
-	}
-	if (!check->valid) {
+	else if (!check->valid)
 		pr_warn("timer: the %s could not check the result (its window was void)\n",
 			ck->name);
-		return;
-	}
-	diff = check->tsc_khz > r->tsc_khz ? check->tsc_khz - r->tsc_khz
-					   : r->tsc_khz - check->tsc_khz;
-	diff = diff * 1000000 / r->tsc_khz;
-	allowed = CHECK_PPM + r->ppm + check->ppm;
-	if (diff <= allowed)
+	else if (rates_agree(r, check))
 		printk("timer: checked against the %s (by it the TSC runs at %llu kHz +-%llu ppm): "
-		       "%llu ppm apart\n",
-		       ck->name, (unsigned long long)check->tsc_khz,
-		       (unsigned long long)check->ppm, (unsigned long long)diff);
+		       "%llu ppm apart\n", ck->name, (unsigned long long)check->tsc_khz,
+		       (unsigned long long)check->ppm, (unsigned long long)ppm_apart(r, check));
 	else
 		pr_warn("timer: the %s DISAGREES: TSC %llu kHz by it, %llu ppm apart (more than "
-			"%llu): one of the two clocks is wrong; kept the %s's\n", ck->name,
-			(unsigned long long)check->tsc_khz, (unsigned long long)diff,
-			(unsigned long long)allowed, rc->name);
+			"%llu): one of the two clocks is wrong; using the %s\n", ck->name,
+			(unsigned long long)check->tsc_khz,
+			(unsigned long long)ppm_apart(r, check),
+			(unsigned long long)(CHECK_PPM + r->ppm + check->ppm), rc->name);
 }
 
 void timer_calibrate(const struct acpi_clocks *clocks)
 {
 	const struct refclock *rc, *ck;
-	struct rate r = { .valid = false }, check = r;
+	struct rate r, check;
 	u64 t0 = arch_cycles();
 
 	find_refs(clocks);
 	pick_refs(&rc, &ck);
-	for (unsigned int i = 0; i < ATTEMPTS && !(r.valid && r.ppm <= GOAL_PPM); i++) {
-		struct rate c, x = measure(rc, ck, &c);
-
-		if (x.valid && (!r.valid || x.ppm < r.ppm))
-			r = x, check = c;
-	}
+	r = calibrate_against(rc, ck, &check);
+	if (ck && check.valid && r.valid && !rates_agree(&r, &check))
+		referee(&rc, &ck, &r, &check);
 	if (!r.valid || !r.tsc_khz || r.lapic_hz < TIMER_HZ)
 		panic("timer: calibration against the %s measured nothing (TSC %llu kHz, LAPIC "
 		      "%llu Hz)", rc->name, (unsigned long long)r.tsc_khz,
