@@ -190,6 +190,9 @@ class ClockTest(unittest.TestCase):
         self.assertIsNone(runner.clock_warning(run))
         run.entry_at, run.clock = 3.5, [(4.0, 4000, 1222703)]
         self.assertIsNone(runner.clock_warning(run))
+        run.entry_at, run.clock = 2.0, [(4.0, 4000, 1222703)]
+        run.args.qemu_arg = ["-icount", "shift=0"]
+        self.assertIsNone(runner.clock_warning(run))
 
     # The runner's patterns match what the kernel prints (kernel/main.c, kernel/ktest.c).
     def test_clock_lines_match_kernel(self):

@@ -174,8 +174,9 @@ def log_tsc_mhz(path, regex, scale):
 
 def tsc_rescale(samples, logged_mhz, host_mhz):
     """Under TCG the guest TSC is the host's, so both kernels time with the same clock; but
-    each converts cycles to seconds with its own calibration, and ours (against the PIT, in
-    a few ms) is off by up to 20% on a loaded host. Convert both with the host's frequency."""
+    each converts cycles to seconds with its own calibration (ours, against the PIT before
+    it bracketed its reads, was off by up to 20% on a loaded host). Convert both with the
+    host's frequency."""
     if not logged_mhz or not host_mhz:
         return samples
     return [x * host_mhz / logged_mhz for x in samples]
