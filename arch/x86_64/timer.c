@@ -24,7 +24,7 @@
 
 #define WINDOW_MS 20u		/* first window length; doubled while the bound is too wide */
 #define WINDOW_MAX_MS 320u	/* longest window (the PIT's is its 55 ms countdown) */
-#define GOAL_PPM 50u		/* a window is good when its error bound is this or better */
+#define GOAL_PPM 100u		/* a window is good when its error bound is this or better */
 #define SAMPLE_TRIES 8u		/* bracketed reads per sample: the tightest is kept */
 #define ATTEMPTS 4u		/* windows, while the last was void or its bound too wide */
 #define CHECK_PPM 1000u		/* the two references must agree this well, plus both bounds */
