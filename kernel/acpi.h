@@ -49,7 +49,7 @@ struct acpi_ioapic {
  */
 struct acpi_clocks {
 	u64 hpet_phys;		/* "HPET" table: registers in memory space; 0 if none */
-	u16 pm_timer_port;	/* "FACP" (FADT): ACPI PM timer I/O port (3.579545 MHz); 0 if none */
+	u16 pm_timer_port;	/* "FACP" (FADT): PM timer I/O port (3.579545 MHz); 0 if none */
 	bool pm_timer_32bit;	/* FADT flag TMR_VAL_EXT: 32-bit counter, else 24-bit */
 };
 
@@ -69,7 +69,7 @@ struct acpi_madt_info {
 	struct acpi_ioapic ioapics[ACPI_MAX_IOAPICS];
 	unsigned int nr_ioapics;
 	unsigned int nr_overrides;	/* type 2 interrupt source overrides (counted only) */
-	struct acpi_clocks clocks;	/* from the FADT and HPET tables, if the XSDT/RSDT lists them */
+	struct acpi_clocks clocks;	/* the FADT's PM timer, the HPET table's base */
 	char error[96];		/* on failure: what went wrong, naming the table */
 };
 

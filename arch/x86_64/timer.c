@@ -20,14 +20,15 @@
 #define HPET_CONFIG 0x010	/* bit 0: ENABLE_CNF, the main counter runs */
 #define HPET_COUNTER 0x0f0	/* main counter, low 32 bits */
 #define HPET_MAX_PERIOD_FS 100000000u	/* 100 ns: the spec's slowest HPET */
+#define HPET_MIN_PERIOD_FS 1000000u	/* 1 ns: keeps the rate below 2^32 Hz (mul_div) */
 #define APIC_DIV_16 0x3u
 
 #define WINDOW_MS 20u		/* first window length; doubled while the bound is too wide */
 #define WINDOW_MAX_MS 320u	/* longest window (the PIT's is its 55 ms countdown) */
 #define GOAL_PPM 100u		/* a window is good when its error bound is this or better */
 #define SAMPLE_TRIES 8u		/* bracketed reads per sample: the tightest is kept */
-#define ATTEMPTS 4u		/* windows, while the last was void or its bound too wide */
-#define CHECK_PPM 1000u		/* the two references must agree this well, plus both bounds */
+#define ATTEMPTS 4u		/* windows, while each was void or its bound too wide */
+#define CHECK_PPM 1000u		/* two references agree within this plus both bounds */
 #define MOVE_TRIES 100000u	/* reads a counter gets to show it runs at all */
 
 static u32 lapic_count_per_tick;	/* LAPIC timer initial count (divide by 16) for 1/HZ s */
@@ -123,7 +124,7 @@ static void hpet_probe(u64 phys)
 		return;
 	hpet_regs = arch_phys_to_virt(phys);
 	period = hpet_regs[HPET_CAP / 4 + 1];
-	if (!period || period > HPET_MAX_PERIOD_FS)
+	if (period < HPET_MIN_PERIOD_FS || period > HPET_MAX_PERIOD_FS)
 		return;
 	refs[REF_HPET].hz = 1000000000000000ull / period;
 	refs[REF_HPET].max_counts = (u32)MIN(refs[REF_HPET].hz * 2, 0xffffffffull);
@@ -143,7 +144,7 @@ static void find_refs(const struct acpi_clocks *clocks)
 	refs[REF_PIT].present = counter_moves(&refs[REF_PIT]);
 }
 
-/* ---- one window: the TSC and the LAPIC timer over a stretch of reference time ------------- */
+/* ---- one window: the TSC and the LAPIC timer over a stretch of reference time --------- */
 
 struct sample {
 	u64 tsc;	/* TSC halfway through the bracket that read the reference */
@@ -274,7 +275,9 @@ static struct rate measure(const struct refclock *rc, const struct refclock *ck,
 		print_window(rc, &s0, &s1, &r);
 		if (r.valid && (!best.valid || r.ppm < best.ppm)) {
 			best = r;
-			*check = ck_end ? rate_between(ck, &c0, &c1) : (struct rate){ .valid = false };
+			check->valid = false;
+			if (ck_end)
+				*check = rate_between(ck, &c0, &c1);
 		}
 		if (best.valid && best.ppm <= GOAL_PPM)
 			break;
@@ -283,7 +286,7 @@ static struct rate measure(const struct refclock *rc, const struct refclock *ck,
 	return best;
 }
 
-/* ---- choosing the references, and the result ----------------------------------------------- */
+/* ---- choosing the references, and the result ------------------------------------------ */
 
 /* timer.ref= if it names a present clock, else the first present; the check: the next one. */
 static void pick_refs(const struct refclock **rc, const struct refclock **ck)
