@@ -752,11 +752,17 @@ static void mm_pcp_disable_enable_update_concurrent(struct ktest *t)
 
 /* ---- test 8: a model switch while another CPU drains ---- */
 
+/*
+ * Roles go to the first three online CPUs (holder, drainer, switcher), not to CPU ids 0-2:
+ * a CPU that never came up (smp.test_no_sipi) leaves a gap in the numbering.
+ */
 struct switch_race {
-	int phase;		/* 1: CPU 0 holds its pcp; 2: CPU 1 is draining; 3: switching */
-	int drain_done;		/* CPU 1's drain_all_pages returned (atomic) */
-	bool window;		/* the switch began while that drain was held up by CPU 0 */
-	int switcher_left;	/* pages on CPU 2's DMA32 pcp after the switch */
+	unsigned int role_cpu[3];	/* holder, drainer, switcher */
+	int phase;		/* 1: holder holds its pcp; 2: drainer is draining; 3: switching */
+	int drain_done;		/* the drainer's drain_all_pages returned (atomic) */
+	bool window;		/* the switch began while that drain was held up by the holder */
+	bool timed_out;		/* a role waited 10 s for the one before it: the case failed */
+	int switcher_left;	/* pages on the switcher's DMA32 pcp after the switch */
 };
 
 static void fill_own_pcp(void)
@@ -770,13 +776,21 @@ static void fill_own_pcp(void)
 			__free_pages(p[i], 0);
 }
 
+/* Wait (at most 10 s: every wait has a way out) until the race reaches phase. */
 static void wait_phase(struct switch_race *r, int phase)
 {
-	while (__atomic_load_n(&r->phase, __ATOMIC_ACQUIRE) < phase)
+	u64 deadline = arch_cycles() + 10000 * cycles_khz;
+
+	while (__atomic_load_n(&r->phase, __ATOMIC_ACQUIRE) < phase) {
+		if (arch_cycles() > deadline) {
+			WRITE_ONCE(r->timed_out, true);
+			return;
+		}
 		arch_cpu_relax();
+	}
 }
 
-/* CPU 0: hold the own (non-empty) pcp until the switch has begun, and 2 ms more. */
+/* The holder: hold its own (non-empty) pcp until the switch has begun, and 2 ms more. */
 static void switch_race_holder(struct switch_race *r)
 {
 	struct per_cpu_pages *pcp;
@@ -795,17 +809,17 @@ static void switch_race_fn(void *arg)
 {
 	struct switch_race *r = arg;
 
-	if (arch_cpu_id() == 0) {
+	if (arch_cpu_id() == r->role_cpu[0]) {
 		switch_race_holder(r);
-	} else if (arch_cpu_id() == 1) {
+	} else if (arch_cpu_id() == r->role_cpu[1]) {
 		wait_phase(r, 1);
 		__atomic_store_n(&r->phase, 2, __ATOMIC_RELEASE);
-		drain_all_pages_node(mm_node());	/* held up by CPU 0 */
+		drain_all_pages_node(mm_node());	/* held up by the holder */
 		__atomic_store_n(&r->drain_done, 1, __ATOMIC_RELEASE);
-	} else if (arch_cpu_id() == 2) {
+	} else if (arch_cpu_id() == r->role_cpu[2]) {
 		fill_own_pcp();
 		wait_phase(r, 2);
-		udelay(500);	/* CPU 1 takes pcp_drain_lock meanwhile */
+		udelay(500);	/* the drainer takes pcp_drain_lock meanwhile */
 		r->window = !__atomic_load_n(&r->drain_done, __ATOMIC_ACQUIRE);
 		__atomic_store_n(&r->phase, 3, __ATOMIC_RELEASE);
 		pcp_switch_lock_model(pcp_lock_model_name(pcp_lock_model));
@@ -814,10 +828,11 @@ static void switch_race_fn(void *arg)
 }
 
 /*
- * Test 8 (each model): CPU 1 runs drain_all_pages() and is held up by CPU 0, which holds its
- * own pcp; meanwhile CPU 2 switches lock models (to the same model). The switch promises
- * every list empty when it returns, so it must wait for the running drain and drain
- * everything itself: CPU 2's own list, filled before, is empty after.
+ * Test 8 (each model): the drainer (the second online CPU) runs drain_all_pages() and is held
+ * up by the holder (the first), which holds its own pcp; meanwhile the switcher (the third)
+ * switches lock models (to the same model). The switch promises every list empty when it
+ * returns, so it must wait for the running drain and drain everything itself: the
+ * switcher's own list, filled before, is empty after.
  */
 static void mm_pcp_switch_lock_model_waits_for_drain(struct ktest *t)
 {
@@ -826,9 +841,15 @@ static void mm_pcp_switch_lock_model_waits_for_drain(struct ktest *t)
 	if (nr_cpus_online() < 3)
 		KT_SKIP(t, "needs 3 CPUs");
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		unsigned int roles = 0;
+
 		set_model(models[m]);
 		memset(&r, 0, sizeof(r));
+		for_each_online_cpu(cpu)
+			if (roles < 3)
+				r.role_cpu[roles++] = cpu;
 		smp_run_on_all(switch_race_fn, &r);
+		KT_ASSERT_FALSE(t, r.timed_out);
 		ktest_printf(t, "[%s] the switch %s a drain held up by cpu0; cpu2's list after it: "
 			     "%d pages", pcp_lock_model_name(models[m]),
 			     r.window ? "began during" : "missed", r.switcher_left);
