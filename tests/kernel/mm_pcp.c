@@ -850,9 +850,10 @@ static void mm_pcp_switch_lock_model_waits_for_drain(struct ktest *t)
 				r.role_cpu[roles++] = cpu;
 		smp_run_on_all(switch_race_fn, &r);
 		KT_ASSERT_FALSE(t, r.timed_out);
-		ktest_printf(t, "[%s] the switch %s a drain held up by cpu0; cpu2's list after it: "
+		ktest_printf(t, "[%s] the switch %s a drain held up by cpu%u; cpu%u's list after it: "
 			     "%d pages", pcp_lock_model_name(models[m]),
-			     r.window ? "began during" : "missed", r.switcher_left);
+			     r.window ? "began during" : "missed", r.role_cpu[0], r.role_cpu[2],
+			     r.switcher_left);
 		KT_EXPECT_TRUE(t, r.window);
 		KT_EXPECT_EQ(t, r.switcher_left, 0);
 	}
