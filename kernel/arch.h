@@ -9,6 +9,9 @@
  *   void arch_irq_restore(unsigned long)  put back a state from arch_irq_save()
  *   void arch_irq_disable(void), arch_irq_enable(void)
  *   bool arch_irqs_disabled(void)
+ *   unsigned int arch_in_irq(void)        interrupt handlers running on this CPU (0: thread
+ *                                         context; exceptions do not count); lockdep's
+ *                                         "in hard-irq context"
  *   void arch_cpu_relax(void)             body of every spin-wait loop (x86: pause)
  *   u64  arch_cycles(void)                a fast monotonic per-CPU cycle counter (x86: TSC)
  *   void *arch_phys_to_virt(u64 pa)       direct-map address of physical address pa

@@ -4,6 +4,7 @@
  * status; a CPU that panics second just stops. Declarations: kernel/panic.h, kernel/trap.h.
  */
 #include "kernel/panic.h"
+#include "kernel/lockdep.h"
 #include "kernel/trap.h"
 #include "kernel/smp.h"
 #include "kernel/printk.h"
@@ -15,7 +16,7 @@
 static u32 panic_cpu = NO_CPU;
 static unsigned long nr_warnings;
 static struct { const char *file; int line; } warned[WARN_SITES];
-static spinlock_t warn_lock = { .owner_cpu = SPIN_NO_OWNER, .name = "warn_sites" };
+static spinlock_t warn_lock = SPINLOCK_INIT("warn_sites");
 
 bool panic_in_progress(void)
 {
@@ -36,6 +37,7 @@ void panic_begin(void)
 		printk("\nPANIC: cpu%u: recursive fault while reporting a panic\n", self);
 		panic_end();
 	}
+	lockdep_off();		/* locks a stopped CPU holds are never released */
 	arch_stop_other_cpus();
 	printk_emergency();
 }

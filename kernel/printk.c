@@ -10,9 +10,7 @@
 
 #define PRINTK_LINE_MAX 512
 
-static spinlock_t console_lock = {
-	.locked = 0, .owner_cpu = SPIN_NO_OWNER, .name = "console",
-};
+static spinlock_t console_lock = SPINLOCK_INIT("console");
 /* Set by panic(): stop taking the lock, a stopped CPU may hold it. */
 static bool printk_emergency_mode;
 

@@ -36,7 +36,7 @@ struct smp_work {
 struct cpu cpus[MAX_CPUS];
 unsigned int nr_cpus = 1;
 static struct smp_call async_calls[MAX_CPUS][ASYNC_CALLS_PER_CPU];
-static spinlock_t run_lock = { .owner_cpu = SPIN_NO_OWNER, .name = "smp_run_on_all" };
+static spinlock_t run_lock = SPINLOCK_INIT("smp_run_on_all");
 static bool in_run[MAX_CPUS];	/* CPU is inside an smp_run_on_all() fn; own CPU only */
 
 unsigned int nr_cpus_online(void)

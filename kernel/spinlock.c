@@ -12,13 +12,26 @@
 #include "kernel/panic.h"
 #include "kernel/printk.h"
 
-void spin_lock_init(spinlock_t *lock, const char *name, unsigned int flags)
+#if CONFIG_LOCKDEP
+#define lockdep_acquire_at(lock, trylock) lockdep_acquire(lock, site, trylock)
+#define SITE_PASS , site
+#else
+#define lockdep_acquire_at(lock, trylock) do { } while (0)
+#define lockdep_release(lock) do { } while (0)
+#define SITE_PASS
+#endif
+
+void spin_lock_init_at(spinlock_t *lock, const char *name, unsigned int flags LOCKDEP_SITE_PARAM)
 {
 	lock->locked = 0;
 	lock->owner_cpu = SPIN_NO_OWNER;
-	lock->flags = (u16)flags;
+	lock->flags = (u8)flags;
+	lock->dep_class = 0;
 	lock->name = name;
 	lockstat_reset(lock);
+#if CONFIG_LOCKDEP
+	lockdep_init_lock(lock, site);
+#endif
 }
 
 /* owner_cpu is only ever this CPU's id if this CPU wrote it (it is cleared before release). */
@@ -59,10 +72,12 @@ static void spin_check_lock(spinlock_t *lock)
 		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
 }
 
-void spin_lock(spinlock_t *lock)
+/* lockdep looks before the wait, as Linux's does: a deadlock is reported, not just hung in. */
+void spin_lock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 {
 	u64 spins = 0;
 
+	lockdep_acquire_at(lock, false);
 	spin_check_lock(lock);
 	while (!__spin_try(lock)) {
 		/* Spin on a plain read so waiters share the line instead of bouncing it. */
@@ -74,13 +89,15 @@ void spin_lock(spinlock_t *lock)
 	__spin_acquired(lock, spins);
 }
 
-bool spin_trylock(spinlock_t *lock)
+/* A trylock never waits, so lockdep only hears of it once it has succeeded. */
+bool spin_trylock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 {
 	if (spin_looks_locked(lock) || !__spin_try(lock)) {
 		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
 		return false;
 	}
 	__spin_acquired(lock, 0);
+	lockdep_acquire_at(lock, true);
 	return true;
 }
 
@@ -91,6 +108,7 @@ void spin_unlock(spinlock_t *lock)
 	if (unlikely(!spin_is_held_by_me(lock)))
 		panic("spin_unlock of '%s' by cpu%u, owner is cpu%u", lock->name,
 		      arch_cpu_id(), lock->owner_cpu);
+	lockdep_release(lock);
 	if (lock->flags & SPIN_HOLDTIME) {
 		held = arch_cycles() - lock->stats.acquired_at;
 		if (held > lock->stats.max_hold_cycles)
@@ -100,18 +118,18 @@ void spin_unlock(spinlock_t *lock)
 	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
 }
 
-unsigned long spin_lock_irqsave(spinlock_t *lock)
+unsigned long spin_lock_irqsave_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 {
 	unsigned long flags = arch_irq_save();
 
-	spin_lock(lock);
+	spin_lock_at(lock SITE_PASS);
 	return flags;
 }
 
-bool spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags)
+bool spin_trylock_irqsave_at(spinlock_t *lock, unsigned long *flags LOCKDEP_SITE_PARAM)
 {
 	*flags = arch_irq_save();
-	if (spin_trylock(lock))
+	if (spin_trylock_at(lock SITE_PASS))
 		return true;
 	arch_irq_restore(*flags);
 	return false;

@@ -5,11 +5,17 @@
  * API (Linux names): spin_lock / spin_unlock, spin_trylock, spin_lock_irqsave /
  * spin_unlock_irqrestore, spin_trylock_irqsave. A lock initialised with SPIN_IRQSAFE must be
  * taken with interrupts disabled; taking it with interrupts on prints a warning.
+ *
+ * With CONFIG_LOCKDEP (debug builds) every acquisition is checked by the lock validator
+ * (kernel/lockdep.h): the API names are macros that pass the caller's file:line along. A
+ * lock's class is its spin_lock_init() call site, or for a statically initialised lock
+ * (SPINLOCK_INIT) the lock itself. Release builds compile the validator out entirely.
  */
 #ifndef KERNEL_SPINLOCK_H
 #define KERNEL_SPINLOCK_H
 
 #include "kernel/compiler.h"
+#include "kernel/lockdep.h"
 
 #define SPIN_NO_OWNER 0xffffu
 #define SPIN_IRQSAFE 0x1u	/* must be held with IRQs off (e.g. zone->lock) */
@@ -28,18 +34,42 @@ struct lock_stats {
 typedef struct spinlock {
 	u32 locked;		/* 0 free, 1 held: the only word waiters spin on */
 	u16 owner_cpu;		/* debug: holder's CPU or SPIN_NO_OWNER */
-	u16 flags;		/* SPIN_IRQSAFE */
+	u8 flags;		/* SPIN_IRQSAFE, SPIN_HOLDTIME */
+	u8 dep_class;		/* lockdep class index, 0 until known (kernel/lockdep.c) */
 	const char *name;
 	struct lock_stats stats;
 } spinlock_t;
 
-void spin_lock_init(spinlock_t *lock, const char *name, unsigned int flags);
-void spin_lock(spinlock_t *lock);
-bool spin_trylock(spinlock_t *lock);
+/* A statically initialised lock; lockdep gives it a class of its own at first use. */
+#define SPINLOCK_INIT(lockname) { .owner_cpu = SPIN_NO_OWNER, .name = lockname }
+
+/*
+ * The real functions take the call site (kernel/lockdep.h) in lockdep builds only, so a
+ * release build pays nothing: LOCKDEP_SITE_ARG(lock) expands to ", site" or to nothing.
+ */
+#if CONFIG_LOCKDEP
+#define LOCKDEP_SITE_ARG(lock) , LOCK_SITE(#lock)
+#define LOCKDEP_SITE_PARAM , const struct lock_site *site
+#else
+#define LOCKDEP_SITE_ARG(lock)
+#define LOCKDEP_SITE_PARAM
+#endif
+
+void spin_lock_init_at(spinlock_t *lock, const char *name, unsigned int flags LOCKDEP_SITE_PARAM);
+void spin_lock_at(spinlock_t *lock LOCKDEP_SITE_PARAM);
+bool spin_trylock_at(spinlock_t *lock LOCKDEP_SITE_PARAM);
+unsigned long spin_lock_irqsave_at(spinlock_t *lock LOCKDEP_SITE_PARAM);
+bool spin_trylock_irqsave_at(spinlock_t *lock, unsigned long *flags LOCKDEP_SITE_PARAM);
 void spin_unlock(spinlock_t *lock);
-unsigned long spin_lock_irqsave(spinlock_t *lock);
-bool spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags);
 void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+
+#define spin_lock_init(lock, name, flags)                                               \
+	spin_lock_init_at(lock, name, flags LOCKDEP_SITE_ARG(lock))
+#define spin_lock(lock) spin_lock_at(lock LOCKDEP_SITE_ARG(lock))
+#define spin_trylock(lock) spin_trylock_at(lock LOCKDEP_SITE_ARG(lock))
+#define spin_lock_irqsave(lock) spin_lock_irqsave_at(lock LOCKDEP_SITE_ARG(lock))
+#define spin_trylock_irqsave(lock, flags)                                               \
+	spin_trylock_irqsave_at(lock, flags LOCKDEP_SITE_ARG(lock))
 
 /* True if this CPU holds the lock (debug: uses owner_cpu). */
 bool spin_is_held_by_me(const spinlock_t *lock);

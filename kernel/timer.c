@@ -10,7 +10,7 @@
 u64 cycles_khz;
 const char *cycles_reference;
 static tick_hook_fn tick_hooks[TIMER_MAX_HOOKS];	/* NULL = free slot */
-static spinlock_t hooks_lock = { .owner_cpu = SPIN_NO_OWNER, .name = "tick_hooks" };
+static spinlock_t hooks_lock = SPINLOCK_INIT("tick_hooks");
 
 /* c / khz ms = c * 10^6 / khz ns, split so that nothing overflows 64 bits (khz < 2^32). */
 u64 cycles_to_ns(u64 cycles)

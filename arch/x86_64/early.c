@@ -5,7 +5,7 @@
 
 #define MSR_GS_BASE 0xc0000101
 
-static struct arch_cpu_head boot_cpu_head = { &boot_cpu_head, 0, 0 };
+static struct arch_cpu_head boot_cpu_head = { .self = &boot_cpu_head };
 
 void arch_early_init(void)
 {

@@ -175,7 +175,10 @@ void trap_dispatch(struct trap_frame *f)
 {
 	struct cpu *c = this_cpu();
 
+	bool hardirq = f->vector >= 32;	/* an interrupt, not an exception */
+
 	c->irq_depth++;
+	c->arch.hardirq_depth += hardirq;
 	if (f->vector == VEC_TIMER) {
 		timer_interrupt();
 		apic_eoi();
@@ -197,5 +200,6 @@ void trap_dispatch(struct trap_frame *f)
 	} else {
 		fatal_trap(f, "unexpected interrupt");
 	}
+	c->arch.hardirq_depth -= hardirq;
 	c->irq_depth--;
 }

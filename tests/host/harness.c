@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tests/host/harness.h"
+#include "kernel/lockdep.h"
 
 static unsigned int failures_in_test;
 bool host_bad_pages_expected;
@@ -121,6 +122,8 @@ static void watchdog_fired(int sig)
 
 static bool run_one(const struct host_test *t, const char *filter)
 {
+	unsigned long reports;
+
 	if (filter && !strstr(t->name, filter))
 		return true;
 	running_test = t->name;
@@ -132,11 +135,14 @@ static bool run_one(const struct host_test *t, const char *filter)
 	failures_in_test = 0;
 	host_bad_page_reports = 0;
 	host_bad_pages_expected = false;
+	reports = lockdep_report_count();
 	t->fn();
 	alarm(0);
 	if (host_bad_page_reports && !host_bad_pages_expected)
 		host_fail(__FILE__, __LINE__, "%lu unexpected 'BUG: Bad page state' reports",
 			  host_bad_page_reports);
+	if (lockdep_report_count() != reports)
+		host_fail(__FILE__, __LINE__, "lockdep reported a possible deadlock (see the console)");
 	if (failures_in_test) {
 		printf("not ok %s\n--- console of %s ---\n", t->name, t->name);
 		host_console_dump();

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <string.h>
 #include "tests/host/harness.h"
+#include "kernel/lockdep.h"
 #include "kernel/smp.h"
 
 #define NR_PCP_TEST_CPUS 8
@@ -254,21 +255,26 @@ static void pcp_alloc_pages_bulk_fills_array(void)
 /*
  * The lock debug checks as mm relies on them: zone->lock is IRQ-safe, so taking it with
  * interrupts on warns; taking this CPU's pcp lock twice (a spinning re-entry instead of a
- * trylock) panics with a message naming the lock instead of hanging.
+ * trylock) is reported by lockdep as recursion, then panics with a message naming the lock
+ * instead of hanging. Both misuses run in lockdep expect scopes, which forget them after.
  */
 static void pcp_lock_debug_checks(void)
 {
 	struct pglist_data *pgdat = pcp_node(16, 4);
+	struct lockdep_expect e;
 	struct zone *zone;
 	unsigned long warnings = host_warnings;
 	jmp_buf jb;
 
 	ASSERT(pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
+	lockdep_expect_begin(&e);
 	spin_lock(&zone->lock);			/* interrupts on: the bug under test */
 	spin_unlock(&zone->lock);
+	lockdep_expect_end(&e);			/* (inconsistent only if it ran in an IRQ before) */
 	EXPECT_EQ(host_warnings, warnings + 1);
 	EXPECT(host_console_contains("IRQ-safe lock taken with interrupts on"));
+	lockdep_expect_begin(&e);
 	spin_lock(&zone->pcp[0].lock);
 	if (!setjmp(jb)) {
 		host_panic_jmp = &jb;
@@ -278,6 +284,8 @@ static void pcp_lock_debug_checks(void)
 	host_panic_jmp = NULL;
 	EXPECT(strstr(host_panic_msg, "spinlock recursion") != NULL);
 	spin_unlock(&zone->pcp[0].lock);
+	EXPECT_EQ(lockdep_expect_end(&e), LOCKDEP_RECURSION);
+	EXPECT(host_console_contains("possible recursive locking of '&zone->pcp[cpu].lock'"));
 	host_warnings = warnings;
 	EXPECT_EQ(mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);

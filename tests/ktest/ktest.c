@@ -24,6 +24,7 @@
  *	EXIT: STATUS=35
  */
 #include "tests/ktest/ktest.h"
+#include "kernel/lockdep.h"
 #include "kernel/arch.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
@@ -167,6 +168,8 @@ static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struc
 	struct trap_recovery trap;
 	struct trap_recovery *armed = this_cpu()->recovery;
 	unsigned long flags = arch_irq_save();
+	unsigned long lockdep_reports = lockdep_report_count();
+	unsigned int held = lockdep_held_depth();
 
 	arch_irq_restore(flags);
 	t->abort_ctx = jmp;
@@ -189,6 +192,13 @@ static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struc
 			     (unsigned long long)t->trap_vector, (unsigned long long)t->trap_ip);
 	if (s && s->exit)
 		s->exit(t);
+	lockdep_truncate_held(held);	/* locks an abort left behind are not held any more */
+	if (lockdep_report_count() != lockdep_reports) {
+		ktest_printf(t, "lockdep reported a possible deadlock during this case (the "
+			     "WARNING: lockdep report above)");
+		t->status = KTEST_FAIL;
+		t->nr_failed_checks++;
+	}
 	t->abort_ctx = NULL;
 }
 

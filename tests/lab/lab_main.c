@@ -8,6 +8,7 @@
 #include "kernel/lab.h"
 #include "kernel/arch.h"
 #include "kernel/printk.h"
+#include "kernel/lockdep.h"
 #include "tests/ktest/ktest.h"
 #include "tests/bench/bench.h"
 #include "tests/lab/monitor.h"
@@ -24,6 +25,7 @@ __noreturn void lab_main(void)
 	panic_selftest();
 	summary_begin(&summary);
 	failed = ktest_run_all();
+	failed += !failed && lockdep_report_count();	/* a report outside any case */
 	summary_print(&summary, failed);
 	soaked = soak_run();
 	failed += soaked == 1;

@@ -6,6 +6,7 @@
 #include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "tests/lab/summary.h"
+#include "kernel/lockdep.h"
 #include "mm/mm.h"
 #include "mm/mm_test.h"
 #include "mm/gup.h"
@@ -66,4 +67,5 @@ void summary_print(const struct run_summary *s, unsigned int failed)
 	fail_page_alloc_read_stats(&injected);
 	if (fail_page_alloc_enabled() || injected.failed)
 		fail_page_alloc_print_stats("faults:  ");
+	lockdep_print_summary();
 }

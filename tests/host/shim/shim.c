@@ -117,6 +117,12 @@ void panic(const char *fmt, ...)
 	abort();
 }
 
+/* lockdep's reports end with a backtrace in the kernel; the host has the sites only. */
+void arch_dump_stack(void)
+{
+	printk("  (no backtrace on the host: see the sites above)\n");
+}
+
 void warn_slowpath(const char *file, int line, const char *cond)
 {
 	__atomic_fetch_add(&host_warnings, 1, __ATOMIC_RELAXED);

@@ -33,6 +33,11 @@ static void mailbox_init(void)
 		pthread_mutex_init(&mailbox[i].lock, NULL);
 }
 
+unsigned int host_irq_depth(void)
+{
+	return cpus[host_cpu_id].irq_depth;
+}
+
 /* Run everything queued for this CPU, as its call IPI handler would (interrupts off). */
 static void run_calls(struct mailbox *mb)
 {

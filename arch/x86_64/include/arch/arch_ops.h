@@ -16,6 +16,7 @@ struct arch_cpu_head {
 	struct arch_cpu_head *self;	/* %gs:0 */
 	u32 cpu_id;			/* %gs:8, 0 .. nr_cpus-1 */
 	u32 apic_id;			/* %gs:12 */
+	u32 hardirq_depth;		/* %gs:16, interrupt handlers running (trap_dispatch) */
 };
 
 static __always_inline unsigned int arch_cpu_id(void)
@@ -24,6 +25,15 @@ static __always_inline unsigned int arch_cpu_id(void)
 
 	__asm__ __volatile__("movl %%gs:8, %0" : "=r"(id));
 	return id;
+}
+
+/* Interrupt handlers (not exceptions) now running on this CPU: 0 in thread context. */
+static __always_inline unsigned int arch_in_irq(void)
+{
+	unsigned int depth;
+
+	__asm__ __volatile__("movl %%gs:16, %0" : "=r"(depth));
+	return depth;
 }
 
 static __always_inline unsigned long arch_irq_save(void)

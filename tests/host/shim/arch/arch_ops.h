@@ -15,6 +15,7 @@ struct arch_cpu_head {
 	struct arch_cpu_head *self;
 	u32 cpu_id;
 	u32 apic_id;
+	u32 hardirq_depth;
 };
 
 extern __thread unsigned int host_cpu_id;
@@ -54,6 +55,15 @@ static inline void arch_irq_enable(void)
 {
 	host_irqs_off = 0;
 	host_irq_poll();
+}
+
+/* Cross-CPU calls and raised interrupts run by run_calls() (tests/host/shim/smp.c) are the
+ * interrupt handlers: this CPU's irq_depth, which run_calls() counts. */
+unsigned int host_irq_depth(void);
+
+static inline unsigned int arch_in_irq(void)
+{
+	return host_irq_depth();
 }
 
 static inline bool arch_irqs_disabled(void)
