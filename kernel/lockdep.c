@@ -260,7 +260,7 @@ static void report_end(const struct lockdep_cpu *c)
 {
 	print_held(c);
 	if (expecting) {
-		ld_print("(expected by the running test: the validator stays on)\n");
+		ld_print("(captured by the running test's expect scope: the validator stays on)\n");
 		return;
 	}
 	ld_print("backtrace of cpu%u:\n", arch_cpu_id());
@@ -537,7 +537,9 @@ static void report_recursion(const struct lockdep_cpu *c, const struct held_lock
 	ld_print("itself; two locks of one class have no order, and two CPUs can take them\n");
 	ld_print("in opposite orders.\n");
 	ld_print("possible deadlock:  CPU0\n");
-	ld_print("  lock(%s);\n  lock(%s);\n   *** DEADLOCK ***\n", cname(h->cls), cname(h->cls));
+	ld_print("  lock(%s);\n", cname(h->cls));
+	ld_print("  lock(%s);\n", cname(h->cls));
+	ld_print("   *** DEADLOCK ***\n");
 	report_end(c);
 }
 
