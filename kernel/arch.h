@@ -9,6 +9,7 @@
  *   void arch_irq_restore(unsigned long)  put back a state from arch_irq_save()
  *   void arch_irq_disable(void), arch_irq_enable(void)
  *   bool arch_irqs_disabled(void)
+ *   bool arch_irqs_disabled_flags(unsigned long flags)  ... in a state from arch_irq_save()
  *   unsigned int arch_in_irq(void)        interrupt handlers running on this CPU (0: thread
  *                                         context; exceptions do not count); lockdep's
  *                                         "in hard-irq context"

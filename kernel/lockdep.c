@@ -12,25 +12,29 @@
 #include "kernel/string.h"
 #include "kernel/cmdline.h"
 
+/* Words read without graph_locked are atomic (relaxed): plain for the CPU, visible to TSan. */
+#define LD_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define LD_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
 /* `lockdep=0` turns it off; a report turns it off for good (Linux's debug_locks_off()). */
 static bool debug_locks = true;
 CMDLINE_BOOL("lockdep", debug_locks, "0: no lock validator (debug builds run it by default)");
 
 bool lockdep_enabled(void)
 {
-	return CONFIG_LOCKDEP && READ_ONCE(debug_locks);
+	return CONFIG_LOCKDEP && LD_LOAD(debug_locks);
 }
 
 void lockdep_off(void)
 {
-	WRITE_ONCE(debug_locks, false);
+	LD_STORE(debug_locks, false);
 }
 
 static unsigned long nr_reports;	/* not expected by a test */
 
 unsigned long lockdep_report_count(void)
 {
-	return READ_ONCE(nr_reports);
+	return LD_LOAD(nr_reports);
 }
 
 const char *lockdep_rule_name(enum lockdep_rule rule)
@@ -131,10 +135,10 @@ static bool graph_lock(unsigned long flags)
 		arch_irq_restore(flags);
 		do
 			arch_cpu_relax();
-		while (READ_ONCE(graph_locked));
+		while (LD_LOAD(graph_locked));
 		(void)arch_irq_save();
 	}
-	if (READ_ONCE(debug_locks))
+	if (LD_LOAD(debug_locks))
 		return true;
 	__atomic_store_n(&graph_locked, 0, __ATOMIC_RELEASE);
 	return false;
@@ -168,12 +172,12 @@ static void lockdep_leave(struct lockdep_cpu *c, unsigned long flags)
 
 static bool has_bit(const u64 *set, unsigned int i)
 {
-	return (READ_ONCE(set[i / 64]) >> (i % 64)) & 1;
+	return (LD_LOAD(set[i / 64]) >> (i % 64)) & 1;
 }
 
 static void set_bit_in(u64 *set, unsigned int i)
 {
-	WRITE_ONCE(set[i / 64], set[i / 64] | (1ull << (i % 64)));
+	LD_STORE(set[i / 64], set[i / 64] | (1ull << (i % 64)));
 }
 
 /* ---- reports ---- */
@@ -245,8 +249,8 @@ static bool report_begin(enum lockdep_rule rule, unsigned int a, unsigned int b,
 		snprintf(e->first, sizeof(e->first), "%s", a ? cname(a) : "");
 		snprintf(e->second, sizeof(e->second), "%s", b ? cname(b) : "");
 	} else {
-		WRITE_ONCE(debug_locks, false);
-		WRITE_ONCE(nr_reports, nr_reports + 1);
+		LD_STORE(debug_locks, false);
+		LD_STORE(nr_reports, nr_reports + 1);
 		snprintf(first_report, sizeof(first_report), "%s", headline);
 	}
 	ld_print("\n");
@@ -305,7 +309,7 @@ static unsigned int register_lock(const struct lockdep_cpu *c, struct spinlock *
 		return 0;
 	cls = init_site ? class_of_key(c, init_site, init_site->expr, init_site)
 			: class_of_key(c, lock, lock->name, NULL);
-	WRITE_ONCE(lock->dep_class, (u8)cls);
+	LD_STORE(lock->dep_class, (u8)cls);
 	graph_unlock();
 	return cls;
 }
@@ -315,7 +319,7 @@ void lockdep_init_lock(struct spinlock *lock, const struct lock_site *init_site)
 	struct lockdep_cpu *c;
 	unsigned long flags;
 
-	if (!READ_ONCE(debug_locks) || !(c = lockdep_enter(&flags)))
+	if (!LD_LOAD(debug_locks) || !(c = lockdep_enter(&flags)))
 		return;
 	register_lock(c, lock, init_site, flags);
 	lockdep_leave(c, flags);
@@ -580,22 +584,26 @@ static void check_usage(const struct lockdep_cpu *c, const struct held_lock *h, 
 	report_end(c);
 }
 
-static void mark_usage(const struct lockdep_cpu *c, const struct held_lock *h, int bit,
-		       unsigned long flags)
+/* Set usage bit `bit` of h's class (the caller saw it clear) and check what it closes. */
+static __noinline void mark_usage(const struct lockdep_cpu *c, const struct held_lock *h,
+				  int bit, unsigned long flags)
 {
 	unsigned int cls = h->cls;
 
-	if ((READ_ONCE(g.usage[cls]) >> bit) & 1)
-		return;
 	if (!graph_lock(flags))
 		return;
 	if (!((g.usage[cls] >> bit) & 1)) {
 		g.usage_site[cls][bit] = h->site;
 		g.usage_cpu[cls][bit] = (u16)arch_cpu_id();
-		WRITE_ONCE(g.usage[cls], g.usage[cls] | (u8)(1u << bit));
+		LD_STORE(g.usage[cls], g.usage[cls] | (u8)(1u << bit));
 		check_usage(c, h, bit);
 	}
 	graph_unlock();
+}
+
+static inline bool has_usage(unsigned int cls, int bit)
+{
+	return (LD_LOAD(g.usage[cls]) >> bit) & 1;
 }
 
 /* Graph lock held: may p -> n join the graph? Adds it if so. */
@@ -688,7 +696,7 @@ static void validate_acquire(struct lockdep_cpu *c, struct spinlock *lock,
 			     const struct lock_site *site, bool trylock, bool irqs_on,
 			     unsigned long flags)
 {
-	unsigned int cls = READ_ONCE(lock->dep_class);
+	unsigned int cls = LD_LOAD(lock->dep_class);
 	struct held_lock *h;
 
 	if (!cls && !(cls = register_lock(c, lock, NULL, flags)))
@@ -704,9 +712,9 @@ static void validate_acquire(struct lockdep_cpu *c, struct spinlock *lock,
 	*h = (struct held_lock){ lock, site, (u8)cls, trylock, irqs_on,
 				 (u8)MIN(arch_in_irq(), 255u) };
 	c->checked++;
-	if (!trylock && h->irq_ctx)
+	if (!trylock && h->irq_ctx && !has_usage(cls, USED_IN_HARDIRQ))
 		mark_usage(c, h, USED_IN_HARDIRQ, flags);
-	if (irqs_on)
+	if (irqs_on && !has_usage(cls, HARDIRQ_ON))
 		mark_usage(c, h, HARDIRQ_ON, flags);
 	if (!trylock) {
 		check_recursion(c, h, flags);
@@ -719,14 +727,10 @@ void lockdep_acquire(struct spinlock *lock, const struct lock_site *site, bool t
 {
 	struct lockdep_cpu *c;
 	unsigned long flags;
-	bool irqs_on;
 
-	if (!READ_ONCE(debug_locks))
+	if (!LD_LOAD(debug_locks) || !(c = lockdep_enter(&flags)))
 		return;
-	irqs_on = !arch_irqs_disabled();
-	if (!(c = lockdep_enter(&flags)))
-		return;
-	validate_acquire(c, lock, site, trylock, irqs_on, flags);
+	validate_acquire(c, lock, site, trylock, !arch_irqs_disabled_flags(flags), flags);
 	lockdep_leave(c, flags);
 }
 
@@ -741,21 +745,18 @@ void lockdep_release(struct spinlock *lock)
 	unsigned long flags;
 	bool irqs_on;
 
-	if (!READ_ONCE(debug_locks))
+	if (!LD_LOAD(debug_locks) || !(c = lockdep_enter(&flags)))
 		return;
-	irqs_on = !arch_irqs_disabled();
-	if (!(c = lockdep_enter(&flags)))
-		return;
+	irqs_on = !arch_irqs_disabled_flags(flags);
 	for (int i = (int)c->depth - 1; i >= 0; i--) {
 		struct held_lock *h = &c->held[i];
 
 		if (h->lock != lock)
 			continue;
-		if (irqs_on && !h->irqs_on) {
-			h->irqs_on = true;
+		if (irqs_on && !h->irqs_on && !has_usage(h->cls, HARDIRQ_ON))
 			mark_usage(c, h, HARDIRQ_ON, flags);
-		}
-		memmove(h, h + 1, (c->depth - (unsigned int)i - 1) * sizeof(*h));
+		if (i + 1 < (int)c->depth)	/* not the innermost: close the gap */
+			memmove(h, h + 1, (c->depth - (unsigned int)i - 1) * sizeof(*h));
 		c->depth--;
 		break;
 	}
@@ -764,7 +765,7 @@ void lockdep_release(struct spinlock *lock)
 
 unsigned int lockdep_held_depth(void)
 {
-	return READ_ONCE(ld_cpus[arch_cpu_id()].depth);
+	return LD_LOAD(ld_cpus[arch_cpu_id()].depth);
 }
 
 void lockdep_truncate_held(unsigned int depth)
@@ -822,15 +823,15 @@ void lockdep_print_summary(void)
 	u64 checked = 0;
 
 	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
-		checked += READ_ONCE(ld_cpus[cpu].checked);
-	if (READ_ONCE(nr_reports))
+		checked += LD_LOAD(ld_cpus[cpu].checked);
+	if (LD_LOAD(nr_reports))
 		printk("lockdep: REPORTED a possible deadlock (then turned itself off): %s\n",
 		       first_report);
-	else if (!READ_ONCE(debug_locks))
+	else if (!LD_LOAD(debug_locks))
 		printk("lockdep: off (lockdep=0 or panic)\n");
 	else
 		printk("lockdep: %u lock classes, %u dependencies, %llu acquisitions validated: "
-		       "no deadlock pattern seen\n", nr_classes, READ_ONCE(g.nr_edges),
+		       "no deadlock pattern seen\n", nr_classes, LD_LOAD(g.nr_edges),
 		       (unsigned long long)checked);
 }
 

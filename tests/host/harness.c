@@ -156,7 +156,8 @@ static bool run_one(const struct host_test *t, const char *filter)
 int main(int argc, char **argv)
 {
 	const struct host_test *tables[] = { memblock_tests, buddy_tests, pcp_tests,
-					     concurrent_tests, gup_tests, fail_page_alloc_tests };
+					     concurrent_tests, gup_tests, fail_page_alloc_tests,
+					     lockdep_tests };
 	bool only_concurrent = false;
 	const char *filter = NULL;
 	unsigned int passed = 0, failed = 0;

@@ -68,6 +68,12 @@ static __always_inline bool arch_irqs_disabled(void)
 	return !(flags & (1ul << 9));
 }
 
+/* Were interrupts disabled in a state that arch_irq_save() returned? */
+static __always_inline bool arch_irqs_disabled_flags(unsigned long flags)
+{
+	return !(flags & (1ul << 9));
+}
+
 static __always_inline void arch_cpu_relax(void)
 {
 	__asm__ __volatile__("pause" ::: "memory");

@@ -57,6 +57,11 @@ static inline void arch_irq_enable(void)
 	host_irq_poll();
 }
 
+static inline bool arch_irqs_disabled_flags(unsigned long flags)
+{
+	return flags != 0;
+}
+
 /* Cross-CPU calls and raised interrupts run by run_calls() (tests/host/shim/smp.c) are the
  * interrupt handlers: this CPU's irq_depth, which run_calls() counts. */
 unsigned int host_irq_depth(void);
