@@ -42,6 +42,9 @@ EXIT_LINE_RE = re.compile(r"^EXIT: STATUS=(\d+)\s*$")
 # What the bare kernel's lab_main() (kernel/main.c) says before it idles.
 BARE_DONE_RE = re.compile(r"^smpmm: (?:all CPUs online \((\d+)\)|(\d+) of \d+ CPUs online);"
                           r" no lab built in")
+# kernel/lockdep.c: a report no test expected (an expected one is printed as "# " lines).
+LOCKDEP_RE = re.compile(r"^WARNING: lockdep: (.*)")
+LOCKDEP_END_RE = re.compile(r"^lockdep: turning off the locking correctness validator")
 
 
 # ---- KTAP -------------------------------------------------------------------------------
@@ -508,9 +511,22 @@ def verdict(run):
                             "(a filter that selects nothing?)")
         if run.exit_line is None and run.status in (EXIT_PASS, EXIT_FAIL):
             problems.append("no 'EXIT: STATUS=' line")
+    lockdep_lines = lockdep_report(run)
+    if lockdep_lines:
+        problems.append(f"lockdep: {LOCKDEP_RE.match(lockdep_lines[0]).group(1)} (report below)")
     if passed + failed == 0 and not problems:
         problems.append("no test ran")
     return problems
+
+
+def lockdep_report(run):
+    """The lines of the validator's report, if it made one that no test expected."""
+    start = next((i for i, line in enumerate(run.lines) if LOCKDEP_RE.match(line)), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start, len(run.lines)) if LOCKDEP_END_RE.match(run.lines[i])),
+               min(start + 40, len(run.lines) - 1))
+    return run.lines[start:end + 1]
 
 
 BACKTRACE_ADDR_RE = re.compile(r"^\s+(0xffffffff[0-9a-f]{8})\s*$")
@@ -603,6 +619,13 @@ def report(run, problems, out):
             say(f"    | {line}")
     if run.crash:
         for line in symbolize(run.lines, run.args.elf):
+            say(f"    at {line}")
+    report_lines = lockdep_report(run)
+    if report_lines:
+        say("lockdep report:")
+        for line in report_lines:
+            say(f"    | {line}")
+        for line in symbolize(report_lines, run.args.elf):
             say(f"    at {line}")
 
 
