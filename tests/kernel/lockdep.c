@@ -4,7 +4,7 @@
  * and checks that the trylock rule keeps the legal v6.2 pcp pattern quiet. Nothing here
  * deadlocks: the validator reports what could.
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/lockdep.h"
 #include "kernel/spinlock.h"
 #include "kernel/smp.h"

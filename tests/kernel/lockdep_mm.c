@@ -4,11 +4,11 @@
  * pressure must not take a per-CPU list lock with a plain spin_lock (in the trylock model
  * that lock is held with interrupts on by the CPU's own fast paths).
  */
-#include "kernel/ktest.h"
+#include "tests/ktest/ktest.h"
 #include "kernel/lockdep.h"
 #include "kernel/list.h"
 #include "kernel/smp.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/memblock.h"
 #include "kernel/bootinfo.h"
 

@@ -162,14 +162,13 @@ static void ktest_disarm(struct ktest *t, struct trap_recovery *trap, struct tra
  * Interrupts are put back as they were, since an exception entry disables them, and so is
  * this CPU's recovery chain (ktest_disarm).
  */
-static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struct ktest_case *c)
+static void ktest_exec_recover(struct ktest *t, const struct ktest_suite *s,
+			       const struct ktest_case *c)
 {
 	void *jmp[5];
 	struct trap_recovery trap;
 	struct trap_recovery *armed = this_cpu()->recovery;
 	unsigned long flags = arch_irq_save();
-	unsigned long lockdep_reports = lockdep_report_count();
-	unsigned int held = lockdep_held_depth();
 
 	arch_irq_restore(flags);
 	t->abort_ctx = jmp;
@@ -192,14 +191,27 @@ static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struc
 			     (unsigned long long)t->trap_vector, (unsigned long long)t->trap_ip);
 	if (s && s->exit)
 		s->exit(t);
-	lockdep_truncate_held(held);	/* locks an abort left behind are not held any more */
-	if (lockdep_report_count() != lockdep_reports) {
+	t->abort_ctx = NULL;
+}
+
+/*
+ * ktest_exec_recover(), and the lock validator's verdict (kernel/lockdep.h): a report that
+ * no expect scope captured during the case fails it, wherever it came from; locks an abort
+ * left behind are dropped from this CPU's held locks.
+ */
+static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struct ktest_case *c)
+{
+	unsigned long reports = lockdep_report_count();
+	unsigned int held = lockdep_held_depth();
+
+	ktest_exec_recover(t, s, c);
+	lockdep_truncate_held(held);
+	if (lockdep_report_count() != reports) {
 		ktest_printf(t, "lockdep reported a possible deadlock during this case (the "
 			     "WARNING: lockdep report above)");
 		t->status = KTEST_FAIL;
 		t->nr_failed_checks++;
 	}
-	t->abort_ctx = NULL;
 }
 
 __noreturn void ktest_abort(struct ktest *t)
