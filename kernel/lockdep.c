@@ -40,7 +40,8 @@ unsigned long lockdep_report_count(void)
 const char *lockdep_rule_name(enum lockdep_rule rule)
 {
 	static const char *const names[] = { "none", "inconsistent irq usage", "irq lock inversion",
-					     "circular dependency", "recursion", "table overflow" };
+					     "circular dependency", "recursion", "uninitialised lock",
+					     "table overflow" };
 
 	return rule < ARRAY_SIZE(names) ? names[rule] : "?";
 }
@@ -547,6 +548,28 @@ static void report_recursion(const struct lockdep_cpu *c, const struct held_lock
 	report_end(c);
 }
 
+/*
+ * A lock with no class and no name was set up by neither spin_lock_init() nor SPINLOCK_INIT:
+ * zeroed or stale memory (Linux: "trying to register non-static key"). Giving it a class of
+ * its own would hide the bug, and a few of them would fill the class table.
+ */
+static void report_uninitialised(const struct lockdep_cpu *c, const struct spinlock *lock,
+				 const struct lock_site *site)
+{
+	char headline[120];
+
+	snprintf(headline, sizeof(headline), "lock at %p taken without spin_lock_init()",
+		 (const void *)lock);
+	if (!report_begin(LOCKDEP_UNINITIALISED, 0, 0, headline))
+		return;
+	ld_print("cpu%u takes a lock that was never initialised (no name, no class)\n",
+		 arch_cpu_id());
+	print_site("  at ", site);
+	ld_print("rule broken: a lock is initialised (spin_lock_init(), SPINLOCK_INIT) before\n");
+	ld_print("its first use; a zeroed one may be memory that was freed, reused or wiped.\n");
+	report_end(c);
+}
+
 /* ---- checks ---- */
 
 /* Graph lock held: usage bit just set on h's class; does it close an interrupt cycle? */
@@ -699,6 +722,13 @@ static void validate_acquire(struct lockdep_cpu *c, struct spinlock *lock,
 	unsigned int cls = LD_LOAD(lock->dep_class);
 	struct held_lock *h;
 
+	if (!cls && !lock->name) {
+		if (graph_lock(flags)) {
+			report_uninitialised(c, lock, site);
+			graph_unlock();
+		}
+		return;
+	}
 	if (!cls && !(cls = register_lock(c, lock, NULL, flags)))
 		return;
 	if (c->depth == MAX_DEPTH) {

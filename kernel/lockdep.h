@@ -33,6 +33,7 @@ enum lockdep_rule {
 	LOCKDEP_IRQ_INVERSION,	/* an irq-safe class held while taking an irq-unsafe one */
 	LOCKDEP_CIRCULAR,	/* A then B here, B then A (maybe via others) elsewhere */
 	LOCKDEP_RECURSION,	/* a class taken again by a CPU that already holds it */
+	LOCKDEP_UNINITIALISED,	/* a lock taken that was never initialised (zeroed memory) */
 	LOCKDEP_OVERFLOW,	/* a fixed table ran out: the validator gives up */
 };
 

@@ -575,7 +575,10 @@ static void mm_init_from_boot_info(void)
 	EXPECT(host_console_contains("Node 0, zone   Normal"));
 	EXPECT(host_console_contains("Number of blocks type"));
 	EXPECT_EQ(mm_verify(pgdat), 0);
-	/* node0 stays registered: mm_init() is once per process, like boot. */
+	/* Unregistered: host_phys_reset() wipes node0's pcps and memory map before the next
+	 * test, whose nodes reuse that memory, and pcp_switch_lock_model() drains every
+	 * registered node (a stale node0 there drained zeroed, never-initialised pcp locks). */
+	pgdat_destroy(pgdat);
 }
 
 const struct host_test buddy_tests[] = {

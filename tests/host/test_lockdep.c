@@ -90,8 +90,26 @@ static void lockdep_host_irq_unsafe_use_reported(void)
 	EXPECT(host_console_contains("inconsistent {HARDIRQ-ON-W} -> {IN-HARDIRQ-W} usage"));
 }
 
+/* A zeroed lock (never initialised: freed or wiped memory) is reported, not given a class
+ * of its own; the validator stays on in the scope, and the lock still works. */
+static void lockdep_host_uninitialised_lock_reported(void)
+{
+	static spinlock_t zeroed;
+	struct lockdep_expect e;
+
+	memset(&zeroed, 0, sizeof(zeroed));
+	lockdep_expect_begin(&e);
+	spin_lock(&zeroed);
+	spin_unlock(&zeroed);
+	EXPECT_EQ(lockdep_expect_end(&e), LOCKDEP_UNINITIALISED);
+	EXPECT(host_console_contains("taken without spin_lock_init()"));
+	EXPECT(lockdep_enabled());
+}
+
 const struct host_test lockdep_tests[] = {
 	{ "lockdep_host_order_inversion_reported", lockdep_host_order_inversion_reported, true },
 	{ "lockdep_host_irq_unsafe_use_reported", lockdep_host_irq_unsafe_use_reported, true },
+	{ "lockdep_host_uninitialised_lock_reported", lockdep_host_uninitialised_lock_reported,
+	  false },
 	{ NULL, NULL, false },
 };
