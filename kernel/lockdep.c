@@ -249,6 +249,7 @@ static bool report_begin(enum lockdep_rule rule, unsigned int a, unsigned int b,
 		e->rule = rule;
 		snprintf(e->first, sizeof(e->first), "%s", a ? cname(a) : "");
 		snprintf(e->second, sizeof(e->second), "%s", b ? cname(b) : "");
+		snprintf(e->headline, sizeof(e->headline), "%s", headline);
 	} else {
 		LD_STORE(debug_locks, false);
 		LD_STORE(nr_reports, nr_reports + 1);

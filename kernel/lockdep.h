@@ -77,6 +77,7 @@ struct lockdep_expect {
 	enum lockdep_rule rule;		/* the first report's rule, LOCKDEP_NONE if none */
 	char first[32], second[32];	/* its classes: safe/unsafe, held/taken; for
 					 * recursion second is empty */
+	char headline[128];		/* its WARNING line, after "WARNING: lockdep: " */
 	unsigned int more;		/* reports after the first, not printed */
 	unsigned int held_depth;	/* private: this CPU's held locks at begin */
 };

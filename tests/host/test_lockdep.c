@@ -7,6 +7,8 @@
 #include "tests/host/harness.h"
 #include "kernel/lockdep.h"
 #include "kernel/smp.h"
+#include "mm/mm_test.h"
+#include <stdlib.h>
 #include <string.h>
 
 static spinlock_t lock_a, lock_b, lock_irq;
@@ -106,10 +108,93 @@ static void lockdep_host_uninitialised_lock_reported(void)
 	EXPECT(lockdep_enabled());
 }
 
+/* ---- bug (a)'s pattern: a GFP_ATOMIC allocation in an interrupt on an exhausted node ---- */
+
+struct atomic_irq {
+	struct pglist_data *pgdat;
+	struct page **pages;		/* CPU 0's allocations */
+	unsigned long held;
+	struct page *got;		/* the interrupt's allocation */
+	unsigned int in_irq;
+	u64 drains, fails;		/* the node's drain rounds and failed allocations in it */
+};
+
+static void atomic_alloc_in_irq(void *arg)
+{
+	struct atomic_irq *a = arg;
+	u64 drains = a->pgdat->drain_retries, fails = a->pgdat->alloc_fail;
+
+	a->in_irq = arch_in_irq();
+	a->got = alloc_pages_node(a->pgdat, GFP_ATOMIC | __GFP_NOWARN, 0);
+	a->drains = a->pgdat->drain_retries - drains;
+	a->fails = a->pgdat->alloc_fail - fails;
+}
+
+/* CPU 0 takes every page GFP_ATOMIC may have (its pcp lock trylocked with interrupts on:
+ * HARDIRQ-ON-W), then idles with interrupts on; CPU 1 interrupts it with a call whose
+ * GFP_ATOMIC allocation fails the watermarks and enters the slow path. */
+static void *atomic_irq_cpu(void *arg)
+{
+	struct atomic_irq *a = *(struct atomic_irq **)arg;
+
+	if (arch_cpu_id() == 0) {
+		a->held = alloc_until_null(a->pgdat, GFP_ATOMIC | __GFP_NOWARN, 0, a->pages,
+					   node_free_pages(a->pgdat));
+		next_step();
+		wait_step(2);
+	} else {
+		wait_step(1);
+		EXPECT_EQ(smp_call_function_single(0, atomic_alloc_in_irq, a, true), 0);
+		next_step();
+	}
+	return NULL;
+}
+
+/*
+ * Trylock model. The slow path of an allocation that cannot wait must not drain: a drain
+ * takes this CPU's pcp lock with a spinning spin_lock, which in an interrupt deadlocks when
+ * the interrupted code holds it. Here nobody holds it, so a drain would not hang: only the
+ * validator can tell, by "inconsistent {HARDIRQ-ON-W} -> {IN-HARDIRQ-W}" on the pcp class.
+ * Expects no report and a clean failure (NULL). The host twin of lockdep_mm's kernel case;
+ * make mutate's drain-in-interrupt mutant is killed here.
+ */
+static void lockdep_host_atomic_alloc_in_irq_under_pressure(void)
+{
+	const struct mem_region map[] = { { 16 * MiB, 16 * MiB, MEM_USABLE } };
+	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 2);
+	struct atomic_irq a = { .pgdat = pgdat };
+	struct atomic_irq *args[2] = { &a, &a };
+	enum pcp_lock_model old = pcp_lock_model;
+	struct lockdep_expect e;
+
+	ASSERT(pgdat);
+	zone_pcp_update(pgdat, 2);
+	a.pages = calloc(node_free_pages(pgdat), sizeof(*a.pages));
+	pcp_lock_model = PCP_LOCK_TRYLOCK;
+	step = 0;
+	lockdep_expect_begin(&e);
+	run_on_cpus(2, atomic_irq_cpu, args, sizeof(args[0]));
+	EXPECT_EQ(lockdep_expect_end(&e), LOCKDEP_NONE);
+	pcp_lock_model = old;
+	printk("held %lu pages; the interrupt's GFP_ATOMIC allocation %s, %llu drain rounds\n",
+	       a.held, a.got ? "succeeded" : "failed", (unsigned long long)a.drains);
+	EXPECT(a.held > 0);
+	EXPECT(a.in_irq > 0);
+	EXPECT(a.got == NULL);
+	EXPECT_EQ(a.fails, 1);	/* it did reach the slow path, and gave up there */
+	free_all(a.pages, a.held, 0);
+	free(a.pages);
+	drain_all_pages_node(pgdat);
+	EXPECT_EQ(mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
 const struct host_test lockdep_tests[] = {
 	{ "lockdep_host_order_inversion_reported", lockdep_host_order_inversion_reported, true },
 	{ "lockdep_host_irq_unsafe_use_reported", lockdep_host_irq_unsafe_use_reported, true },
 	{ "lockdep_host_uninitialised_lock_reported", lockdep_host_uninitialised_lock_reported,
 	  false },
+	{ "lockdep_host_atomic_alloc_in_irq_under_pressure",
+	  lockdep_host_atomic_alloc_in_irq_under_pressure, true },
 	{ NULL, NULL, false },
 };

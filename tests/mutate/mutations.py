@@ -162,6 +162,30 @@ MUTATIONS = [
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp.*"],
     ),
+    # Bug (a) of dffc0ff, planted back: killed by the lock validator (kernel/lockdep.c), which
+    # reports the pattern even when nobody holds the lock and nothing hangs.
+    dict(
+        name="drain-in-interrupt",
+        file="mm/page_alloc.c",
+        says="the allocation slow path drains this CPU's lists for a caller that cannot wait: "
+             "in an interrupt that spins on the pcp lock the interrupted code may hold",
+        edits=[("""\
+	if (page || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
+		return page;
+	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
+	drain_all_pages_node(ac->pgdat);
+""", """\
+	if (page)
+		return page;
+	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
+	if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
+		drain_all_pages_node(ac->pgdat);
+	else
+		drain_local_pages_node(ac->pgdat);
+""")],
+        tests=["host:lockdep_host_atomic_alloc_in_irq", "host:pcp_irq_alloc_exhausted_no_drain",
+               "kernel:2:lockdep_mm.*"],
+    ),
     dict(
         name="drain-from-irqs-off",
         file="mm/page_alloc.c",
