@@ -182,7 +182,8 @@ static void lockdep_mm_pcp_spin_lock_in_irq_reported(struct ktest *t)
 }
 
 static const struct ktest_case lockdep_mm_cases[] = {
-	KTEST_CASE(lockdep_mm_atomic_alloc_in_irq_under_pressure),
-	KTEST_CASE(lockdep_mm_pcp_spin_lock_in_irq_reported),
+	KTEST_CASE_NOFAIL(lockdep_mm_atomic_alloc_in_irq_under_pressure,
+			  "exhausts its node: an injected failure would leave pages behind"),
+	KTEST_CASE_NOFAIL(lockdep_mm_pcp_spin_lock_in_irq_reported, "needs its one page"),
 };
 KTEST_SUITE(lockdep_mm, lockdep_mm_cases, .init = lockdep_mm_init, .exit = lockdep_mm_exit);
