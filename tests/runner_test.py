@@ -147,6 +147,21 @@ class VerdictTest(unittest.TestCase):
         self.assertTrue(runner.panic_verdict(FakeRun(two, 255)))
         self.assertTrue(runner.panic_verdict(FakeRun(one, -9, timed_out=True)))
 
+    # An unexpected lockdep report fails a run whose tests all passed, and its lines are
+    # what report() repeats; one captured by a test's expect scope ("# " lines) does not.
+    def test_verdict_lockdep_report(self):
+        report = ("====\nWARNING: lockdep: possible recursive locking of 'x'\n----\n"
+                  "backtrace of cpu0:\n"
+                  "lockdep: turning off the locking correctness validator\n====\n")
+        run = FakeRun(GOOD.replace("EXIT: STATUS=33", report + "EXIT: STATUS=33"), 33)
+        self.assertIn("lockdep: possible recursive locking of 'x' (report below)",
+                      runner.verdict(run))
+        lines = runner.lockdep_report(run)
+        self.assertEqual(lines[0], "WARNING: lockdep: possible recursive locking of 'x'")
+        self.assertEqual(lines[-1], "lockdep: turning off the locking correctness validator")
+        captured = "    # WARNING: lockdep: possible recursive locking of 'x'\n"
+        run = FakeRun(GOOD.replace("EXIT: STATUS=33", captured + "EXIT: STATUS=33"), 33)
+        self.assertEqual(runner.verdict(run), [])
 
     # --expect bare: the bare kernel's last line with every CPU passes (QEMU is stopped
     # there, status -9); fewer CPUs than expected, no such line, or a crash do not.
