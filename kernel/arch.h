@@ -14,6 +14,13 @@
  *                                         context; exceptions do not count); lockdep's
  *                                         "in hard-irq context"
  *   void arch_cpu_relax(void)             body of every spin-wait loop (x86: pause)
+ *   void arch_interleave_point(void)      a point inside a critical section (lock, unlock,
+ *                                         list and page-table operations, racy accesses)
+ *                                         where another CPU or an interrupt may come in.
+ *                                         Nothing on x86, where that can happen at every
+ *                                         instruction; the host shim, whose threads only
+ *                                         take simulated interrupts where it lets them,
+ *                                         delivers them here and may switch threads here
  *   u64  arch_cycles(void)                a fast monotonic per-CPU cycle counter (x86: TSC)
  *   void *arch_phys_to_virt(u64 pa)       direct-map address of physical address pa
  *   u64  arch_virt_to_phys(const void *)  inverse of arch_phys_to_virt for direct-map addresses

@@ -63,9 +63,11 @@ typedef int64_t s64;
  * Fields that one CPU writes under a lock while another reads them without it (racy peeks
  * that tolerate stale values: free counts, pcp counts, page flags during pageblock scans).
  * Relaxed atomics: the same instructions as plain accesses on x86, but not a data race.
+ * Each is an interleave point (kernel/arch.h: nothing on x86; a file using these includes it).
  */
-#define READ_RACY(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define WRITE_RACY(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define READ_RACY(x) ({ arch_interleave_point(); __atomic_load_n(&(x), __ATOMIC_RELAXED); })
+#define WRITE_RACY(x, v) \
+	({ arch_interleave_point(); __atomic_store_n(&(x), (v), __ATOMIC_RELAXED); })
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define container_of(ptr, type, member) \

@@ -3,6 +3,7 @@
 #define KERNEL_LIST_H
 
 #include "kernel/compiler.h"
+#include "kernel/arch.h"
 
 struct list_head {
 	struct list_head *next, *prev;
@@ -18,6 +19,7 @@ static inline void INIT_LIST_HEAD(struct list_head *h)
 
 static inline void __list_add(struct list_head *n, struct list_head *prev, struct list_head *next)
 {
+	arch_interleave_point();
 	next->prev = n;
 	n->next = next;
 	n->prev = prev;
@@ -42,6 +44,7 @@ static inline void list_add_tail(struct list_head *n, struct list_head *head)
 /* Unlink; the entry's pointers are poisoned so a second del or a stale walk faults loudly. */
 static inline void list_del(struct list_head *e)
 {
+	arch_interleave_point();
 	e->next->prev = e->prev;
 	e->prev->next = e->next;
 	e->next = LIST_POISON1;

@@ -87,11 +87,13 @@ void spin_lock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 		} while (spin_looks_locked(lock));
 	}
 	__spin_acquired(lock, spins);
+	arch_interleave_point();	/* inside: an interrupt or another CPU may come in now */
 }
 
 /* A trylock never waits, so lockdep only hears of it once it has succeeded. */
 bool spin_trylock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 {
+	arch_interleave_point();
 	if (spin_looks_locked(lock) || !__spin_try(lock)) {
 		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
 		return false;
@@ -105,6 +107,7 @@ void spin_unlock(spinlock_t *lock)
 {
 	u64 held;
 
+	arch_interleave_point();
 	if (unlikely(!spin_is_held_by_me(lock)))
 		panic("spin_unlock of '%s' by cpu%u, owner is cpu%u", lock->name,
 		      arch_cpu_id(), lock->owner_cpu);

@@ -25,6 +25,9 @@ void host_fail(const char *file, int line, const char *fmt, ...) __printf(3, 4);
 /* A test that provokes "BUG: Bad page state" reports on purpose sets this; in any other
  * test such a report is a failure (the allocator found a page in a state it must not be). */
 extern bool host_bad_pages_expected;
+/* Report the test as skipped (with a reason, e.g. "no race: ...") unless it also failed; the
+ * caller returns. A race test calls it when its race window was never entered. */
+void host_skip(const char *fmt, ...) __printf(1, 2);
 
 #define EXPECT(cond)                                                                    \
 	do {                                                                            \

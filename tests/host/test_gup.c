@@ -100,53 +100,157 @@ static void gup_host_has_pinned_written_once(void)
 	EXPECT_EQ(flag_writes_for("always", GUP_TEST_CPUS, 500), GUP_TEST_CPUS * 500);
 }
 
-struct race_arg {
-	struct mm_struct *mm;
-	int *stop;
-	unsigned long pinned;
-};
+/* ---- unmapping while other CPUs walk (the page-table free protocol) ---- */
 
-static void *race_thread(void *p)
+#define UNMAP_CPUS 4
+#define UNMAP_ROUNDS 40
+
+struct unmap_race {
+	struct mm_struct *mm;
+	int seq;		/* odd while CPU 0 is inside mm_munmap() */
+	int in_window;		/* walkers between a pmd read and the reads of its table */
+	int walkers;		/* walkers not finished */
+	unsigned long max_walks;
+	unsigned long walks[UNMAP_CPUS], pinned[UNMAP_CPUS], bad[UNMAP_CPUS];
+	unsigned long in_unmap;	/* walk windows an mm_munmap() overlapped */
+};
+static struct unmap_race *unmap_race;
+
+/*
+ * gup_fast_race_hook at GUP_RACE_PTE_TABLE: a walker has read a pmd entry and not yet the page table under it. Widen that
+ * window until an mm_munmap() that overlaps it has returned, at most 2 ms (with interrupts
+ * off, as gup-fast walks, the unmap's shootdown waits for us), and count the overlap. With
+ * interrupts on we take the shootdown here, so an unmap under way may finish without us:
+ * wait for it, up to a second.
+ */
+static void pmd_window_hook(enum gup_race_point point, struct mm_struct *mm, u64 addr)
 {
-	struct race_arg *a = p;
+	struct unmap_race *ur = unmap_race;
+	int seq, done;
+
+	if (!ur || point != GUP_RACE_PTE_TABLE || mm != ur->mm)
+		return;
+	seq = __atomic_load_n(&ur->seq, __ATOMIC_ACQUIRE);
+	done = (seq | 1) + 1;	/* seq once the unmap running or next to start has returned */
+	__atomic_fetch_add(&ur->in_window, 1, __ATOMIC_ACQ_REL);
+	for (int i = 0; i < 40 && __atomic_load_n(&ur->seq, __ATOMIC_ACQUIRE) < done; i++)
+		host_race_delay(50);
+	for (int i = 0; i < 20000 && !arch_irqs_disabled() &&	/* an unmap not waiting for us */
+			(__atomic_load_n(&ur->seq, __ATOMIC_ACQUIRE) & 1); i++)
+		host_race_delay(50);
+	__atomic_fetch_sub(&ur->in_window, 1, __ATOMIC_ACQ_REL);
+	if ((seq & 1) || __atomic_load_n(&ur->seq, __ATOMIC_ACQUIRE) != seq)
+		__atomic_fetch_add(&ur->in_unmap, 1, __ATOMIC_RELAXED);
+}
+
+static unsigned long walks_of(struct unmap_race *ur, unsigned int cpu)
+{
+	return __atomic_load_n(&ur->walks[cpu], __ATOMIC_ACQUIRE);
+}
+
+/* Wait (spinning) until cond holds, or every walker has finished. */
+#define wait_walkers(ur, cond) \
+	while (!(cond) && __atomic_load_n(&(ur)->walkers, __ATOMIC_ACQUIRE)) \
+		arch_cpu_relax()
+
+/* CPU 0, each round: map and populate 8 pages, wait until a walker pinned and another one
+ * sits in its window, unmap (freeing the page tables), then wait until every walker has
+ * finished a walk begun after the unmap: one begun before it must not have read a freed table. */
+static void unmapper_rounds(struct unmap_race *ur)
+{
+	unsigned long seen[UNMAP_CPUS];
+
+	for (unsigned int r = 0; r < UNMAP_ROUNDS && __atomic_load_n(&ur->walkers, __ATOMIC_ACQUIRE);
+	     r++) {
+		unsigned long pinned = 0;
+
+		mm_mmap_anon(ur->mm, BASE, 8 * PAGE_SIZE, true, false, true);
+		for (unsigned int c = 1; c < UNMAP_CPUS; c++)
+			pinned += __atomic_load_n(&ur->pinned[c], __ATOMIC_ACQUIRE);
+		wait_walkers(ur, ({ unsigned long now = 0;
+				    for (unsigned int c = 1; c < UNMAP_CPUS; c++)
+					    now += __atomic_load_n(&ur->pinned[c], __ATOMIC_ACQUIRE);
+				    now > pinned; }));
+		wait_walkers(ur, __atomic_load_n(&ur->in_window, __ATOMIC_ACQUIRE));
+		__atomic_fetch_add(&ur->seq, 1, __ATOMIC_ACQ_REL);
+		mm_munmap(ur->mm, BASE, 2 * MiB);	/* frees the page tables too */
+		__atomic_fetch_add(&ur->seq, 1, __ATOMIC_ACQ_REL);
+		for (unsigned int c = 1; c < UNMAP_CPUS; c++)
+			seen[c] = walks_of(ur, c);
+		for (unsigned int c = 1; c < UNMAP_CPUS; c++)
+			wait_walkers(ur, walks_of(ur, c) >= seen[c] + 2);
+	}
+}
+
+/* CPUs 1..: pin the 8 pages with the lockless walk only, check each page, unpin. */
+static void *unmap_race_cpu(void *p)
+{
+	struct unmap_race *ur = *(struct unmap_race **)p;
+	unsigned int me = arch_cpu_id();
 	struct page *pages[8];
 
-	if (arch_cpu_id() == 0) {
-		for (int r = 0; r < 200; r++) {
-			mm_munmap(a->mm, BASE, 2 * MiB);
-			mm_mmap_anon(a->mm, BASE, 8 * PAGE_SIZE, true, false, true);
-		}
-		__atomic_store_n(a->stop, 1, __ATOMIC_RELEASE);
+	if (me == 0) {
+		unmapper_rounds(ur);
+		__atomic_store_n(&ur->max_walks, 0, __ATOMIC_RELEASE);	/* walkers: stop */
 		return NULL;
 	}
-	while (!__atomic_load_n(a->stop, __ATOMIC_ACQUIRE)) {
-		long n = pin_user_pages_fast(a->mm, BASE, 8, FOLL_FAST_ONLY, pages);
+	while (walks_of(ur, me) < __atomic_load_n(&ur->max_walks, __ATOMIC_ACQUIRE)) {
+		long n = pin_user_pages_fast(ur->mm, BASE, 8, FOLL_FAST_ONLY, pages);
 
+		for (long i = 0; i < n; i++)
+			ur->bad[me] += page_count(pages[i]) < (int)GUP_PIN_COUNTING_BIAS ||
+				       pages[i]->mt != MIGRATE_MOVABLE;
 		if (n > 0) {
-			a->pinned += (unsigned long)n;
+			__atomic_fetch_add(&ur->pinned[me], (unsigned long)n, __ATOMIC_RELEASE);
 			unpin_user_pages(pages, (unsigned long)n);
 		}
-		host_irq_poll();	/* interrupts are on between walks: take the shootdowns */
+		__atomic_fetch_add(&ur->walks[me], 1, __ATOMIC_RELEASE);
+		arch_cpu_relax();
 	}
+	__atomic_sub_fetch(&ur->walkers, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-/* One thread unmaps (freeing page tables) while the others walk: no poisoned entry is read. */
+/*
+ * One CPU unmaps (freeing page tables) while three walk with gup-fast: no walk reads a freed
+ * page table (poisoned entries) or returns a page it should not (refcount, migratetype). The
+ * walk window (pmd read -> table read) is widened by a test hook, and the test counts walks
+ * that sat in it during an unmap, and pages pinned. Those walks keep the shootdown waiting
+ * (interrupts off); without the shootdown, or with interrupts on, they read freed tables.
+ * (gup_fast_unmap_while_walker_reads_table stops one walk there on purpose instead.)
+ */
 static void gup_host_unmap_vs_fast_walk(void)
 {
-	struct pglist_data *pgdat = gup_node(4);
+	struct pglist_data *pgdat = gup_node(UNMAP_CPUS);
 	struct mm_struct *mm = mm_create(pgdat);
-	struct race_arg args[4];
-	int stop = 0;
+	struct unmap_race ur = { .mm = mm, .walkers = UNMAP_CPUS - 1,
+				 .max_walks = host_pct_on() ? 400 : 10000000 };
+	struct unmap_race *args[UNMAP_CPUS];
+	unsigned long pinned = 0, bad = 0;
 
-	ASSERT(mm_mmap_anon(mm, BASE, 8 * PAGE_SIZE, true, false, true) == 0);
-	for (int i = 0; i < 4; i++)
-		args[i] = (struct race_arg){ mm, &stop, 0 };
-	run_on_cpus(4, race_thread, args, sizeof(args[0]));
+	ASSERT(mm);
+	for (int i = 0; i < UNMAP_CPUS; i++)
+		args[i] = &ur;
+	unmap_race = &ur;
+	__atomic_store_n(&gup_fast_race_hook, pmd_window_hook, __ATOMIC_RELEASE);
+	run_on_cpus(UNMAP_CPUS, unmap_race_cpu, args, sizeof(args[0]));
+	__atomic_store_n(&gup_fast_race_hook, NULL, __ATOMIC_RELEASE);
+	unmap_race = NULL;
+	for (int c = 1; c < UNMAP_CPUS; c++) {
+		pinned += ur.pinned[c];
+		bad += ur.bad[c];
+	}
+	printk("unmap vs walk: %lu pages pinned, %lu walks in their window during an unmap, "
+	       "%llu poisoned entries read, %lu bad pages\n", pinned, ur.in_unmap,
+	       (unsigned long long)MM_STAT(mm, poison_reads), bad);
 	EXPECT_EQ(MM_STAT(mm, poison_reads), 0);
+	EXPECT_EQ(bad, 0);
 	mm_destroy(mm);
 	EXPECT_EQ(mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
+	if (!pinned || !ur.in_unmap)
+		host_skip("no race: %lu pages pinned, %lu walks in their window during an unmap",
+			  pinned, ur.in_unmap);
 }
 
 /* FOLL_LONGTERM moves MOVABLE pages to UNMOVABLE copies; the data survives. */

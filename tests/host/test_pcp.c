@@ -1,7 +1,8 @@
 /*
  * Host tests of the per-CPU page lists (mm/pcp.c): indexing, sizing, free and refill rules,
  * bulk allocation; and, with 8 CPU threads under each locking model (also under TSan),
- * stress, IRQ re-entry, remote drains, exhaustion.
+ * stress with tick interrupts, IRQ re-entry, remote drains, exhaustion, zone_pcp_disable()
+ * against a refill in flight. Each concurrent test counts its race window.
  */
 #include <stdlib.h>
 #include <setjmp.h>
@@ -298,10 +299,27 @@ struct pcp_cpu_arg {
 	unsigned int seed;
 	unsigned long ops;
 	bool drainer;
+	bool until_met;		/* churn on (up to 50 x ops) until a drain met this CPU's list */
 	int *churning;		/* CPUs still churning; drainers stop at 0 */
 	struct page **pages;
 	unsigned long max, n;
 };
+
+/* Operations of cpu that found its own list held by a remote drainer (trylock failed:
+ * nothing else holds it in these tests), or drains it ran by IPI (irqoff). Only cpu itself
+ * writes these three counters, so cpu may read them while the others run. */
+static u64 met_remote_drain(struct pglist_data *pgdat, unsigned int cpu)
+{
+	u64 n = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		const struct pcp_stats *st = &pgdat->node_zones[z].pcp_stats[cpu];
+
+		if (pgdat->node_zones[z].pcp_stats)
+			n += st->trylock_fail_alloc + st->trylock_fail_free + st->ipi_drain;
+	}
+	return n;
+}
 
 /* Random orders 0..3 with a few larger, at most 32 blocks held; polls for "interrupts". */
 static void *pcp_churn_cpu(void *p)
@@ -311,7 +329,8 @@ static void *pcp_churn_cpu(void *p)
 	u8 orders[32];
 	unsigned int n = 0;
 
-	for (unsigned long i = 0; i < a->ops; i++) {
+	for (unsigned long i = 0; i < a->ops || (a->until_met && i < 50 * a->ops &&
+			!met_remote_drain(a->pgdat, arch_cpu_id())); i++) {
 		unsigned int r = (unsigned int)rand_r(&a->seed);
 
 		host_irq_poll();
@@ -335,6 +354,38 @@ static void *pcp_churn_cpu(void *p)
 	return NULL;
 }
 
+/* Contended acquisitions of every zone->lock of pgdat: CPUs that met inside the buddy lists. */
+static u64 zone_lock_contended(struct pglist_data *pgdat)
+{
+	u64 n = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		n += pgdat->node_zones[z].lock.stats.contended;
+	return n;
+}
+
+/* The stress test's tick: an order-0 GFP_ATOMIC alloc + free in interrupt context, counting
+ * the ticks that came while this CPU held one of its own pcp locks. */
+static struct pglist_data *tick_pgdat;
+static unsigned long ticks, ticks_in_pcp_hold;
+
+static void stress_tick(void)
+{
+	struct page *page;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &tick_pgdat->node_zones[z];
+
+		if (zone->pcp && spin_is_held_by_me(&zone->pcp[arch_cpu_id()].lock)) {
+			__atomic_fetch_add(&ticks_in_pcp_hold, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	__atomic_fetch_add(&ticks, 1, __ATOMIC_RELAXED);
+	if ((page = alloc_pages_node(tick_pgdat, GFP_ATOMIC | __GFP_NOWARN, 0)))
+		__free_pages(page, 0);
+}
+
 static void report_counters(struct pglist_data *pgdat, const char *what)
 {
 	struct pcp_stats st;
@@ -349,22 +400,43 @@ static void report_counters(struct pglist_data *pgdat, const char *what)
 	       (unsigned long long)st.ipi_drain);
 }
 
-/* Test 1, every model: 8 CPUs x 5000 random operations; then a forced drain (zone_pcp_disable)
- * empties every pcp, each page is in one place and the free count is as before. */
+/*
+ * Test 1, every model: 8 CPUs x 5000 random operations while a tick interrupt allocates and
+ * frees on whichever CPU polls; then a forced drain (zone_pcp_disable) empties every pcp, each
+ * page is in one place and the free count is as before. Race windows: CPUs met inside a
+ * zone->lock (contended acquisitions), and with trylock, ticks came while their CPU held its
+ * own pcp lock (with irqsave that must never happen: the lock is held with interrupts off).
+ */
 static void pcp_stress_random_orders_all_models(void)
 {
+	const char *no_race = NULL;
+
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		struct pglist_data *pgdat = pcp_node(64, NR_PCP_TEST_CPUS);
 		struct pcp_cpu_arg args[NR_PCP_TEST_CPUS];
 		unsigned long free;
+		u64 contended;
 
 		ASSERT(pgdat);
 		pcp_lock_model = models[m];
 		free = node_free_pages(pgdat);
 		for (unsigned int i = 0; i < NR_PCP_TEST_CPUS; i++)
-			args[i] = (struct pcp_cpu_arg){ .pgdat = pgdat, .seed = i + 7, .ops = 5000 };
+			args[i] = (struct pcp_cpu_arg){ .pgdat = pgdat, .seed = i + 7,
+							.ops = host_pct_on() ? 150 : 5000 };
+		tick_pgdat = pgdat;
+		ticks = ticks_in_pcp_hold = 0;
+		host_set_tick(stress_tick, 256);
 		run_on_cpus(NR_PCP_TEST_CPUS, pcp_churn_cpu, args, sizeof(args[0]));
+		host_set_tick(NULL, 0);
+		contended = zone_lock_contended(pgdat);
 		report_counters(pgdat, "stress");
+		printk("stress [%s]: %lu ticks, %lu while their CPU held its pcp lock; zone->lock "
+		       "contended %llu times\n", pcp_lock_model_name(pcp_lock_model), ticks,
+		       ticks_in_pcp_hold, (unsigned long long)contended);
+		if (models[m] == PCP_LOCK_IRQSAVE)
+			EXPECT_EQ(ticks_in_pcp_hold, 0);
+		if (!contended || (models[m] == PCP_LOCK_TRYLOCK && !ticks_in_pcp_hold))
+			no_race = pcp_lock_model_name(models[m]);
 		zone_pcp_disable(&pgdat->node_zones[ZONE_DMA32]);
 		EXPECT_EQ(zone_pcp_count(&pgdat->node_zones[ZONE_DMA32]), 0);
 		EXPECT_EQ(node_free_pages(pgdat), free);
@@ -372,6 +444,9 @@ static void pcp_stress_random_orders_all_models(void)
 		test_node_destroy(pgdat);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
+	if (no_race)
+		host_skip("no race [%s]: no contended zone->lock, or (trylock) no tick inside a pcp "
+			  "hold", no_race);
 }
 
 struct reentry {
@@ -418,8 +493,8 @@ static void *reentry_cpu(void *p)
 			arch_cpu_relax();
 		__atomic_store_n(&r->phase, 2, __ATOMIC_RELEASE);
 		pcp_unlock_this_cpu(pcp, flags);
-		while (!r->alloc_ok)
-			host_irq_poll();
+		while (!__atomic_load_n(&r->alloc_ok, __ATOMIC_ACQUIRE))
+			arch_cpu_relax();
 	} else {
 		while (!__atomic_load_n(&r->phase, __ATOMIC_ACQUIRE))
 			arch_cpu_relax();
@@ -575,29 +650,47 @@ static void *drain_or_churn_cpu(void *p)
 	}
 	while (__atomic_load_n(a->churning, __ATOMIC_ACQUIRE)) {
 		drain_all_pages_node(a->pgdat);
-		host_irq_poll();
+		arch_cpu_relax();
 	}
 	return NULL;
 }
 
-/* Test 3, every model: 4 CPUs churn while 4 drain every CPU's pcps in a loop; afterwards
- * zone_pcp_disable() leaves every pcp empty and nothing is lost. */
+/*
+ * Test 3, every model: 4 CPUs churn while 4 drain every CPU's pcps in a loop; afterwards
+ * zone_pcp_disable() leaves every pcp empty and nothing is lost. Race window: allocations and
+ * frees that found their own list held by a remote drainer (trylock failures: nothing else
+ * holds it in this test), or with irqoff, drains run by IPI on a churning CPU; each churner
+ * goes on (up to 50 times longer) until that happened to it.
+ */
 static void pcp_remote_drain_under_fire_all_models(void)
 {
+	const char *no_race = NULL;
+
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		struct pglist_data *pgdat = pcp_node(64, NR_PCP_TEST_CPUS);
 		struct pcp_cpu_arg args[NR_PCP_TEST_CPUS];
 		int churning = NR_PCP_TEST_CPUS / 2;
+		struct pcp_stats st;
 		unsigned long free;
+		u64 met;
 
 		ASSERT(pgdat);
 		pcp_lock_model = models[m];
 		free = node_free_pages(pgdat);
 		for (unsigned int i = 0; i < NR_PCP_TEST_CPUS; i++)
-			args[i] = (struct pcp_cpu_arg){ .pgdat = pgdat, .seed = i + 3, .ops = 4000,
-							.drainer = i % 2, .churning = &churning };
+			args[i] = (struct pcp_cpu_arg){ .pgdat = pgdat, .seed = i + 3,
+							.ops = host_pct_on() ? 100 : 4000,
+							.until_met = true, .drainer = i % 2,
+							.churning = &churning };
 		run_on_cpus(NR_PCP_TEST_CPUS, drain_or_churn_cpu, args, sizeof(args[0]));
 		report_counters(pgdat, "remote drain");
+		for (unsigned int c = met = 0; c < NR_PCP_TEST_CPUS; c += 2)	/* churners */
+			met += met_remote_drain(pgdat, c);
+		pcp_stats_sum(pgdat, -1, &st);
+		printk("remote drain [%s]: %llu operations met a drain of their own list\n",
+		       pcp_lock_model_name(pcp_lock_model), (unsigned long long)met);
+		if (!met || !st.drained)
+			no_race = pcp_lock_model_name(models[m]);
 		zone_pcp_disable(&pgdat->node_zones[ZONE_DMA32]);
 		for (unsigned int c = 0; c < NR_PCP_TEST_CPUS; c++)
 			EXPECT_EQ(pgdat->node_zones[ZONE_DMA32].pcp[c].count, 0);
@@ -606,6 +699,8 @@ static void pcp_remote_drain_under_fire_all_models(void)
 		test_node_destroy(pgdat);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
+	if (no_race)
+		host_skip("no race [%s]: no allocation or free met a remote drain", no_race);
 }
 
 static void *exhaust_pcp_cpu(void *p)
@@ -1255,6 +1350,105 @@ static void mm_verify_reports_busy_pcp(void)
 	test_node_destroy(pgdat);
 }
 
+/* ---- zone_pcp_disable() against refills, every interleaving a seed away (mmtest --pct) ---- */
+
+struct refill_interleave {
+	struct zone *zone;
+	unsigned int rounds;
+	int seq;		/* odd while cpu0 is inside zone_pcp_disable() */
+	int refilling;		/* cpu1 rounds left (atomic) */
+	unsigned long overlapped;	/* cpu1 allocations that refilled while a disable ran */
+	unsigned long left;		/* pages on a list right after zone_pcp_disable() */
+};
+
+/* Pages on cpu's pcp, read under its lock as a drainer takes it. */
+static int pcp_count_locked(struct zone *zone, unsigned int cpu)
+{
+	struct per_cpu_pages *pcp = &zone->pcp[cpu];
+	unsigned long flags = spin_lock_irqsave(&pcp->lock);
+	int count = pcp->count;
+
+	spin_unlock_irqrestore(&pcp->lock, flags);
+	return count;
+}
+
+/* cpu0: disable, look at both lists under their locks, enable, until cpu1 is done. cpu1:
+ * allocate a page from its empty list (a refill from count 0), give everything back, again. */
+static void *refill_interleave_cpu(void *p)
+{
+	struct refill_interleave *ri = *(struct refill_interleave **)p;
+	struct pglist_data *pgdat = ri->zone->node;
+
+	if (arch_cpu_id() == 0) {
+		while (__atomic_load_n(&ri->refilling, __ATOMIC_ACQUIRE)) {
+			__atomic_fetch_add(&ri->seq, 1, __ATOMIC_ACQ_REL);
+			zone_pcp_disable(ri->zone);
+			__atomic_fetch_add(&ri->seq, 1, __ATOMIC_ACQ_REL);
+			for (unsigned int c = 0; c < 2; c++)
+				ri->left += (unsigned long)pcp_count_locked(ri->zone, c);
+			zone_pcp_enable(ri->zone);
+			arch_cpu_relax();
+		}
+		return NULL;
+	}
+	for (unsigned int r = 0; r < ri->rounds; r++) {
+		const struct pcp_stats *st = &ri->zone->pcp_stats[1];
+		u64 refills = st->refill;	/* only this CPU writes its refill count */
+		int seq = __atomic_load_n(&ri->seq, __ATOMIC_ACQUIRE);
+		struct page *page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+
+		if (st->refill != refills && ((seq & 1) ||
+					      __atomic_load_n(&ri->seq, __ATOMIC_ACQUIRE) != seq))
+			ri->overlapped++;
+		drain_local_pages_node(pgdat);
+		if (page)
+			__free_pages(page, 0);
+		drain_local_pages_node(pgdat);
+		__atomic_sub_fetch(&ri->refilling, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * The Linux 66eca1021a42 race without help: cpu1 refills its empty list over and over while
+ * cpu0 calls zone_pcp_disable() and then finds every list empty under its lock. No hook and
+ * no timing: free-running it races now and then (zone_pcp_disable_waits_for_refill_in_flight
+ * forces the race instead); under `mmtest --pct` each seed is one interleaving, and the
+ * seeds that put cpu0's drain inside cpu1's refill find the drain-before-the-lock bug.
+ * Race window: cpu1 allocations that refilled while a zone_pcp_disable() ran.
+ */
+static void zone_pcp_disable_vs_refill_interleavings(void)
+{
+	static const enum pcp_lock_model remote_models[] = { PCP_LOCK_IRQSAVE, PCP_LOCK_TRYLOCK };
+	unsigned long overlapped = 0;
+
+	for (unsigned int m = 0; m < ARRAY_SIZE(remote_models); m++) {
+		struct pglist_data *pgdat = pcp_node(256, 2);
+		struct refill_interleave ri = { .rounds = host_pct_on() ? 6 : 400 };
+		struct refill_interleave *args[2] = { &ri, &ri };
+		unsigned long free;
+
+		ASSERT(pgdat);
+		pcp_lock_model = remote_models[m];
+		ri.zone = &pgdat->node_zones[ZONE_DMA32];
+		ri.refilling = (int)ri.rounds;
+		free = node_free_pages(pgdat);
+		run_on_cpus(2, refill_interleave_cpu, args, sizeof(args[0]));
+		printk("refill interleavings [%s]: %lu refills while a zone_pcp_disable() ran, %lu "
+		       "pages on the lists right after one\n", pcp_lock_model_name(remote_models[m]),
+		       ri.overlapped, ri.left);
+		EXPECT_EQ(ri.left, 0);
+		overlapped += ri.overlapped;
+		drain_all_pages_node(pgdat);
+		EXPECT_EQ(node_free_pages(pgdat), free);
+		EXPECT_EQ(mm_verify(pgdat), 0);
+		test_node_destroy(pgdat);
+	}
+	pcp_lock_model = PCP_LOCK_TRYLOCK;
+	if (!overlapped)
+		host_skip("no race: no refill ran while a zone_pcp_disable() did");
+}
+
 const struct host_test pcp_tests[] = {
 	{ "pcp_order_to_pindex_roundtrip", pcp_order_to_pindex_roundtrip, false },
 	{ "pcp_batch_high_sizing", pcp_batch_high_sizing, false },
@@ -1272,6 +1466,8 @@ const struct host_test pcp_tests[] = {
 	{ "pcp_exhaustion_all_cpus_all_models", pcp_exhaustion_all_cpus_all_models, true },
 	{ "zone_pcp_disable_waits_for_refill_in_flight",
 	  zone_pcp_disable_waits_for_refill_in_flight, true },
+	{ "zone_pcp_disable_vs_refill_interleavings", zone_pcp_disable_vs_refill_interleavings,
+	  true },
 	{ "zone_pcp_disable_waits_for_running_drain", zone_pcp_disable_waits_for_running_drain,
 	  true },
 	{ "alloc_pages_slowpath_irqs_off_does_not_drain",
@@ -1281,5 +1477,7 @@ const struct host_test pcp_tests[] = {
 	  pcp_switch_lock_model_waits_for_drain_all_models, true },
 	{ "pcp_unlock_uses_model_of_lock", pcp_unlock_uses_model_of_lock, false },
 	{ "mm_verify_reports_busy_pcp", mm_verify_reports_busy_pcp, false },
+	{ "zone_pcp_disable_vs_refill_interleavings", zone_pcp_disable_vs_refill_interleavings,
+	  true },
 	{ NULL, NULL, false },
 };

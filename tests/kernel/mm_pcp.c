@@ -1,7 +1,9 @@
 /*
  * KTAP suite mm_pcp: the per-CPU lists on every CPU at once (-smp 40) under each locking
  * model: stress with timer-interrupt allocations, IRQ re-entry, remote drains, batch/high
- * rules, exhaustion with drain-and-retry. Host versions: tests/host/test_pcp.c.
+ * rules, exhaustion with drain-and-retry, zone_pcp_disable() against refills in flight.
+ * Each race test counts its race window and skips, saying so, if it was never entered.
+ * Host versions: tests/host/test_pcp.c.
  */
 #include "tests/ktest/ktest.h"
 #include "tests/bench/bench.h"
@@ -63,21 +65,103 @@ static void reset_counters(void)
 struct churn {
 	unsigned int ops;
 	bool drainers;			/* odd CPUs drain instead of churning (test 3) */
+	bool until_raced;		/* churn on (up to 10 x ops) until the test raced */
+	int raced;			/* the test's race window was entered (atomic) */
 	int churning;			/* CPUs still churning (atomic) */
+	u64 zone_contended0;		/* zone->lock contended acquisitions at the start */
 	u64 irq_allocs[MAX_CPUS];
+	u64 irq_in_hold[MAX_CPUS];	/* ticks that came while their CPU held its own pcp */
+	u64 pcp_contended0[MAX_CPUS];	/* contended acquisitions of each CPU's pcps at the start */
 };
 static struct churn *tick_churn;
 
-/* Tick hook: an order-0 GFP_ATOMIC alloc + free in interrupt context on every CPU. */
+static bool holds_own_pcp(unsigned int cpu)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &mm_node()->node_zones[z];
+
+		if (zone->pcp && spin_is_held_by_me(&zone->pcp[cpu].lock))
+			return true;
+	}
+	return false;
+}
+
+/* Tick hook: an order-0 GFP_ATOMIC alloc + free in interrupt context on every CPU, counting
+ * the ticks that interrupted their CPU inside its own pcp lock. */
 static void tick_alloc_hook(unsigned int cpu)
 {
 	struct churn *c = READ_ONCE(tick_churn);
 	struct page *page;
 
-	if (!c || !(page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0)))
+	if (!c)
+		return;
+	c->irq_in_hold[cpu] += holds_own_pcp(cpu);
+	if (!(page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0)))
 		return;
 	__free_pages(page, 0);
 	c->irq_allocs[cpu]++;
+}
+
+static u64 zone_lock_contended(void)
+{
+	u64 n = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		n += READ_ONCE(mm_node()->node_zones[z].lock.stats.contended);
+	return n;
+}
+
+static u64 pcp_locks_contended(unsigned int cpu)
+{
+	u64 n = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		if (mm_node()->node_zones[z].pcp)
+			n += READ_ONCE(mm_node()->node_zones[z].pcp[cpu].lock.stats.contended);
+	return n;
+}
+
+/*
+ * Times cpu's lists met a remote drain: its operations found the list held by a drainer
+ * (trylock failed), a drainer had to wait for cpu to let go of its list (a contended
+ * acquisition of cpu's pcp lock), or (irqoff) cpu ran a drain by IPI.
+ */
+static u64 met_remote_drain(struct churn *c, unsigned int cpu)
+{
+	u64 n = pcp_locks_contended(cpu) - c->pcp_contended0[cpu];
+
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		const struct pcp_stats *st = &mm_node()->node_zones[z].pcp_stats[cpu];
+
+		if (mm_node()->node_zones[z].pcp_stats)
+			n += READ_ONCE(st->trylock_fail_alloc) + READ_ONCE(st->trylock_fail_free) +
+			     READ_ONCE(st->ipi_drain);
+	}
+	return n;
+}
+
+/* Has the test been in its race window yet (checked every 64 operations)? Test 3: a remote
+ * drain met this CPU's list. Test 1: CPUs met inside zone->lock, and (trylock) a tick came
+ * inside this CPU's pcp hold. */
+static bool churn_raced(struct churn *c, unsigned int cpu, unsigned int i)
+{
+	if (__atomic_load_n(&c->raced, __ATOMIC_RELAXED))
+		return true;
+	if (i % 64)
+		return false;
+	if (c->drainers ? met_remote_drain(c, cpu) > 0 :
+	    zone_lock_contended() > c->zone_contended0 &&
+	    (READ_RACY(pcp_lock_model) != PCP_LOCK_TRYLOCK || READ_ONCE(c->irq_in_hold[cpu])))
+		__atomic_store_n(&c->raced, 1, __ATOMIC_RELAXED);
+	return __atomic_load_n(&c->raced, __ATOMIC_RELAXED);
+}
+
+/* Start counting the race windows of a churn run. */
+static void churn_mark(struct churn *c)
+{
+	c->zone_contended0 = zone_lock_contended();
+	for_each_online_cpu(cpu)
+		c->pcp_contended0[cpu] = pcp_locks_contended(cpu);
 }
 
 static u64 xorshift(u64 *s)
@@ -95,7 +179,8 @@ static void churn_cpu(struct churn *c)
 	unsigned int n = 0;
 	u64 seed = 0x9e3779b97f4a7c15ull * (arch_cpu_id() + 1);
 
-	for (unsigned int i = 0; i < c->ops; i++) {
+	for (unsigned int i = 0; i < c->ops || (c->until_raced && i < 10 * c->ops &&
+						!churn_raced(c, arch_cpu_id(), i)); i++) {
 		u64 r = xorshift(&seed);
 
 		if (n < 32 && (n == 0 || (r & 1))) {
@@ -145,31 +230,47 @@ static void run_churn(struct ktest *t, struct churn *c, bool drainers)
 /*
  * Test 1 (each model): every CPU does 1500 random order-0..3 operations while the timer
  * tick allocates and frees in interrupt context; then a forced drain empties every pcp,
- * mm_verify passes and the free count is exactly as before.
+ * mm_verify passes and the free count is exactly as before. Race windows: CPUs met inside
+ * zone->lock (contended acquisitions); with trylock, ticks came while their CPU held its own
+ * pcp; the CPUs churn on (up to 10 times longer) until both happened. With irqsave a tick
+ * inside a pcp hold must never happen (the pcp is held with interrupts off).
  */
 static void mm_pcp_stress_all_cpus(struct ktest *t)
 {
 	static struct churn c;
 	unsigned long before;
+	const char *no_race = NULL;
 
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		u64 irq = 0;
+		u64 irq = 0, in_hold = 0, contended;
 
 		set_model(models[m]);
 		reset_counters();
 		before = node_free_pages(mm_node());
 		memset(&c, 0, sizeof(c));
 		c.ops = 1500;
+		c.until_raced = true;
+		churn_mark(&c);
 		WRITE_ONCE(tick_churn, &c);
 		KT_ASSERT_EQ(t, timer_add_tick_hook(tick_alloc_hook), 0);
 		run_churn(t, &c, false);
 		WRITE_ONCE(tick_churn, NULL);
 		timer_remove_tick_hook(tick_alloc_hook);
-		for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
+		contended = zone_lock_contended() - c.zone_contended0;
+		for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++) {
 			irq += c.irq_allocs[cpu];
+			in_hold += c.irq_in_hold[cpu];
+		}
 		print_counters(t, "stress");
-		ktest_printf(t, "  %llu alloc+free pairs from the timer interrupt",
-			     (unsigned long long)irq);
+		ktest_printf(t, "  %llu alloc+free pairs from the timer interrupt, %llu ticks inside "
+			     "their CPU's pcp hold; zone->lock contended %llu times",
+			     (unsigned long long)irq, (unsigned long long)in_hold,
+			     (unsigned long long)contended);
+		if (models[m] == PCP_LOCK_IRQSAVE)
+			KT_EXPECT_EQ(t, in_hold, 0ull);
+		if ((nr_cpus_online() > 1 && !contended) ||
+		    (models[m] == PCP_LOCK_TRYLOCK && !in_hold))
+			no_race = pcp_lock_model_name(models[m]);
 		if (models[m] == PCP_LOCK_TRYLOCK) {
 			show_pcpinfo(mm_node());	/* what the CPUs hold before the drain */
 			lockstat_print_top(6);
@@ -179,6 +280,9 @@ static void mm_pcp_stress_all_cpus(struct ktest *t)
 		KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
 	}
 	set_model(PCP_LOCK_TRYLOCK);
+	if (no_race)
+		KT_SKIP(t, "no race [%s]: no contended zone->lock, or (trylock) no tick inside a "
+			"pcp hold", no_race);
 }
 
 /* ---- test 2: IRQ re-entry on a CPU that holds its own list ---- */
@@ -271,27 +375,45 @@ static void mm_pcp_irq_reentry(struct ktest *t)
 
 /* ---- test 3: remote drains under fire ---- */
 
-/* Test 3 (each model): even CPUs churn while odd CPUs drain every CPU's lists in a loop;
- * then zone_pcp_disable() leaves every pcp empty and nothing is lost. */
+/*
+ * Test 3 (each model): even CPUs churn while odd CPUs drain every CPU's lists in a loop;
+ * then zone_pcp_disable() leaves every pcp empty and nothing is lost. Race window: a churner
+ * and a drainer met on the churner's list (met_remote_drain); the churners go on (up to 10
+ * times longer) until that happened.
+ */
 static void mm_pcp_remote_drain_under_fire(struct ktest *t)
 {
 	static struct churn c;
+	const char *no_race = NULL;
 
+	if (nr_cpus_online() < 2)
+		KT_SKIP(t, "needs 2 CPUs: one churns, one drains it");
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		unsigned long before;
+		u64 met = 0;
 
 		set_model(models[m]);
 		reset_counters();
 		before = node_free_pages(mm_node());
 		memset(&c, 0, sizeof(c));
 		c.ops = 1500;
+		c.until_raced = true;
+		churn_mark(&c);
 		run_churn(t, &c, true);
+		for_each_online_cpu(cpu)
+			met += (cpu & 1) ? 0 : met_remote_drain(&c, cpu);
 		print_counters(t, "remote drain");
+		ktest_printf(t, "  %llu churner operations met a drain of their own list",
+			     (unsigned long long)met);
+		if (!met)
+			no_race = pcp_lock_model_name(models[m]);
 		KT_EXPECT_EQ(t, forced_drain(), 0ul);
 		KT_EXPECT_EQ(t, node_free_pages(mm_node()), before);
 		KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
 	}
 	set_model(PCP_LOCK_TRYLOCK);
+	if (no_race)
+		KT_SKIP(t, "no race [%s]: no churner operation met a remote drain", no_race);
 }
 
 /* ---- test 4: batch and high rules, on this CPU ---- */
@@ -861,6 +983,121 @@ static void mm_pcp_switch_lock_model_waits_for_drain(struct ktest *t)
 	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
 }
 
+/* ---- test 6: zone_pcp_disable() against a refill in flight (Linux 66eca1021a42) ---- */
+
+struct refill_race {
+	int step;		/* atomic: 1 cpu1 may allocate, 2 cpu2 may disable */
+	int drained;		/* atomic: zone_pcp_disable() returned */
+	bool returned_early;	/* ... while cpu1's refill was still held up */
+	unsigned long left;	/* pages listed right after it returned */
+	struct page *page;
+};
+
+/* Wait for an atomic flag to become non-zero, at most us microseconds; true if it did. */
+static bool wait_flag_us(int *flag, u64 us)
+{
+	u64 end = arch_cycles() + us_to_cycles(us);
+
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+		if (arch_cycles() > end)
+			return false;
+		else
+			arch_cpu_relax();
+	return true;
+}
+
+/*
+ * cpu0 holds DMA32's zone->lock; cpu1 allocates from its empty list, so it takes its pcp and
+ * stops inside the refill, spinning on zone->lock with its count still 0; cpu2 then calls
+ * zone_pcp_disable(). cpu0 lets go after 200 ms, or as soon as that returned. The others
+ * idle (their lists are empty).
+ */
+static void refill_race_fn(void *arg)
+{
+	struct refill_race *r = arg;
+	struct zone *zone = &mm_node()->node_zones[ZONE_DMA32];
+
+	switch (arch_cpu_id()) {
+	case 0: {
+		unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+		__atomic_store_n(&r->step, 1, __ATOMIC_RELEASE);
+		udelay(20000);		/* cpu1 is now spinning on zone->lock inside its refill */
+		__atomic_store_n(&r->step, 2, __ATOMIC_RELEASE);
+		r->returned_early = wait_flag_us(&r->drained, 200000);
+		spin_unlock_irqrestore(&zone->lock, flags);
+		break;
+	}
+	case 1:
+		wait_flag_us(&r->step, 60000000);
+		r->page = alloc_pages(GFP_DMA32 | __GFP_NOWARN, 0);
+		break;
+	case 2:
+		while (__atomic_load_n(&r->step, __ATOMIC_ACQUIRE) < 2)
+			arch_cpu_relax();
+		zone_pcp_disable(zone);
+		r->left = zone_pcp_count(zone);
+		__atomic_store_n(&r->drained, 1, __ATOMIC_RELEASE);
+		break;
+	}
+}
+
+/*
+ * Test 6 (each model): zone_pcp_disable() while another CPU is inside a refill (holding its
+ * pcp, its count not yet raised) must wait for that CPU and then empty what the refill
+ * brought: no page is listed anywhere when it returns. Linux before 66eca1021a42 ("mm:
+ * page_alloc: fix pcp->count race between drain_pages_zone() vs __rmqueue_pcplist()") read
+ * the count before taking the lock, saw 0, skipped the CPU and returned with the refill's
+ * pages listed (memory offlining then looped forever). Race window: the drain found cpu1's
+ * refill (drained pages from cpu1, or returned during it); up to 3 attempts per model.
+ */
+static void mm_pcp_disable_waits_for_refill_in_flight(struct ktest *t)
+{
+	static struct refill_race r;
+	struct zone *zone = &mm_node()->node_zones[ZONE_DMA32];
+	const char *no_race = NULL;
+
+	if (nr_cpus_online() < 3 || arch_cpu_id() != 0 || !cpu_online(1) || !cpu_online(2))
+		KT_SKIP(t, "needs CPUs 0, 1 and 2, run from cpu0");
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		bool overlapped = false;
+
+		for (int attempt = 0; attempt < 3 && !overlapped; attempt++) {
+			unsigned long before;
+			struct pcp_stats st;
+
+			set_model(models[m]);
+			KT_EXPECT_EQ(t, forced_drain(), 0ul);	/* every list empty, cpu1's too */
+			reset_counters();
+			before = node_free_pages(mm_node());
+			memset(&r, 0, sizeof(r));
+			smp_run_on_all(refill_race_fn, &r);
+			pcp_stats_sum(mm_node(), 1, &st);
+			overlapped = st.drained > 0 || r.returned_early || r.left;
+			ktest_printf(t, "[%s] attempt %d: the drain returned %s the refill, %lu pages "
+				     "listed after it, %llu drained from cpu1",
+				     pcp_lock_model_name(models[m]), attempt,
+				     r.returned_early ? "DURING" : "after", r.left,
+				     (unsigned long long)st.drained);
+			KT_EXPECT_FALSE(t, r.returned_early);
+			KT_EXPECT_EQ(t, r.left, 0ul);
+			KT_EXPECT_EQ(t, zone_pcp_count(zone), 0ul);
+			KT_EXPECT_NOT_NULL(t, r.page);
+			if (r.page)
+				__free_pages(r.page, 0);
+			zone_pcp_enable(zone);
+			KT_EXPECT_EQ(t, forced_drain(), 0ul);
+			KT_EXPECT_EQ(t, node_free_pages(mm_node()), before);
+		}
+		if (!overlapped)
+			no_race = pcp_lock_model_name(models[m]);
+	}
+	set_model(PCP_LOCK_TRYLOCK);
+	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+	if (no_race)
+		KT_SKIP(t, "no race [%s]: the drain never met cpu1's refill in 3 attempts", no_race);
+}
+
 static bool saved_enabled;
 static enum pcp_lock_model saved_model;
 
@@ -890,5 +1127,7 @@ static const struct ktest_case mm_pcp_cases[] = {
 			  "builds its instance from 16 blocks of 4 MiB"),
 	KTEST_CASE_NOFAIL(mm_pcp_switch_lock_model_waits_for_drain,
 			  "fills two CPUs' lists before the race"),
+	KTEST_CASE_NOFAIL(mm_pcp_disable_waits_for_refill_in_flight,
+			  "the refilling allocation must reach its refill"),
 };
 KTEST_SUITE(mm_pcp, mm_pcp_cases, .init = mm_pcp_init, .exit = mm_pcp_exit);

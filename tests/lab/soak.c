@@ -3,7 +3,8 @@
  * seconds. Each cycle every CPU plays a role (random alloc/free, remote drains, PCP
  * disable/enable, pin/unpin with long-term pins, exhaustion), every CPU's timer tick
  * allocates in interrupt context, then everything is freed, the per-CPU lists drained and
- * mm_verify() run. A final line says how many operations ran and whether any page was lost.
+ * mm_verify() run. A final line says how many operations ran and whether any page was lost,
+ * and how often the CPUs actually raced (a soak that never raced fails).
  */
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
@@ -34,6 +35,7 @@ struct soak_state {
 	u64 until;
 	struct soak_cpu cpu[MAX_CPUS];
 	u64 irq_ops[MAX_CPUS];
+	u64 irq_in_hold[MAX_CPUS];	/* ticks that came while their CPU held its own pcp */
 	struct page **exhaust;	/* ROLE_EXHAUST's array */
 };
 
@@ -191,14 +193,46 @@ static void soak_cpu_run(void *arg)
 	}
 }
 
-/* Interrupt context: every tick, every CPU allocates and frees a page (GFP_ATOMIC). */
+/* Interrupt context: every tick, every CPU allocates and frees a page (GFP_ATOMIC), counting
+ * the ticks that interrupted their CPU inside its own pcp lock (trylock model). */
 static void soak_tick(unsigned int cpu)
 {
-	struct page *p = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, cpu & 1);
+	struct page *p;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &mm_node()->node_zones[z];
+
+		if (zone->pcp && spin_is_held_by_me(&zone->pcp[cpu].lock)) {
+			soak.irq_in_hold[cpu]++;
+			break;
+		}
+	}
+	p = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, cpu & 1);
 
 	if (p)
 		__free_pages(p, cpu & 1);
 	soak.irq_ops[cpu]++;
+}
+
+/* Contended acquisitions of every CPU's pcp locks: a drainer waited for the owner, or the
+ * owner for a drainer (race windows, summed since boot). */
+static u64 pcp_locks_contended(void)
+{
+	u64 n = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		for (unsigned int c = 0; mm_node()->node_zones[z].pcp && c < nr_cpus; c++)
+			n += READ_ONCE(mm_node()->node_zones[z].pcp[c].lock.stats.contended);
+	return n;
+}
+
+static u64 soak_irq_in_hold(void)
+{
+	u64 n = 0;
+
+	for (unsigned int c = 0; c < nr_cpus; c++)
+		n += soak.irq_in_hold[c];
+	return n;
 }
 
 static void soak_totals(struct soak_cpu *t, u64 *irq_ops)
@@ -244,6 +278,11 @@ static unsigned long soak_one_cycle(unsigned int secs, unsigned long free_start,
 	       (unsigned long long)t.drains, (unsigned long long)t.pcp_toggles,
 	       (unsigned long long)t.pins, (unsigned long long)t.exhaustions,
 	       (unsigned long long)(t.errors - errors_before), problems ? "FAILED" : "ok");
+	printk("soak: %4llu s: races: %llu ticks inside their CPU's pcp hold, %llu waits on a pcp "
+	       "lock held by another CPU, %llu trylock fallbacks\n",
+	       (unsigned long long)elapsed + secs, (unsigned long long)soak_irq_in_hold(),
+	       (unsigned long long)pcp_locks_contended(),
+	       (unsigned long long)(pcp.trylock_fail_alloc + pcp.trylock_fail_free));
 	if (fail_page_alloc_enabled())
 		fail_page_alloc_print_stats("soak:        ");
 	problems += (t.errors - errors_before) + (free_now != free_start);
@@ -256,10 +295,13 @@ int soak_run(void)
 	unsigned long free_start, problems = 0;
 	struct page *arr;
 	struct soak_cpu t;
-	u64 irq_ops;
+	u64 irq_ops, contended0 = pcp_locks_contended(), fallbacks0, races;
+	struct pcp_stats pcp;
 
 	if (!soak_seconds)
 		return -1;
+	pcp_stats_sum(mm_node(), -1, &pcp);
+	fallbacks0 = pcp.trylock_fail_alloc + pcp.trylock_fail_free;
 	drain_all_pages(NULL);
 	arr = alloc_pages(GFP_KERNEL, 8);	/* the exhauster's pointer array: 256 KiB */
 	soak.exhaust = arr ? page_address(arr) : NULL;
@@ -270,6 +312,14 @@ int soak_run(void)
 		problems += soak_one_cycle(MIN(MAX(soak_cycle, 1u), soak_seconds - (unsigned int)done),
 					   free_start, done);
 	soak_totals(&t, &irq_ops);
+	pcp_stats_sum(mm_node(), -1, &pcp);
+	races = soak_irq_in_hold() + (pcp_locks_contended() - contended0) +
+		(pcp.trylock_fail_alloc + pcp.trylock_fail_free - fallbacks0);
+	if (!races) {
+		printk("soak: FAILED: no race window was ever entered (no tick inside a pcp hold, no "
+		       "wait on another CPU's pcp lock, no trylock fallback): it tested nothing\n");
+		problems++;
+	}
 	if (problems)
 		printk("soak: FAILED after %llu operations: %lu problems (see the lines above)\n",
 		       (unsigned long long)(t.ops + irq_ops), problems);

@@ -24,4 +24,29 @@ void host_cpu_set_live(bool live);
 /* Queue fn(arg) as an interrupt of this CPU, taken where it next polls with interrupts on. */
 void host_irq_raise(void (*fn)(void *), void *arg);
 
+/*
+ * A periodic simulated interrupt (tests/host/shim/sched.c): fn runs as an interrupt handler
+ * (interrupts off) on whichever CPU thread polls with interrupts on, every period-th poll of
+ * that thread (at random, 1 in period, in deterministic mode). NULL stops it.
+ */
+void host_set_tick(void (*fn)(void), unsigned int period);
+void host_tick_poll(void);
+/* Free-running mode: make every 64th interleave point of each thread a host yield (the
+ * harness turns this on while CPU threads run). */
+void host_set_noise(bool on);
+/* Widen a race window: spin us microseconds taking interrupts if on (udelay); in
+ * deterministic mode, two scheduling points. */
+void host_race_delay(unsigned int us);
+
+/*
+ * Deterministic mode (mmtest --pct): begin/end one run of a test with its seed, bug depth d
+ * and step estimate k; the harness calls group/enter/exit around each set of CPU threads.
+ */
+void host_pct_begin(u64 seed, unsigned int depth, u64 k);
+void host_pct_end(u64 *steps, u64 *switches);
+bool host_pct_on(void);
+void host_pct_group(unsigned int n);
+void host_pct_enter(unsigned int cpu);
+void host_pct_exit(void);
+
 #endif

@@ -1,7 +1,8 @@
 /*
  * Host version of kernel/smp.h's cross-CPU calls: a mailbox per CPU thread, polled whenever
- * its simulated interrupts are enabled; a call to a thread that is not running is refused
- * (-1), as for an offline CPU.
+ * its simulated interrupts are enabled (interrupt-restore points, spin waits and the
+ * interleave points inside critical sections); a call to a thread that is not running is
+ * refused (-1), as for an offline CPU.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -46,8 +47,10 @@ static void run_calls(struct mailbox *mb)
 
 		pthread_mutex_lock(&mb->lock);
 		c = mb->head;
-		if (c)
+		if (c) {
 			__atomic_store_n(&mb->head, c->next, __ATOMIC_RELAXED);
+			__atomic_fetch_sub(&host_interleave_armed, 1, __ATOMIC_RELAXED);
+		}
 		pthread_mutex_unlock(&mb->lock);
 		if (!c)
 			return;
@@ -85,9 +88,11 @@ void host_irq_poll(void)
 {
 	struct mailbox *mb = &mailbox[host_cpu_id];
 
-	if (host_irqs_off || !__atomic_load_n(&mb->head, __ATOMIC_RELAXED))
+	if (host_irqs_off)
 		return;
-	run_calls(mb);
+	if (__atomic_load_n(&mb->head, __ATOMIC_RELAXED))
+		run_calls(mb);
+	host_tick_poll();
 }
 
 void host_cpu_set_live(bool live)
@@ -132,6 +137,7 @@ int smp_call_function_single(unsigned int cpu, smp_call_fn fn, void *arg, bool w
 	}
 	c->next = mb->head;
 	__atomic_store_n(&mb->head, c, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&host_interleave_armed, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&mb->lock);
 	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
 		arch_cpu_relax();	/* polls our own mailbox: no deadlock between callers */

@@ -79,6 +79,11 @@ static __always_inline void arch_cpu_relax(void)
 	__asm__ __volatile__("pause" ::: "memory");
 }
 
+/* Interrupts and other CPUs can come in at any instruction on real hardware: nothing to do. */
+static __always_inline void arch_interleave_point(void)
+{
+}
+
 static __always_inline u64 arch_cycles(void)
 {
 	u32 lo, hi;

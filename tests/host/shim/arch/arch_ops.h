@@ -7,7 +7,6 @@
 #define HOST_ARCH_OPS_H
 
 #include "kernel/compiler.h"
-#include <sched.h>
 #include <time.h>
 
 /* As on x86-64 (kernel/smp.h embeds it); the harness never reads it. */
@@ -23,8 +22,17 @@ extern __thread unsigned long host_irqs_off;	/* 1 while "interrupts" are disable
 extern u8 *host_phys_base;			/* physical address 0 */
 extern u64 host_phys_size;
 
-/* Run pending simulated interrupts (cross-CPU calls) of this thread, if enabled. */
+/* Run pending simulated interrupts (cross-CPU calls, a test's tick) of this thread, if enabled. */
 void host_irq_poll(void);
+/*
+ * Nonzero while some thread may have something to do at an interleave point: a queued
+ * cross-CPU call, a test's tick handler, or the deterministic scheduler (tests/host/shim/
+ * sched.c). Zero otherwise, so that a point costs one load when nothing is going on.
+ */
+extern int host_interleave_armed;
+/* The slow paths of arch_interleave_point() and arch_cpu_relax() (tests/host/shim/sched.c). */
+void host_interleave(void);
+void host_spin_wait(void);
 
 static inline unsigned int arch_cpu_id(void)
 {
@@ -76,12 +84,25 @@ static inline bool arch_irqs_disabled(void)
 	return host_irqs_off != 0;
 }
 
-/* Threads outnumber host cores: give the lock holder a chance to run. A spinning CPU
- * with interrupts on takes them, as real hardware would. */
+/*
+ * Threads outnumber host cores: give the lock holder a chance to run. A spinning CPU with
+ * interrupts on takes them, as real hardware would. In deterministic mode a spin is a
+ * scheduling point that lets every other thread go first (sched.c).
+ */
 static inline void arch_cpu_relax(void)
 {
-	host_irq_poll();
-	sched_yield();
+	host_spin_wait();
+}
+
+/*
+ * Inside critical sections (lock, unlock, list and page-table operations, racy accesses):
+ * pending simulated interrupts run here if this thread's interrupts are on, and in
+ * deterministic mode the scheduler may switch threads here.
+ */
+static inline void arch_interleave_point(void)
+{
+	if (__atomic_load_n(&host_interleave_armed, __ATOMIC_RELAXED))
+		host_interleave();
 }
 
 static inline u64 arch_cycles(void)
@@ -109,8 +130,7 @@ static inline void arch_flush_tlb_local(void)
 
 static inline void arch_wait_for_interrupt(void)
 {
-	host_irq_poll();
-	sched_yield();
+	host_spin_wait();
 }
 
 #endif
