@@ -994,8 +994,10 @@ static void mm_pcp_switch_lock_model_waits_for_drain(struct ktest *t)
 
 struct refill_race {
 	int step;		/* atomic: 1 cpu1 may allocate, 2 cpu2 may disable */
+	int allocating;		/* atomic: cpu1 is calling alloc_pages() */
 	int drained;		/* atomic: zone_pcp_disable() returned */
-	bool returned_early;	/* ... while cpu1's refill was still held up */
+	bool in_refill;		/* cpu0 saw cpu1 stopped inside its refill */
+	bool returned_early;	/* ... and zone_pcp_disable() returned before it went on */
 	unsigned long left;	/* pages listed right after it returned */
 	struct page *page;
 };
@@ -1013,11 +1015,29 @@ static bool wait_flag_us(int *flag, u64 us)
 	return true;
 }
 
+/* cpu1 is inside its refill: it holds its own pcp lock (irqsave, trylock) while cpu0 holds
+ * zone->lock, so it can only be spinning on that; with irqoff there is no pcp lock to see,
+ * so allow it 20 ms once it called alloc_pages(). */
+static bool cpu1_in_refill(struct refill_race *r, struct zone *zone)
+{
+	const spinlock_t *lock = &zone->pcp[1].lock;
+
+	if (READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF) {
+		if (wait_flag_us(&r->allocating, 5000000))
+			udelay(20000);
+		return __atomic_load_n(&r->allocating, __ATOMIC_ACQUIRE);
+	}
+	for (u64 end = arch_cycles() + us_to_cycles(5000000); arch_cycles() < end; arch_cpu_relax())
+		if (READ_ONCE(lock->locked) && READ_ONCE(lock->owner_cpu) == 1)
+			return true;
+	return false;
+}
+
 /*
  * cpu0 holds DMA32's zone->lock; cpu1 allocates from its empty list, so it takes its pcp and
- * stops inside the refill, spinning on zone->lock with its count still 0; cpu2 then calls
- * zone_pcp_disable(). cpu0 lets go after 200 ms, or as soon as that returned. The others
- * idle (their lists are empty).
+ * stops inside the refill, spinning on zone->lock with its count still 0; once cpu0 sees it
+ * there, cpu2 calls zone_pcp_disable(). cpu0 lets go after 200 ms, or as soon as that
+ * returned. The others idle (their lists are empty).
  */
 static void refill_race_fn(void *arg)
 {
@@ -1029,14 +1049,15 @@ static void refill_race_fn(void *arg)
 		unsigned long flags = spin_lock_irqsave(&zone->lock);
 
 		__atomic_store_n(&r->step, 1, __ATOMIC_RELEASE);
-		udelay(20000);		/* cpu1 is now spinning on zone->lock inside its refill */
+		r->in_refill = cpu1_in_refill(r, zone);
 		__atomic_store_n(&r->step, 2, __ATOMIC_RELEASE);
-		r->returned_early = wait_flag_us(&r->drained, 200000);
+		r->returned_early = wait_flag_us(&r->drained, 200000) && r->in_refill;
 		spin_unlock_irqrestore(&zone->lock, flags);
 		break;
 	}
 	case 1:
 		wait_flag_us(&r->step, 60000000);
+		__atomic_store_n(&r->allocating, 1, __ATOMIC_RELEASE);
 		r->page = alloc_pages(GFP_DMA32 | __GFP_NOWARN, 0);
 		break;
 	case 2:
@@ -1055,8 +1076,9 @@ static void refill_race_fn(void *arg)
  * brought: no page is listed anywhere when it returns. Linux before 66eca1021a42 ("mm:
  * page_alloc: fix pcp->count race between drain_pages_zone() vs __rmqueue_pcplist()") read
  * the count before taking the lock, saw 0, skipped the CPU and returned with the refill's
- * pages listed (memory offlining then looped forever). Race window: the drain found cpu1's
- * refill (drained pages from cpu1, or returned during it); up to 3 attempts per model.
+ * pages listed (memory offlining then looped forever). Race window: cpu1 was seen inside its
+ * refill when the drain began, and the drain found it (drained pages from cpu1, or returned
+ * during the refill); up to 3 attempts per model.
  */
 static void mm_pcp_disable_waits_for_refill_in_flight(struct ktest *t)
 {
@@ -1080,12 +1102,12 @@ static void mm_pcp_disable_waits_for_refill_in_flight(struct ktest *t)
 			memset(&r, 0, sizeof(r));
 			smp_run_on_all(refill_race_fn, &r);
 			pcp_stats_sum(mm_node(), 1, &st);
-			overlapped = st.drained > 0 || r.returned_early || r.left;
-			ktest_printf(t, "[%s] attempt %d: the drain returned %s the refill, %lu pages "
-				     "listed after it, %llu drained from cpu1",
+			overlapped = r.in_refill && (st.drained > 0 || r.returned_early || r.left);
+			ktest_printf(t, "[%s] attempt %d: cpu1 %s inside its refill; the drain returned "
+				     "%s it, %lu pages listed after it, %llu drained from cpu1",
 				     pcp_lock_model_name(models[m]), attempt,
-				     r.returned_early ? "DURING" : "after", r.left,
-				     (unsigned long long)st.drained);
+				     r.in_refill ? "seen" : "NOT SEEN", r.returned_early ? "DURING" :
+				     "after", r.left, (unsigned long long)st.drained);
 			KT_EXPECT_FALSE(t, r.returned_early);
 			KT_EXPECT_EQ(t, r.left, 0ul);
 			KT_EXPECT_EQ(t, zone_pcp_count(zone), 0ul);
