@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include "tests/host/harness.h"
+#include "kernel/smp.h"
 
 #define NR_TEST_CPUS 8
 #define HELD_MAX 64
@@ -126,8 +127,80 @@ static void alloc_pages_concurrent_exhaustion(void)
 	test_node_destroy(pgdat);
 }
 
+/* ---- the harness: where a simulated interrupt can arrive ---- */
+
+struct irq_inside {
+	spinlock_t lock;
+	int holding;		/* cpu0 holds the lock (atomic) */
+	int ran;		/* the call ran (atomic) */
+	bool ran_inside;	/* ... while cpu0 still held the lock */
+	unsigned long points;	/* interleave points cpu0 passed while holding */
+};
+
+static void irq_inside_handler(void *p)
+{
+	struct irq_inside *ii = p;
+
+	ii->ran_inside = __atomic_load_n(&ii->holding, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&ii->ran, 1, __ATOMIC_RELEASE);
+}
+
+/* cpu0 holds a lock and works on a list under it (no spin, no interrupt-restore point) until
+ * the call ran, or 10 s went by; cpu1 sends it the call. */
+static void *irq_inside_cpu(void *p)
+{
+	struct irq_inside *ii = *(struct irq_inside **)p;
+
+	if (arch_cpu_id() == 0) {
+		struct list_head head, node;
+
+		u64 end = arch_cycles() + 10000000000ull;	/* host cycles are nanoseconds */
+
+		INIT_LIST_HEAD(&head);
+		spin_lock(&ii->lock);
+		__atomic_store_n(&ii->holding, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&ii->ran, __ATOMIC_ACQUIRE) && arch_cycles() < end) {
+			list_add(&node, &head);
+			list_del(&node);
+			ii->points += 2;
+		}
+		__atomic_store_n(&ii->holding, 0, __ATOMIC_RELEASE);
+		spin_unlock(&ii->lock);
+		return NULL;
+	}
+	while (!__atomic_load_n(&ii->holding, __ATOMIC_ACQUIRE))
+		arch_cpu_relax();
+	smp_call_function_single(0, irq_inside_handler, ii, true);
+	return NULL;
+}
+
+/*
+ * The host shim delivers a simulated interrupt where hardware could: inside a critical
+ * section (at its list operations, here), not only where interrupts are turned back on or a
+ * CPU spins. A cross-CPU call to a CPU that holds a spinlock with interrupts on runs before
+ * the unlock. (With interrupts off it would wait: gup-fast's protection.)
+ */
+static void host_irq_arrives_inside_critical_section(void)
+{
+	struct irq_inside ii = { 0 };
+	struct irq_inside *args[2] = { &ii, &ii };
+
+	if (host_pct_on()) {	/* one thread at a time: cpu0 would never let cpu1 call */
+		host_skip("not under --pct");
+		return;
+	}
+	spin_lock_init(&ii.lock, "irq_inside", 0);
+	run_on_cpus(2, irq_inside_cpu, args, sizeof(args[0]));
+	printk("the call ran %s the critical section, after %lu interleave points in it\n",
+	       ii.ran_inside ? "inside" : "AFTER", ii.points);
+	EXPECT(ii.ran);
+	EXPECT(ii.ran_inside);
+}
+
 const struct host_test concurrent_tests[] = {
 	{ "alloc_pages_concurrent_random_orders", alloc_pages_concurrent_random_orders, true },
 	{ "alloc_pages_concurrent_exhaustion", alloc_pages_concurrent_exhaustion, true },
+	{ "host_irq_arrives_inside_critical_section", host_irq_arrives_inside_critical_section,
+	  true },
 	{ NULL, NULL, false },
 };

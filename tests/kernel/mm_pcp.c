@@ -68,14 +68,27 @@ struct churn {
 	bool until_raced;		/* churn on (up to 10 x ops) until the test raced */
 	int raced;			/* the test's race window was entered (atomic) */
 	int churning;			/* CPUs still churning (atomic) */
-	int inside;			/* CPUs inside an allocation or free now (atomic) */
-	u64 overlapped;			/* operations begun while another CPU was inside one */
+	u64 overlapped;			/* sampled operations begun while another CPU was in one */
 	u64 zone_contended0;		/* zone->lock contended acquisitions at the start */
 	u64 irq_allocs[MAX_CPUS];
 	u64 irq_in_hold[MAX_CPUS];	/* ticks that came while their CPU held its own pcp */
 	u64 pcp_contended0[MAX_CPUS];	/* contended acquisitions of each CPU's pcps at the start */
 };
 static struct churn *tick_churn;
+
+/* Per CPU, on its own line: inside an allocation or free now (test 1's window). */
+static struct churn_busy {
+	int busy;
+} __cacheline_aligned churn_busy[MAX_CPUS];
+
+/* Is another online CPU inside an allocation or free right now? */
+static bool another_cpu_busy(unsigned int me)
+{
+	for_each_online_cpu(cpu)
+		if (cpu != me && __atomic_load_n(&churn_busy[cpu].busy, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
 
 static bool holds_own_pcp(unsigned int cpu)
 {
@@ -185,7 +198,8 @@ static void churn_cpu(struct churn *c)
 						!churn_raced(c, arch_cpu_id(), i)); i++) {
 		u64 r = xorshift(&seed);
 
-		if (__atomic_fetch_add(&c->inside, 1, __ATOMIC_ACQ_REL))
+		__atomic_store_n(&churn_busy[arch_cpu_id()].busy, 1, __ATOMIC_RELAXED);
+		if (i % 64 == 0 && another_cpu_busy(arch_cpu_id()))	/* a sample */
 			__atomic_fetch_add(&c->overlapped, 1, __ATOMIC_RELAXED);
 		if (n < 32 && (n == 0 || (r & 1))) {
 			unsigned int o = (unsigned int)((r >> 8) % 4);
@@ -200,7 +214,7 @@ static void churn_cpu(struct churn *c)
 			held[k] = held[--n];
 			orders[k] = orders[n];
 		}
-		__atomic_fetch_sub(&c->inside, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&churn_busy[arch_cpu_id()].busy, 0, __ATOMIC_RELAXED);
 	}
 	while (n--)
 		__free_pages(held[n], orders[n]);
@@ -269,8 +283,8 @@ static void mm_pcp_stress_all_cpus(struct ktest *t)
 		}
 		print_counters(t, "stress");
 		ktest_printf(t, "  %llu alloc+free pairs from the timer interrupt, %llu ticks inside "
-			     "their CPU's pcp hold; %llu operations begun while another CPU was in "
-			     "one, zone->lock contended %llu times", (unsigned long long)irq,
+			     "their CPU's pcp hold; %llu sampled operations begun while another CPU "
+			     "was in one, zone->lock contended %llu times", (unsigned long long)irq,
 			     (unsigned long long)in_hold, (unsigned long long)c.overlapped,
 			     (unsigned long long)contended);
 		if (models[m] == PCP_LOCK_IRQSAVE)
