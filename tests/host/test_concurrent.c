@@ -91,13 +91,14 @@ static void *exhaust_cpu(void *p)
 {
 	struct exhaust_arg *a = p;
 
-	a->n = alloc_until_null(a->pgdat, __GFP_MEMALLOC, 0, a->pages, a->max);
+	a->n = alloc_until_null(a->pgdat, GFP_KERNEL | __GFP_MEMALLOC, 0, a->pages, a->max);
 	return NULL;
 }
 
 /* All CPUs allocate until NULL at once: together they get every free page (none twice,
  * mm_verify), nobody hangs; freeing restores the free count exactly. Race window: failing
- * allocations that drained the other CPUs' lists and retried. */
+ * allocations that drained the other CPUs' lists and retried (GFP_KERNEL: they may wait, so
+ * they drain; an atomic allocation would not). */
 static void alloc_pages_concurrent_exhaustion(void)
 {
 	const struct mem_region map[] = { { 16 * MiB, 32 * MiB, MEM_USABLE } };

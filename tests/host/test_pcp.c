@@ -563,18 +563,35 @@ static void irq_alloc_handler(void *p)
 /*
  * The interleaving of the interrupt-context drain deadlock, for reuse (e.g. by a lock
  * validator): x->pgdat is exhausted and pages[0..n) are order-0 blocks of it. This CPU frees
- * them until its pcp reaches high; before the free that spills, an interrupt is raised. The
- * shim takes it at the first interrupts-on poll: in the trylock model the irq-restore after
- * free_pcppages_bulk() drops zone->lock, inside free_unref_page() with this CPU's pcp lock
- * held; in the other models pcp_unlock(). The handler allocates GFP_ATOMIC. dffc0ff drains
- * there and panics "spinlock recursion" (trylock); the panic is caught into x->panicked.
- * Returns how many of pages[] were freed.
+ * them until its pcp reaches high; the free that spills carries an "interrupt", delivered by
+ * a tick at the first interrupts-on poll that meets the model's window: in the trylock model
+ * with this CPU's pcp lock held (e.g. the irq-restore after free_pcppages_bulk() drops
+ * zone->lock, inside free_unref_page()); in the other models interrupts are off while the
+ * lock is held, so at the first poll at all. (Interleave points before the lock also poll:
+ * a one-shot raise would fire there, outside the window.) The handler allocates GFP_ATOMIC.
+ * dffc0ff drains there and panics "spinlock recursion" (trylock); the panic is caught into
+ * x->panicked. Returns how many of pages[] were freed.
  */
+static struct irq_alloc *irq_pending;
+
+static void irq_alloc_tick(void)
+{
+	struct irq_alloc *x = irq_pending;
+
+	if (!x || x->ran)
+		return;
+	if (pcp_lock_model == PCP_LOCK_TRYLOCK &&
+	    !spin_is_held_by_me(&this_pcp(x->pgdat)->lock))
+		return;		/* not in the window yet */
+	irq_alloc_handler(x);
+}
+
 static void free_with_irq_pending(struct irq_alloc *x, struct page *page)
 {
 	jmp_buf jb;
 
-	host_irq_raise(irq_alloc_handler, x);
+	irq_pending = x;
+	host_set_tick(irq_alloc_tick, 1);
 	if (!setjmp(jb)) {
 		host_panic_jmp = &jb;
 		__free_pages(page, 0);
@@ -583,6 +600,8 @@ static void free_with_irq_pending(struct irq_alloc *x, struct page *page)
 		host_irqs_off = 0;
 		cpus[host_cpu_id].irq_depth = 0;
 	}
+	host_set_tick(NULL, 0);
+	irq_pending = NULL;
 	host_panic_jmp = NULL;
 }
 

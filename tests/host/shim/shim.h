@@ -21,8 +21,6 @@ bool host_console_contains(const char *needle);
 void host_console_dump(void);
 /* Mark this thread's CPU as running (its mailbox takes cross-CPU calls) or not. */
 void host_cpu_set_live(bool live);
-/* Queue fn(arg) as an interrupt of this CPU, taken where it next polls with interrupts on. */
-void host_irq_raise(void (*fn)(void *), void *arg);
 
 /*
  * A periodic simulated interrupt (tests/host/shim/sched.c): fn runs as an interrupt handler

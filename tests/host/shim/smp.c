@@ -16,7 +16,6 @@ struct host_call {
 	smp_call_fn fn;
 	void *arg;
 	int done;
-	bool raised;		/* from host_irq_raise(): nobody waits, run_calls frees it */
 	struct host_call *next;
 };
 
@@ -59,29 +58,8 @@ static void run_calls(struct mailbox *mb)
 		c->fn(c->arg);
 		cpus[host_cpu_id].irq_depth--;
 		host_irqs_off = 0;
-		if (c->raised)
-			free(c);
-		else
-			__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 	}
-}
-
-/*
- * Raise an "interrupt" on this CPU: fn runs, interrupts off, at the next point where this
- * thread has interrupts on and polls (arch_irq_restore() or arch_irq_enable() turning them on,
- * arch_cpu_relax()), e.g. inside a pcp hold at the irq-restore of a zone->lock release.
- */
-void host_irq_raise(smp_call_fn fn, void *arg)
-{
-	struct host_call *c = calloc(1, sizeof(*c));
-	struct mailbox *mb = &mailbox[host_cpu_id];
-
-	pthread_once(&mailbox_once, mailbox_init);
-	*c = (struct host_call){ .fn = fn, .arg = arg, .raised = true };
-	pthread_mutex_lock(&mb->lock);
-	c->next = mb->head;
-	__atomic_store_n(&mb->head, c, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&mb->lock);
 }
 
 void host_irq_poll(void)

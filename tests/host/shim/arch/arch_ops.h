@@ -70,8 +70,8 @@ static inline bool arch_irqs_disabled_flags(unsigned long flags)
 	return flags != 0;
 }
 
-/* Cross-CPU calls and raised interrupts run by run_calls() (tests/host/shim/smp.c) are the
- * interrupt handlers: this CPU's irq_depth, which run_calls() counts. */
+/* Cross-CPU calls run by run_calls() (tests/host/shim/smp.c) and a test's tick are the
+ * interrupt handlers: this CPU's irq_depth, which both count. */
 unsigned int host_irq_depth(void);
 
 static inline unsigned int arch_in_irq(void)
