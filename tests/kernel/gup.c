@@ -288,10 +288,14 @@ static void race_walker(void *arg)
 	}
 }
 
-/* Spin until cond or until `until` (a cycle count) has passed. */
-#define wait_until(cond, until) \
-	while (!(cond) && arch_cycles() < (until)) \
-		arch_cpu_relax()
+/* Spin until cond or until `until` (a cycle count, evaluated once) has passed. */
+#define wait_until(cond, until)						\
+	do {								\
+		u64 until_ = (until);					\
+									\
+		while (!(cond) && arch_cycles() < until_)		\
+			arch_cpu_relax();				\
+	} while (0)
 
 /*
  * One round: map and populate 8 pages, wait until a walker has pinned and one sits in its
