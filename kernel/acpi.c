@@ -50,18 +50,18 @@ static bool sig_is(const u8 *p, const char *sig, size_t n)
 
 /* ---- error messages without a printf (the host and the kernel both link this file) ---- */
 
-static void err_put(struct acpi_madt_info *out, const char *s)
+static void err_put(char *error, const char *s)
 {
 	size_t n = 0;
 
-	while (n < sizeof(out->error) - 1 && out->error[n])
+	while (n < ACPI_ERROR_LEN - 1 && error[n])
 		n++;
-	while (*s && n < sizeof(out->error) - 1)
-		out->error[n++] = *s++;
-	out->error[n] = 0;
+	while (*s && n < ACPI_ERROR_LEN - 1)
+		error[n++] = *s++;
+	error[n] = 0;
 }
 
-static void err_hex(struct acpi_madt_info *out, u64 v)
+void acpi_err_hex(char *error, u64 v)
 {
 	char buf[19] = "0x";
 	int i, len = 0;
@@ -71,44 +71,59 @@ static void err_hex(struct acpi_madt_info *out, u64 v)
 	for (; i >= 0; i -= 4)
 		buf[2 + len++] = "0123456789abcdef"[(v >> i) & 0xf];
 	buf[2 + len] = 0;
-	err_put(out, buf);
+	err_put(error, buf);
+}
+
+int acpi_fail(char *error, int status, const char *table, const char *what, u64 pa)
+{
+	if (!error)
+		return status;
+	error[0] = 0;
+	err_put(error, table);
+	err_put(error, ": ");
+	err_put(error, what);
+	err_put(error, " (at ");
+	acpi_err_hex(error, pa);
+	err_put(error, ")");
+	return status;
+}
+
+void acpi_err_append(char *error, const char *s)
+{
+	err_put(error, s);
 }
 
 /* Set out->error to "<table>: <what> (at <pa>)" and return status. */
 static int fail(struct acpi_madt_info *out, int status, const char *table, const char *what,
 		u64 pa)
 {
-	if (!out)
-		return status;
-	out->error[0] = 0;
-	err_put(out, table);
-	err_put(out, ": ");
-	err_put(out, what);
-	err_put(out, " (at ");
-	err_hex(out, pa);
-	err_put(out, ")");
-	return status;
+	return acpi_fail(out ? out->error : NULL, status, table, what, pa);
 }
 
-int acpi_check_rsdp(const void *buf, size_t len, struct acpi_madt_info *out)
+static int check_rsdp(const void *buf, size_t len, char *error)
 {
 	const u8 *p = buf;
 	u32 full;
 
 	if (!p || len < ACPI_RSDP_V1_LEN || !sig_is(p, "RSD PTR ", 8))
-		return fail(out, ACPI_ERR_BAD_TABLE, "RSDP", "bad signature or too short", 0);
+		return acpi_fail(error, ACPI_ERR_BAD_TABLE, "RSDP", "bad signature or too short", 0);
 	if (checksum(p, ACPI_RSDP_V1_LEN))
-		return fail(out, ACPI_ERR_CHECKSUM, "RSDP", "bad checksum", 0);
+		return acpi_fail(error, ACPI_ERR_CHECKSUM, "RSDP", "bad checksum", 0);
 	if (p[15] < 2)
 		return ACPI_OK;
 	if (len < 24)	/* the v2 length field itself is past the end (found by fuzzing) */
-		return fail(out, ACPI_ERR_BAD_TABLE, "RSDP", "v2 RSDP truncated", (u32)len);
+		return acpi_fail(error, ACPI_ERR_BAD_TABLE, "RSDP", "v2 RSDP truncated", (u32)len);
 	full = rd32(p + 20);
 	if (full < ACPI_RSDP_V2_LEN || full > len)
-		return fail(out, ACPI_ERR_BAD_TABLE, "RSDP", "bad v2 length", full);
+		return acpi_fail(error, ACPI_ERR_BAD_TABLE, "RSDP", "bad v2 length", full);
 	if (checksum(p, full))
-		return fail(out, ACPI_ERR_CHECKSUM, "RSDP", "bad extended checksum", 0);
+		return acpi_fail(error, ACPI_ERR_CHECKSUM, "RSDP", "bad extended checksum", 0);
 	return ACPI_OK;
+}
+
+int acpi_check_rsdp(const void *buf, size_t len, struct acpi_madt_info *out)
+{
+	return check_rsdp(buf, len, out ? out->error : NULL);
 }
 
 /* Check every 16-byte boundary of [base, base + len) for a valid RSDP. */
@@ -146,30 +161,32 @@ u64 acpi_scan_rsdp(acpi_map_fn map, void *ctx)
  * On success *table points at its header and the return value is ACPI_OK.
  */
 static int map_sdt(acpi_map_fn map, void *ctx, u64 pa, const char *name, const char *sig,
-		   const u8 **table, struct acpi_madt_info *out)
+		   const u8 **table, char *error)
 {
 	const u8 *h = pa ? map(ctx, pa, SDT_HEADER_LEN) : NULL;
 	u32 len;
 
 	if (!h)
-		return fail(out, ACPI_ERR_BAD_TABLE, name, "pointer to unmapped memory", pa);
+		return acpi_fail(error, ACPI_ERR_BAD_TABLE, name, "pointer to unmapped memory", pa);
 	if (sig && !sig_is(h, sig, 4))
-		return fail(out, ACPI_ERR_BAD_TABLE, name, "bad signature", pa);
+		return acpi_fail(error, ACPI_ERR_BAD_TABLE, name, "bad signature", pa);
 	len = rd32(h + 4);
 	if (len < SDT_HEADER_LEN || len > SDT_MAX_LEN)
-		return fail(out, ACPI_ERR_BAD_TABLE, name, "bad length", pa);
+		return acpi_fail(error, ACPI_ERR_BAD_TABLE, name, "bad length", pa);
 	h = map(ctx, pa, len);
 	if (!h)
-		return fail(out, ACPI_ERR_BAD_TABLE, name, "table runs into unmapped memory", pa);
+		return acpi_fail(error, ACPI_ERR_BAD_TABLE, name, "table runs into unmapped memory",
+				 pa);
 	if (checksum(h, len))
-		return fail(out, ACPI_ERR_CHECKSUM, name, "bad checksum", pa);
+		return acpi_fail(error, ACPI_ERR_CHECKSUM, name, "bad checksum", pa);
 	*table = h;
 	return ACPI_OK;
 }
 
-/* Walk the RSDT (4-byte entries) or XSDT (8-byte entries) for the first "APIC" table. */
-static int find_madt(const u8 *sdt, bool xsdt, acpi_map_fn map, void *ctx, u64 *madt_pa,
-		     struct acpi_madt_info *out)
+/* Walk the RSDT (4-byte entries) or XSDT (8-byte entries) for the first table called sig:
+ * its address, ACPI_ERR_NO_TABLE if none is listed, or an entry pointing nowhere. */
+static int find_listed(const u8 *sdt, bool xsdt, acpi_map_fn map, void *ctx, const char *sig,
+		       u64 *table_pa, char *error)
 {
 	unsigned int esz = xsdt ? 8 : 4;
 	u32 n = (rd32(sdt + 4) - SDT_HEADER_LEN) / esz;
@@ -180,15 +197,47 @@ static int find_madt(const u8 *sdt, bool xsdt, acpi_map_fn map, void *ctx, u64 *
 		const u8 *h = pa ? map(ctx, pa, SDT_HEADER_LEN) : NULL;
 
 		if (!h)
-			return fail(out, ACPI_ERR_BAD_TABLE, xsdt ? "XSDT" : "RSDT",
-				    "entry points to unmapped memory", pa);
-		if (sig_is(h, "APIC", 4)) {
-			*madt_pa = pa;
+			return acpi_fail(error, ACPI_ERR_BAD_TABLE, xsdt ? "XSDT" : "RSDT",
+					 "entry points to unmapped memory", pa);
+		if (sig_is(h, sig, 4)) {
+			*table_pa = pa;
 			return ACPI_OK;
 		}
 	}
-	return fail(out, ACPI_ERR_NO_MADT, xsdt ? "XSDT" : "RSDT", "no MADT (APIC) table listed",
-		    0);
+	return ACPI_ERR_NO_TABLE;
+}
+
+/* The RSDT or XSDT the RSDP in rsdp[] points to, mapped and checked. */
+static int map_root(const u8 *rsdp, acpi_map_fn map, void *ctx, const u8 **sdt, bool *xsdt,
+		    char *error)
+{
+	u64 pa;
+
+	*xsdt = rsdp[15] >= 2 && rd64(rsdp + 24);
+	pa = *xsdt ? rd64(rsdp + 24) : rd32(rsdp + 16);
+	return map_sdt(map, ctx, pa, *xsdt ? "XSDT" : "RSDT", *xsdt ? "XSDT" : "RSDT", sdt, error);
+}
+
+int acpi_find_table(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
+		    const char *sig, struct acpi_table *t, char *error)
+{
+	const u8 *sdt, *data;
+	u64 pa = 0;
+	bool xsdt;
+	int ret;
+
+	error[0] = 0;
+	ret = check_rsdp(rsdp, rsdp_len, error);
+	if (!ret)
+		ret = map_root(rsdp, map, ctx, &sdt, &xsdt, error);
+	if (!ret)
+		ret = find_listed(sdt, xsdt, map, ctx, sig, &pa, error);
+	if (!ret)
+		ret = map_sdt(map, ctx, pa, sig, sig, &data, error);
+	if (ret)
+		return ret;
+	*t = (struct acpi_table){ data, rd32(data + 4), pa };
+	return ACPI_OK;
 }
 
 /* Record one enabled CPU unless its APIC ID is already known; count past the cap. */
@@ -326,7 +375,7 @@ int acpi_parse_madt(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ct
 		    struct acpi_madt_info *out)
 {
 	const u8 *p = rsdp, *sdt, *madt;
-	u64 sdt_pa, madt_pa = 0;
+	u64 madt_pa = 0;
 	int ret;
 
 	*out = (struct acpi_madt_info){ 0 };
@@ -336,16 +385,16 @@ int acpi_parse_madt(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ct
 	out->rsdp_revision = p[15];
 	for (int i = 0; i < 6; i++)
 		out->oem_id[i] = (char)p[9 + i];
-	out->used_xsdt = p[15] >= 2 && rd64(p + 24);
-	sdt_pa = out->used_xsdt ? rd64(p + 24) : rd32(p + 16);
-	ret = map_sdt(map, ctx, sdt_pa, out->used_xsdt ? "XSDT" : "RSDT",
-		      out->used_xsdt ? "XSDT" : "RSDT", &sdt, out);
+	ret = map_root(p, map, ctx, &sdt, &out->used_xsdt, out->error);
 	if (!ret)
 		find_clocks(sdt, out->used_xsdt, map, ctx, &out->clocks);
 	if (!ret)
-		ret = find_madt(sdt, out->used_xsdt, map, ctx, &madt_pa, out);
+		ret = find_listed(sdt, out->used_xsdt, map, ctx, "APIC", &madt_pa, out->error);
+	if (ret == ACPI_ERR_NO_TABLE)
+		return fail(out, ACPI_ERR_NO_MADT, out->used_xsdt ? "XSDT" : "RSDT",
+			    "no MADT (APIC) table listed", 0);
 	if (!ret)
-		ret = map_sdt(map, ctx, madt_pa, "MADT", "APIC", &madt, out);
+		ret = map_sdt(map, ctx, madt_pa, "MADT", "APIC", &madt, out->error);
 	if (!ret)
 		ret = parse_madt_entries(madt, madt_pa, out);
 	return ret;

@@ -13,6 +13,7 @@
 #define ACPI_MAX_IOAPICS 16
 #define ACPI_RSDP_V1_LEN 20
 #define ACPI_RSDP_V2_LEN 36
+#define ACPI_ERROR_LEN 96	/* room for an error message, with its NUL */
 
 /*
  * Map len bytes at physical address pa and return a pointer to them, or NULL if that range is
@@ -28,6 +29,8 @@ enum acpi_status {
 	ACPI_ERR_NO_MADT = -2,		/* RSDT/XSDT lists no "APIC" table */
 	ACPI_ERR_CHECKSUM = -3,		/* a table's checksum is wrong (message names it) */
 	ACPI_ERR_BAD_TABLE = -4,	/* bad signature, length or pointer (message names it) */
+	ACPI_ERR_NO_TABLE = -5,		/* RSDT/XSDT lists no table of that signature */
+	ACPI_ERR_INVALID = -6,		/* well-formed tables that contradict themselves */
 };
 
 struct acpi_cpu {
@@ -70,7 +73,7 @@ struct acpi_madt_info {
 	unsigned int nr_ioapics;
 	unsigned int nr_overrides;	/* type 2 interrupt source overrides (counted only) */
 	struct acpi_clocks clocks;	/* the FADT's PM timer, the HPET table's base */
-	char error[96];		/* on failure: what went wrong, naming the table */
+	char error[ACPI_ERROR_LEN];	/* on failure: what went wrong, naming the table */
 };
 
 /*
@@ -93,5 +96,28 @@ u64 acpi_scan_rsdp(acpi_map_fn map, void *ctx);
  */
 int acpi_parse_madt(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
 		    struct acpi_madt_info *out);
+
+/* A system description table found by acpi_find_table(): its bytes and where they are. */
+struct acpi_table {
+	const void *data;	/* the header, then the body: len bytes */
+	u32 len;
+	u64 pa;			/* physical address, for messages */
+};
+
+/*
+ * Find the first table with signature sig (4 characters) that the RSDT/XSDT of the RSDP in
+ * rsdp[0..rsdp_len) lists, and check its length and checksum. On ACPI_OK, *t describes it.
+ * ACPI_ERR_NO_TABLE if none is listed (error then empty); any other status with
+ * error[ACPI_ERROR_LEN] describing the fault.
+ */
+int acpi_find_table(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
+		    const char *sig, struct acpi_table *t, char *error);
+
+/* Error messages without a printf, for the table parsers (kernel/acpi.c, kernel/acpi_numa.c):
+ * acpi_fail() sets error to "<table>: <what> (at <pa>)" and returns status (error may be
+ * NULL); the others append to it. */
+int acpi_fail(char *error, int status, const char *table, const char *what, u64 pa);
+void acpi_err_append(char *error, const char *s);
+void acpi_err_hex(char *error, u64 v);
 
 #endif

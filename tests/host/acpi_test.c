@@ -1,12 +1,14 @@
 /*
- * Host tests for the pure ACPI parser (kernel/acpi.c): hand-built RSDP/XSDT/RSDT/MADT images in
- * a fake physical memory buffer, then corruption and random fuzzing under ASan/UBSan.
+ * Host tests for the pure ACPI parsers (kernel/acpi.c, kernel/acpi_numa.c): hand-built
+ * RSDP/XSDT/RSDT/MADT/SRAT/SLIT images in a fake physical memory buffer, then corruption and
+ * random fuzzing under ASan/UBSan.
  * Build: cc -std=gnu11 -g -fsanitize=address,undefined -I. tests/host/acpi_test.c kernel/acpi.c
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kernel/acpi.h"
+#include "kernel/acpi_numa.h"
 
 #define MEM_SIZE (2u << 20)	/* fake physical memory: 0 .. 2 MiB */
 #define RSDP_PA 0xe0010
@@ -389,6 +391,335 @@ static void acpi_parse_madt_fuzz(void)
 	EXPECT(ok > 0);
 }
 
+/* ===== SRAT and SLIT (kernel/acpi_numa.c) ===== */
+
+#define SRAT_PA 0x104000
+#define SLIT_PA 0x106000
+
+/* List the SRAT and/or SLIT after the FADT and MADT in both root tables. */
+static void list_numa_tables(bool srat, bool slit)
+{
+	u32 n = 2;
+
+	write_sdts();
+	if (srat) {
+		put64(mem + XSDT_PA + 36 + 8 * n, SRAT_PA);
+		put32(mem + RSDT_PA + 36 + 4 * n++, SRAT_PA);
+	}
+	if (slit) {
+		put64(mem + XSDT_PA + 36 + 8 * n, SLIT_PA);
+		put32(mem + RSDT_PA + 36 + 4 * n++, SLIT_PA);
+	}
+	sdt_header(mem + XSDT_PA, "XSDT", 36 + 8 * n);
+	finish_sdt(XSDT_PA);
+	sdt_header(mem + RSDT_PA, "RSDT", 36 + 4 * n);
+	finish_sdt(RSDT_PA);
+}
+
+/* SRAT builder, as the MADT's: srat_begin(revision), entries, srat_done(). */
+static u32 srat_len;
+static u8 srat_rev;
+
+static void srat_begin(u8 revision)
+{
+	memset(mem + SRAT_PA, 0, 0x2000);
+	srat_len = 48;
+	srat_rev = revision;
+	put32(mem + SRAT_PA + 36, 1);
+}
+
+static void srat_cpu(u32 pxm, u8 apic_id, u32 flags)
+{
+	u8 *e = mem + SRAT_PA + srat_len;
+
+	e[0] = 0, e[1] = 16, e[2] = (u8)pxm, e[3] = apic_id;
+	put32(e + 4, flags);
+	e[9] = (u8)(pxm >> 8), e[10] = (u8)(pxm >> 16), e[11] = (u8)(pxm >> 24);
+	srat_len += 16;
+}
+
+static void srat_x2apic(u32 pxm, u32 apic_id, u32 flags)
+{
+	u8 *e = mem + SRAT_PA + srat_len;
+
+	e[0] = 2, e[1] = 24;
+	put32(e + 4, pxm);
+	put32(e + 8, apic_id);
+	put32(e + 12, flags);
+	srat_len += 24;
+}
+
+static void srat_mem(u32 pxm, u64 base, u64 size, u32 flags)
+{
+	u8 *e = mem + SRAT_PA + srat_len;
+
+	e[0] = 1, e[1] = 40;
+	put32(e + 2, pxm);
+	put64(e + 8, base);
+	put64(e + 16, size);
+	put32(e + 28, flags);
+	srat_len += 40;
+}
+
+static void srat_done(void)
+{
+	sdt_header(mem + SRAT_PA, "SRAT", srat_len);
+	mem[SRAT_PA + 8] = srat_rev;
+	finish_sdt(SRAT_PA);
+}
+
+/* A SLIT of n localities from a row-major matrix. */
+static void slit_write(u64 n, const u8 *matrix)
+{
+	memset(mem + SLIT_PA, 0, 0x1000);
+	put64(mem + SLIT_PA + 36, n);
+	memcpy(mem + SLIT_PA + 44, matrix, n * n);
+	sdt_header(mem + SLIT_PA, "SLIT", (u32)(44 + n * n));
+	finish_sdt(SLIT_PA);
+}
+
+static const u8 slit_2[4] = { 10, 20, 20, 10 };
+
+/*
+ * The tables QEMU 7.2 writes for -smp 4 -m 2G with two nodes of 1 GiB and two CPUs each:
+ * type 0 CPU entries, memory 0-640K and 1M-1G in domain 0, 1G-2G in domain 1, then zeroed
+ * (disabled) memory entries padding to nodes + 2, and a 2x2 SLIT.
+ */
+static void build_qemu_two_nodes(void)
+{
+	build_machine(2, 4);
+	srat_begin(1);
+	for (u8 cpu = 0; cpu < 4; cpu++)
+		srat_cpu(cpu / 2, cpu, 1);
+	srat_mem(0, 0, 640 << 10, 1);
+	srat_mem(0, 1 << 20, (1 << 30) - (1 << 20), 1);
+	srat_mem(1, 1 << 30, 1 << 30, 1);
+	srat_mem(0, 0, 0, 0);
+	srat_done();
+	slit_write(2, slit_2);
+	list_numa_tables(true, true);
+}
+
+static struct acpi_numa_info numa;
+
+static int parse_numa(void)
+{
+	return acpi_parse_numa(mem + RSDP_PA, ACPI_RSDP_V2_LEN, map, NULL, &numa);
+}
+
+/* QEMU's two-node layout: 2 nodes, 4 CPUs, 3 ranges, the padding entry skipped, SLIT read. */
+static void acpi_parse_numa_qemu_two_nodes(void)
+{
+	build_qemu_two_nodes();
+	EXPECT(parse_numa() == ACPI_OK);
+	EXPECT(numa.nr_nodes == 2 && numa.pxm[0] == 0 && numa.pxm[1] == 1);
+	EXPECT(numa.nr_cpus == 4 && numa.cpus[2].apic_id == 2 && numa.cpus[2].node == 1);
+	EXPECT(numa.nr_mem == 3 && numa.nr_mem_disabled == 1);
+	EXPECT(numa.mem[2].node == 1 && numa.mem[2].base == 1ull << 30);
+	EXPECT(numa.has_slit && numa.distance[0][1] == 20 && numa.distance[1][1] == 10);
+}
+
+/* The same through an ACPI 1.0 RSDP (RSDT) finds the same tables. */
+static void acpi_parse_numa_rsdt_v1(void)
+{
+	build_qemu_two_nodes();
+	write_rsdp(0);
+	EXPECT(acpi_parse_numa(mem + RSDP_PA, ACPI_RSDP_V1_LEN, map, NULL, &numa) == ACPI_OK);
+	EXPECT(numa.nr_nodes == 2 && numa.has_slit);
+}
+
+/* No SRAT: ACPI_ERR_NO_TABLE and no message (the kernel runs one node). No SLIT: 10 / 20. */
+static void acpi_parse_numa_missing_tables(void)
+{
+	build_qemu_two_nodes();
+	list_numa_tables(false, true);
+	EXPECT(parse_numa() == ACPI_ERR_NO_TABLE && !numa.error[0]);
+	list_numa_tables(true, false);
+	EXPECT(parse_numa() == ACPI_OK && !numa.has_slit);
+	EXPECT(numa.distance[0][0] == 10 && numa.distance[1][0] == 20);
+}
+
+/*
+ * Proximity domains need not be 0..n-1: nodes are numbered as domains first appear (7 then
+ * 3), and the SLIT is read by domain. x2APIC entries carry 32-bit domains; a revision-1
+ * SRAT reads only the low byte of a type 0 entry's domain, revision 2 all four.
+ */
+static void acpi_parse_srat_domains_renumbered(void)
+{
+	u8 slit8[64];
+
+	for (int i = 0; i < 64; i++)
+		slit8[i] = i / 8 == i % 8 ? 10 : (u8)(20 + i / 8 + i % 8);
+	build_machine(2, 0);
+	srat_begin(3);
+	srat_x2apic(7, 0x100, 1);
+	srat_cpu(3 | 0x100, 1, 1);	/* domain 0x103 from revision 2 on */
+	srat_mem(7, 1 << 20, 1 << 20, 1);
+	srat_done();
+	slit_write(8, slit8);
+	list_numa_tables(true, false);
+	EXPECT(parse_numa() == ACPI_OK);
+	EXPECT(numa.nr_nodes == 2 && numa.pxm[0] == 7 && numa.pxm[1] == 0x103);
+	EXPECT(numa.cpus[0].from_x2apic_entry && numa.cpus[0].apic_id == 0x100);
+	mem[SRAT_PA + 8] = 1;	/* revision 1: domain 3 */
+	finish_sdt(SRAT_PA);
+	list_numa_tables(true, true);
+	EXPECT(parse_numa() == ACPI_OK && numa.pxm[1] == 3);
+	EXPECT(numa.distance[0][1] == 20 + 7 + 3 && numa.distance[1][0] == 30);
+}
+
+/* Disabled CPUs and memory are skipped; hot-pluggable memory is kept and flagged. */
+static void acpi_parse_srat_disabled_and_hotpluggable(void)
+{
+	build_machine(2, 0);
+	srat_begin(3);
+	srat_cpu(0, 0, 1);
+	srat_cpu(1, 1, 0);
+	srat_x2apic(1, 300, 0);
+	srat_mem(0, 0, 1 << 30, 1);
+	srat_mem(1, 1ull << 32, 1ull << 30, 0);
+	srat_mem(1, 1ull << 33, 1ull << 30, 1 | 2);
+	srat_done();
+	list_numa_tables(true, false);
+	EXPECT(parse_numa() == ACPI_OK);
+	EXPECT(numa.nr_cpus == 1 && numa.nr_cpus_disabled == 2);
+	EXPECT(numa.nr_mem == 2 && numa.nr_mem_disabled == 1 && numa.nr_mem_hotpluggable == 1);
+	EXPECT(numa.mem[1].hotpluggable && numa.mem[1].node == 1 && numa.nr_nodes == 2);
+}
+
+/* Each contradiction is ACPI_ERR_INVALID with a message naming the table and the problem. */
+static void expect_invalid(const char *table, const char *what)
+{
+	EXPECT(parse_numa() == ACPI_ERR_INVALID);
+	EXPECT(strstr(numa.error, table) && strstr(numa.error, what));
+	if (!strstr(numa.error, what))
+		fprintf(stderr, "  message was: %s\n", numa.error);
+}
+
+/* Ranges of two nodes overlapping: invalid. Of one node: fine (merged later). */
+static void acpi_parse_srat_overlapping_ranges(void)
+{
+	build_qemu_two_nodes();
+	srat_mem(1, (1 << 30) - (1 << 20), 2 << 20, 1);
+	srat_done();
+	expect_invalid("SRAT", "overlapping memory ranges: nodes 0 and 1");
+	build_qemu_two_nodes();
+	srat_mem(0, 1 << 29, 1 << 20, 1);
+	srat_done();
+	EXPECT(parse_numa() == ACPI_OK);
+}
+
+/* One APIC ID in two nodes: invalid. Twice in one node: counted, fine. */
+static void acpi_parse_srat_cpu_in_two_nodes(void)
+{
+	build_qemu_two_nodes();
+	srat_x2apic(0, 3, 1);
+	srat_done();
+	expect_invalid("SRAT", "a CPU in two nodes: APIC ID 3");
+	build_qemu_two_nodes();
+	srat_x2apic(1, 3, 1);
+	srat_done();
+	EXPECT(parse_numa() == ACPI_OK && numa.nr_cpu_duplicates == 1 && numa.nr_cpus == 4);
+}
+
+/* A ninth proximity domain, a range wrapping past 2^64: invalid. */
+static void acpi_parse_srat_limits(void)
+{
+	build_qemu_two_nodes();
+	for (u32 d = 2; d <= ACPI_NUMA_MAX_NODES; d++)
+		srat_cpu(d, (u8)(10 + d), 1);
+	srat_done();
+	expect_invalid("SRAT", "more than 8 proximity domains");
+	build_qemu_two_nodes();
+	srat_mem(1, ~0ull - 4095, 8192, 1);
+	srat_done();
+	expect_invalid("SRAT", "wraps");
+}
+
+/* Entry lengths that would loop forever or read past an entry are rejected. */
+static void acpi_parse_srat_bad_entry_length(void)
+{
+	build_qemu_two_nodes();
+	mem[SRAT_PA + 48 + 1] = 0;
+	finish_sdt(SRAT_PA);
+	EXPECT(parse_numa() == ACPI_ERR_BAD_TABLE && strstr(numa.error, "bad entry length"));
+	build_qemu_two_nodes();
+	mem[SRAT_PA + 48 + 1] = 8;	/* a CPU entry is 16 bytes */
+	finish_sdt(SRAT_PA);
+	EXPECT(parse_numa() == ACPI_ERR_BAD_TABLE && strstr(numa.error, "entry too short"));
+}
+
+/* The SLIT rules: symmetric, 10 on the diagonal only, a row for every domain, the matrix
+ * inside the table. */
+static void acpi_parse_slit_rules(void)
+{
+	static const u8 asym[4] = { 10, 20, 30, 10 }, diag[4] = { 10, 20, 20, 11 },
+			near[4] = { 10, 10, 10, 10 }, one[1] = { 10 };
+
+	build_qemu_two_nodes();
+	slit_write(2, asym);
+	expect_invalid("SLIT", "asymmetric: distances 20 and 30");
+	slit_write(2, diag);
+	expect_invalid("SLIT", "distance of locality 1 to itself is 11");
+	slit_write(2, near);
+	expect_invalid("SLIT", "remote distance of 10 or less");
+	slit_write(1, one);
+	expect_invalid("SLIT", "node id out of range: proximity domain 1");
+	slit_write(2, slit_2);
+	put64(mem + SLIT_PA + 36, 3);	/* 9 entries claimed, 4 present */
+	finish_sdt(SLIT_PA);
+	expect_invalid("SLIT", "locality count 3");
+}
+
+/* Random corruption of valid SRAT/SLIT: any verdict is fine, a crash or a sanitizer report
+ * is not; what is accepted satisfies every rule the parser promises. */
+static void check_accepted_numa(void)
+{
+	EXPECT(numa.nr_nodes >= 1 && numa.nr_nodes <= ACPI_NUMA_MAX_NODES);
+	for (unsigned int i = 0; i < numa.nr_cpus; i++)
+		EXPECT(numa.cpus[i].node < numa.nr_nodes);
+	for (unsigned int i = 0; i < numa.nr_mem; i++) {
+		EXPECT(numa.mem[i].node < numa.nr_nodes && numa.mem[i].size);
+		for (unsigned int j = 0; j < numa.nr_mem; j++)
+			EXPECT(numa.mem[i].node == numa.mem[j].node ||
+			       numa.mem[i].base >= numa.mem[j].base + numa.mem[j].size ||
+			       numa.mem[j].base >= numa.mem[i].base + numa.mem[i].size);
+	}
+	for (unsigned int a = 0; a < numa.nr_nodes; a++)
+		for (unsigned int b = 0; b < numa.nr_nodes; b++)
+			EXPECT(numa.distance[a][b] == numa.distance[b][a] &&
+			       (a == b) == (numa.distance[a][b] == 10));
+}
+
+static void acpi_parse_numa_fuzz(void)
+{
+	static const u64 targets[] = { SRAT_PA, SLIT_PA };
+	static u8 clean[SLIT_PA + 0x1000 - SRAT_PA];
+	unsigned int ok = 0, rejected = 0;
+
+	srand(2);
+	build_qemu_two_nodes();
+	memcpy(clean, mem + SRAT_PA, sizeof(clean));
+	for (int iter = 0; iter < 20000; iter++) {
+		int ret;
+
+		memcpy(mem + SRAT_PA, clean, sizeof(clean));	/* only these bytes change */
+		for (int k = 1 + rand() % 4; k > 0; k--)
+			mem[targets[rand() % 2] + (u64)(rand() % 260)] = (u8)rand();
+		if (rand() & 1)
+			finish_sdt(SRAT_PA), finish_sdt(SLIT_PA);
+		ret = parse_numa();
+		if (ret == ACPI_OK) {
+			ok++;
+			check_accepted_numa();
+		} else {
+			rejected++;
+			EXPECT(numa.error[0] != 0 || ret == ACPI_ERR_NO_TABLE);
+		}
+	}
+	EXPECT(ok > 0 && rejected > 0);
+}
+
 int main(void)
 {
 	mem = calloc(1, MEM_SIZE);
@@ -406,6 +737,17 @@ int main(void)
 	acpi_parse_madt_bad_clock_tables();
 	acpi_scan_rsdp_finds_bios_and_ebda();
 	acpi_parse_madt_fuzz();
+	acpi_parse_numa_qemu_two_nodes();
+	acpi_parse_numa_rsdt_v1();
+	acpi_parse_numa_missing_tables();
+	acpi_parse_srat_domains_renumbered();
+	acpi_parse_srat_disabled_and_hotpluggable();
+	acpi_parse_srat_overlapping_ranges();
+	acpi_parse_srat_cpu_in_two_nodes();
+	acpi_parse_srat_limits();
+	acpi_parse_srat_bad_entry_length();
+	acpi_parse_slit_rules();
+	acpi_parse_numa_fuzz();
 	free(mem);
 	printf("acpi_test: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;

@@ -50,12 +50,14 @@ $(foreach v,$(HOST_VARIANTS),$(eval $(call host_variant,$(v))))
 .PHONY: host-test host-build
 host-build: $(foreach v,$(HOST_VARIANTS),$(HOST_BUILD)/$(v)/mmtest) $(HOST_BUILD)/acpi_test
 
-# The ACPI parser's own test program (hand-built tables, then random corruption), ASan+UBSan.
-$(HOST_BUILD)/acpi_test: tests/host/acpi_test.c kernel/acpi.c kernel/acpi.h tests/host/host.mk
+# The ACPI parsers' own test program (hand-built tables, then random corruption), ASan+UBSan.
+$(HOST_BUILD)/acpi_test: tests/host/acpi_test.c kernel/acpi.c kernel/acpi.h kernel/acpi_numa.c \
+		kernel/acpi_numa.h tests/host/host.mk
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOST_CC) -std=gnu11 -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
-		-fno-sanitize-recover=all -I. -o $@ tests/host/acpi_test.c kernel/acpi.c
+		-fno-sanitize-recover=all -I. -o $@ tests/host/acpi_test.c kernel/acpi.c \
+		kernel/acpi_numa.c
 
 host-test: host-build
 	@sh tests/host/run.sh $(HOST_BUILD)
