@@ -8,6 +8,9 @@ FIRMWARE ?= bios
 MACHINE  ?= q35
 ACCEL    ?= tcg
 CMDLINE  ?=
+# NUMA nodes for QEMU: 2 (CPUs and memory split evenly), or 20/1G,20/1G[;dist=...]:
+# tests/runner.py --help, docs/numa.md. Empty: no -numa options, one node.
+NUMA     ?=
 TIMEOUT  ?= 300
 CROSS_COMPILE ?=
 CC       ?= gcc
@@ -160,7 +163,7 @@ QUIET_ISO = @$(if $(V),$(MAKE) --no-print-directory iso,mkdir -p $(BUILD); \
 # ---- running --------------------------------------------------------------------------
 RUNNER := $(PYTHON) tests/runner.py
 RUNFLAGS = --smp $(SMP) --mem $(MEM) --firmware $(FIRMWARE) --machine $(MACHINE) \
-	--accel $(ACCEL) --timeout $(TIMEOUT) --iso $(ISO)
+	--accel $(ACCEL) --timeout $(TIMEOUT) --iso $(ISO) $(if $(NUMA),--numa "$(NUMA)")
 
 # LAB=0: the bare kernel; the run passes when it says "all CPUs online" (it prints no KTAP).
 run: check-tools
@@ -294,4 +297,4 @@ help:
 	@echo "make compare A=x.json B=y.json   mmtests-style comparison of two result files"
 	@echo "make deps       install the Debian packages (as root)"
 	@echo "make check-boundary  the kernel includes nothing of its lab (tests/check_boundary.py)"
-	@echo "variables: SMP MEM FIRMWARE=bios|uefi MACHINE=q35|pc ACCEL=tcg|kvm CMDLINE='...' LAB=0|1"
+	@echo "variables: SMP MEM FIRMWARE=bios|uefi MACHINE=q35|pc ACCEL=tcg|kvm CMDLINE='...' NUMA=2|20/1G,20/1G LAB=0|1"

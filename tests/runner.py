@@ -232,6 +232,84 @@ def fw_cfg_escape(s):
     return s.replace(",", ",,")
 
 
+# ---- NUMA: --numa SPEC -> QEMU's -object memory-backend-ram / -numa node / -numa dist -------
+
+NUMA_HELP = ("N: N nodes, CPUs and memory split evenly, distances 10 local / 20 remote; or "
+             "CPUS/MEM,CPUS/MEM,... one per node (e.g. 20/1G,20/1G; 0 CPUs: a CPU-less node, "
+             "memory 0: a memoryless node; -smp and -m become the sums), then optionally "
+             "';dist=D,D,...' (the N x N distance matrix, row by row; QEMU makes it the SLIT) or "
+             "';dist=none' (no SLIT: the kernel assumes 10 / 20)")
+
+
+def parse_size_mib(text):
+    """'1G', '512M', '0' -> MiB."""
+    m = re.fullmatch(r"(\d+)([MG]?)", text.strip().upper())
+    if not m:
+        raise ValueError(f"bad memory size {text!r} (use e.g. 512M or 1G)")
+    return int(m[1]) * (1024 if m[2] == "G" else 1)
+
+
+def parse_numa(spec, smp, mem):
+    """Returns (nodes, dist): nodes is [(cpus, mib)], dist an N x N list or None (no SLIT)."""
+    head, _, tail = spec.partition(";")
+    if re.fullmatch(r"\d+", head.strip()):
+        n = int(head)
+        if not 1 <= n <= 8:
+            raise ValueError("between 1 and 8 nodes")
+        total = parse_size_mib(mem)
+        nodes = [(smp // n + (i < smp % n), total // n + (total % n if i == n - 1 else 0))
+                 for i in range(n)]
+    else:
+        nodes = []
+        for part in head.split(","):
+            cpus, sep, size = part.partition("/")
+            if not sep or not cpus.strip().isdigit():
+                raise ValueError(f"bad node {part!r}: use CPUS/MEM such as 20/1G")
+            nodes.append((int(cpus), parse_size_mib(size)))
+    n = len(nodes)
+    if not 1 <= n <= 8 or not any(c for c, _ in nodes) or not any(m for _, m in nodes):
+        raise ValueError("1 to 8 nodes, some CPUs and some memory")
+    dist = [[10 if a == b else 20 for b in range(n)] for a in range(n)]
+    if tail.strip():
+        key, _, value = tail.partition("=")
+        if key.strip() != "dist":
+            raise ValueError(f"unknown part {tail!r} (only dist=...)")
+        if value.strip() == "none":
+            return nodes, None
+        vals = [int(v) for v in value.split(",")]
+        if len(vals) != n * n:
+            raise ValueError(f"dist= needs {n * n} numbers for {n} nodes, got {len(vals)}")
+        dist = [vals[a * n:(a + 1) * n] for a in range(n)]
+    return nodes, dist
+
+
+def numa_qemu_args(nodes, dist):
+    """QEMU 7.2 options for the nodes: memory backends, nodes with their CPU ranges, and every
+    distance (both directions, so an asymmetric matrix stays asymmetric)."""
+    args, cpu = [], 0
+    for i, (cpus, mib) in enumerate(nodes):
+        opt = f"node,nodeid={i}"
+        if cpus:
+            opt += f",cpus={cpu}-{cpu + cpus - 1}"
+            cpu += cpus
+        if mib:
+            args += ["-object", f"memory-backend-ram,id=numa{i},size={mib}M"]
+            opt += f",memdev=numa{i}"
+        args += ["-numa", opt]
+    for a in range(len(nodes) if dist else 0):
+        for b in range(len(nodes)):
+            if a != b:
+                args += ["-numa", f"dist,src={a},dst={b},val={dist[a][b]}"]
+    return args
+
+
+def numa_describe(nodes, dist):
+    parts = [f"{c} CPUs/{m}M" if c else f"no CPUs/{m}M" for c, m in nodes]
+    return (f"{len(nodes)} nodes ({', '.join(parts)}), " +
+            ("no SLIT" if dist is None else "distances " +
+             " / ".join(" ".join(str(v) for v in row) for row in dist)))
+
+
 def qemu_command(args, tmpdir):
     cmd = [args.qemu, "-M", args.machine, "-m", args.mem, "-smp", str(args.smp),
            "-accel", args.accel, "-display", "none", "-serial", "stdio", "-monitor", "none",
@@ -239,6 +317,8 @@ def qemu_command(args, tmpdir):
            "-cdrom", args.iso, "-boot", "d"]
     if args.cpu:
         cmd += ["-cpu", args.cpu]
+    if args.numa_nodes:
+        cmd += numa_qemu_args(args.numa_nodes, args.numa_dist)
     if args.firmware == "uefi":
         code, vars_ = first_existing(OVMF_CODE), first_existing(OVMF_VARS)
         if code and vars_:
@@ -640,6 +720,7 @@ def parse_args(argv):
     ap.add_argument("--machine", choices=["q35", "pc"], default="q35")
     ap.add_argument("--accel", default="tcg", help="tcg, kvm, or e.g. tcg,thread=single")
     ap.add_argument("--cpu", default=None, help="QEMU -cpu model (default: QEMU's)")
+    ap.add_argument("--numa", default="", help="NUMA nodes: " + NUMA_HELP)
     ap.add_argument("--cmdline", default="", help="kernel command line (test=, seed=, ...)")
     ap.add_argument("--expect-cpus", type=int, default=None,
                     help="CPUs the boot tests expect online (default: --smp; -1: none)")
@@ -666,6 +747,15 @@ def parse_args(argv):
                     help="LINUX/tools/testing/kunit/kunit.py (default: $KUNIT_PY): also read "
                     "the log with Linux's `kunit.py parse` and fail if it disagrees")
     args = ap.parse_args(argv)
+    args.numa_nodes, args.numa_dist = None, None
+    if args.numa:
+        size, comma, rest = args.mem.partition(",")    # keep e.g. ",slots=2,maxmem=4G"
+        try:
+            args.numa_nodes, args.numa_dist = parse_numa(args.numa, args.smp, size)
+        except ValueError as e:
+            ap.error(f"--numa {args.numa!r}: {e}")
+        args.smp = sum(c for c, _ in args.numa_nodes)
+        args.mem = f"{sum(m for _, m in args.numa_nodes)}M{comma}{rest}"
     if args.expect_cpus is None:
         args.expect_cpus = args.smp
     args.name = args.name or f"{args.machine}-{args.firmware}-smp{args.smp}"
@@ -689,7 +779,9 @@ def history_path(args):
 
 
 def history_key(args):
-    return f"smp={args.smp} mem={args.mem} {args.firmware} {args.machine} {args.cmdline}".strip()
+    numa = f" numa={args.numa}" if args.numa else ""
+    return f"smp={args.smp} mem={args.mem}{numa} {args.firmware} {args.machine} " \
+        f"{args.cmdline}".strip()
 
 
 def read_history(args):
@@ -754,6 +846,8 @@ def run_one(args, out=sys.stdout):
     if cmdline_problem(args):
         raise SystemExit(f"runner: {cmdline_problem(args)}")
     run = Run(args, out)
+    if args.numa_nodes:
+        run.say(f"numa: {numa_describe(args.numa_nodes, args.numa_dist)}")
     if args.console and args.expect != "bare":
         run.say(expected_time(args, read_history(args)))
     if not args.console:

@@ -354,5 +354,36 @@ class RunTimeTest(unittest.TestCase):
                          "suites: mm_pcp 38.0 s, mm_buddy 17.2 s, boot <0.1 s")
 
 
+class NumaTest(unittest.TestCase):
+    # NUMA=2 splits -smp and -m evenly and gives QEMU a 10/20 SLIT; an explicit spec sets
+    # -smp and -m to its sums (keeping ,slots=/maxmem= options), leaves out cpus= for a
+    # CPU-less node and memdev= for a memoryless one, and passes both directions of every
+    # distance (so an asymmetric matrix reaches the kernel as it was written).
+    def test_even_split(self):
+        args = runner.parse_args(["--numa", "2", "--smp", "5", "--mem", "3G"])
+        self.assertEqual(args.numa_nodes, [(3, 1536), (2, 1536)])
+        qemu = runner.numa_qemu_args(args.numa_nodes, args.numa_dist)
+        self.assertIn("node,nodeid=0,cpus=0-2,memdev=numa0", qemu)
+        self.assertIn("node,nodeid=1,cpus=3-4,memdev=numa1", qemu)
+        self.assertIn("dist,src=1,dst=0,val=20", qemu)
+
+    def test_explicit_nodes(self):
+        args = runner.parse_args(["--numa", "4/2G,0/1G,2/0;dist=10,20,30,20,10,40,30,40,10",
+                                  "--mem", "2G,slots=2,maxmem=8G"])
+        self.assertEqual((args.smp, args.mem, args.expect_cpus),
+                         (6, "3072M,slots=2,maxmem=8G", 6))
+        qemu = " ".join(runner.numa_qemu_args(args.numa_nodes, args.numa_dist))
+        self.assertIn("node,nodeid=1,memdev=numa1 ", qemu)
+        self.assertIn("node,nodeid=2,cpus=4-5 ", qemu)
+        self.assertIn("dist,src=2,dst=1,val=40", qemu)
+
+    def test_no_slit_and_bad_specs(self):
+        args = runner.parse_args(["--numa", "2;dist=none"])
+        self.assertNotIn("dist", " ".join(runner.numa_qemu_args(args.numa_nodes, None)))
+        for bad in ["0", "9", "2/1G,2", "2/1G;dist=10,20", "0/1G,0/1G", "2/0,2/0", "2;x=1"]:
+            with self.assertRaises(SystemExit, msg=bad):
+                runner.parse_args(["--numa", bad])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,223 @@
+/*
+ * The machine's NUMA topology (kernel/numa.h): from ACPI SRAT and SLIT, checked against the
+ * boot memory map and the MADT, with one node as the fallback for anything inconsistent.
+ * Parsing is kernel/acpi_numa.c's; the allocator's nodes are mm/'s.
+ */
+#include "kernel/numa.h"
+#include "kernel/bootinfo.h"
+#include "kernel/cmdline.h"
+#include "kernel/printk.h"
+#include "kernel/smp.h"
+#include "kernel/string.h"
+
+struct numa_topology numa_topology;
+u8 numa_cpu_node[MAX_CPUS];
+
+static bool numa_enabled = true;
+CMDLINE_BOOL("numa", numa_enabled, "0/off: one node whatever ACPI SRAT and SLIT say");
+
+/* Kept from numa_init() for numa_cpus_init(): which APIC ID is in which node. */
+static struct acpi_numa_info srat;
+
+/* One node holding every CPU and all of physical memory, 10 to itself. */
+static void one_node(void)
+{
+	numa_topology = (struct numa_topology){
+		.nr_nodes = 1,
+		.distance = { { LOCAL_DISTANCE } },
+		.memblks = { { 0, ~0ull, 0, false } },
+		.nr_memblks = 1,
+	};
+	memset(numa_cpu_node, 0, sizeof(numa_cpu_node));
+}
+
+void numa_set_topology(unsigned int nr, const u8 *distance, const u8 *cpu_node,
+		       unsigned int nr_cpus)
+{
+	one_node();
+	numa_topology.nr_nodes = nr;
+	for (unsigned int a = 0; a < nr; a++)
+		for (unsigned int b = 0; b < nr; b++)
+			numa_topology.distance[a][b] = distance ? distance[a * nr + b] :
+						       a == b ? LOCAL_DISTANCE : REMOTE_DISTANCE;
+	for (unsigned int c = 0; c < nr_cpus; c++)
+		numa_cpu_node[c] = cpu_node[c];
+}
+
+int numa_phys_to_node(u64 pa)
+{
+	for (unsigned int i = 0; i < numa_topology.nr_memblks; i++) {
+		const struct numa_memblk *m = &numa_topology.memblks[i];
+
+		if (pa >= m->base && pa - m->base < m->size)
+			return m->nid;
+	}
+	return -1;
+}
+
+/* ACPI tables lie below 4 GiB, which the boot direct map covers whole. */
+static const void *acpi_map(void *ctx, u64 pa, u64 len)
+{
+	(void)ctx;
+	if (pa + len < pa || pa + len > (4ull << 30))
+		return NULL;
+	return arch_phys_to_virt(pa);
+}
+
+/* The RSDP the loader passed, or one found in the BIOS area; false if there is none. */
+static bool find_rsdp(const struct boot_info *bi, u8 rsdp[ACPI_RSDP_V2_LEN], size_t *len)
+{
+	u64 pa;
+
+	*len = ACPI_RSDP_V2_LEN;
+	if (bi->rsdp_present) {
+		memcpy(rsdp, bi->rsdp_copy, ACPI_RSDP_V2_LEN);
+		*len = bi->rsdp_revision >= 2 ? ACPI_RSDP_V2_LEN : ACPI_RSDP_V1_LEN;
+		return true;
+	}
+	pa = acpi_scan_rsdp(acpi_map, NULL);
+	if (pa)
+		memcpy(rsdp, acpi_map(NULL, pa, *len), *len);
+	return pa != 0;
+}
+
+/* Bytes of usable RAM in the loader's map that lie in no SRAT range. */
+static u64 ram_in_no_node(const struct boot_info *bi, const struct acpi_numa_info *info)
+{
+	u64 missing = 0;
+
+	for (unsigned int i = 0; i < bi->nr_mmap; i++) {
+		const struct mem_region *r = &bi->mmap[i];
+		u64 covered = 0;
+
+		if (r->type != MEM_USABLE || r->base + r->length < r->base)
+			continue;
+		for (unsigned int m = 0; m < info->nr_mem; m++) {
+			u64 s = MAX(r->base, info->mem[m].base);
+			u64 e = MIN(r->base + r->length, info->mem[m].base + info->mem[m].size);
+
+			covered += e > s ? e - s : 0;	/* SRAT ranges never overlap across nodes */
+		}
+		missing += r->length > covered ? r->length - covered : 0;
+	}
+	return missing;
+}
+
+static void adopt(const struct acpi_numa_info *info)
+{
+	numa_topology = (struct numa_topology){ .nr_nodes = info->nr_nodes,
+						 .nr_memblks = info->nr_mem,
+						 .from_firmware = true };
+	memcpy(numa_topology.distance, info->distance, sizeof(info->distance));
+	for (unsigned int m = 0; m < info->nr_mem; m++)
+		numa_topology.memblks[m] = (struct numa_memblk){ info->mem[m].base,
+			info->mem[m].size, info->mem[m].node, info->mem[m].hotpluggable };
+}
+
+/* One line per node: its memory ranges and its distances to every node. */
+static void print_nodes(void)
+{
+	for_each_node(nid) {
+		char line[200];
+		u64 total = 0;
+		int len = 0;
+
+		for (unsigned int m = 0; m < numa_topology.nr_memblks; m++) {
+			const struct numa_memblk *b = &numa_topology.memblks[m];
+
+			if (b->nid != nid || len >= (int)sizeof(line) - 80)
+				continue;
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " [0x%llx-0x%llx)%s",
+					(unsigned long long)b->base,
+					(unsigned long long)(b->base + b->size),
+					b->hotpluggable ? " hot-pluggable" : "");
+			total += b->hotpluggable ? 0 : b->size;
+		}
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "; distances");
+		for_each_node(to)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " %u",
+					numa_topology.distance[nid][to]);
+		printk("numa: node %d: %llu MiB%s%s\n", nid, (unsigned long long)(total >> 20),
+		       total ? ":" : " (memoryless)", line);
+	}
+}
+
+void numa_init(const struct boot_info *bi)
+{
+	u8 rsdp[ACPI_RSDP_V2_LEN];
+	u64 missing;
+	size_t len;
+	int ret;
+
+	one_node();
+	if (!numa_enabled) {
+		printk("numa: off (numa=off): one node\n");
+		return;
+	}
+	if (!find_rsdp(bi, rsdp, &len))
+		return;	/* arch_smp_init() says so */
+	ret = acpi_parse_numa(rsdp, len, acpi_map, NULL, &srat);
+	if (ret == ACPI_ERR_NO_TABLE) {
+		printk("numa: no SRAT: one node\n");
+		return;
+	}
+	if (ret) {
+		pr_warn("numa: %s: ignoring SRAT and SLIT, one node\n", srat.error);
+		return;
+	}
+	missing = ram_in_no_node(bi, &srat);
+	if (missing >= (1ull << 20)) {
+		pr_warn("numa: %llu KiB of RAM lie in no SRAT range: ignoring SRAT and SLIT, "
+			"one node\n", (unsigned long long)(missing >> 10));
+		return;
+	}
+	adopt(&srat);
+	printk("numa: SRAT rev %u: %u nodes, %u memory ranges (%u hot-pluggable, %u disabled "
+	       "entries), %u CPUs; %s\n", srat.srat_revision, srat.nr_nodes, srat.nr_mem,
+	       srat.nr_mem_hotpluggable, srat.nr_mem_disabled, srat.nr_cpus,
+	       srat.has_slit ? "distances from the SLIT" : "no SLIT: distances 10 / 20");
+	if (missing)
+		pr_warn("numa: %llu KiB of RAM lie in no node: not used\n",
+			(unsigned long long)(missing >> 10));
+	print_nodes();
+}
+
+static int apic_to_node(u32 apic_id)
+{
+	for (unsigned int i = 0; i < srat.nr_cpus; i++)
+		if (srat.cpus[i].apic_id == apic_id)
+			return srat.cpus[i].node;
+	return -1;
+}
+
+void numa_cpus_init(void)
+{
+	unsigned int unlisted = 0;
+
+	if (!numa_topology.from_firmware)
+		return;
+	for (unsigned int c = 0; c < nr_cpus; c++) {
+		int nid = apic_to_node(cpus[c].arch.apic_id);
+
+		if (nid < 0 && !unlisted++)
+			pr_warn("numa: CPU %u (APIC ID %u) is in no SRAT entry: node 0\n", c,
+				cpus[c].arch.apic_id);
+		numa_cpu_node[c] = (u8)(nid < 0 ? 0 : nid);
+	}
+	if (unlisted > 1)
+		pr_warn("numa: %u CPUs in no SRAT entry, all in node 0\n", unlisted);
+	for_each_node(nid) {
+		unsigned int n = 0, first = 0, last = 0;
+
+		for (unsigned int c = 0; c < nr_cpus; c++)
+			if (numa_cpu_node[c] == nid) {
+				first = n++ ? first : c;
+				last = c;
+			}
+		if (!n)
+			printk("numa: node %d: no CPUs (CPU-less)\n", nid);
+		else
+			printk("numa: node %d: %u CPUs (%u-%u%s)\n", nid, n, first, last,
+			       last - first + 1 == n ? "" : ", not contiguous");
+	}
+}
