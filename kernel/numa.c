@@ -10,7 +10,13 @@
 #include "kernel/smp.h"
 #include "kernel/string.h"
 
-struct numa_topology numa_topology;
+/* One node until numa_init() finds more (and on the host, where nothing calls it). */
+struct numa_topology numa_topology = {
+	.nr_nodes = 1,
+	.distance = { { LOCAL_DISTANCE } },
+	.memblks = { { 0, ~0ull, 0, false } },
+	.nr_memblks = 1,
+};
 u8 numa_cpu_node[MAX_CPUS];
 
 static bool numa_enabled = true;

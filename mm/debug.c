@@ -101,9 +101,11 @@ static unsigned long verify_free_block(struct zone *zone, struct page *page, uns
 	if (pfn & ((1ul << o) - 1))
 		errors += verify_fail("%s: free block pfn 0x%lx not aligned to order %u\n",
 				      zone->name, pfn, o);
-	if (!zone_spans_pfn(zone, pfn) || pfn + (1ul << o) > zone_end_pfn(zone))
-		errors += verify_fail("%s: free block pfn 0x%lx order %u outside the zone\n",
-				      zone->name, pfn, o);
+	if (!zone_spans_pfn(zone, pfn) || pfn + (1ul << o) > zone_end_pfn(zone) ||
+	    page_zone(page) != zone)
+		errors += verify_fail("%s: free block pfn 0x%lx order %u (node %u zone %u) outside "
+				      "the zone of node %d\n", zone->name, pfn, o, page->nid,
+				      page->zone, zone->node->node_id);
 	return errors + verify_mark_block("buddy", page, o);
 }
 
@@ -175,7 +177,7 @@ static unsigned long verify_span(struct zone *zone, unsigned long *alloc)
 	while (pfn < zone_end_pfn(zone)) {
 		struct page *page;
 
-		if (!pfn_valid(pgdat, pfn)) {
+		if (!pfn_in_node(pgdat, pfn)) {	/* no RAM, or another node's section */
 			pfn = ALIGN_UP(pfn + 1, PAGES_PER_SECTION);
 			continue;
 		}
@@ -298,7 +300,7 @@ static void show_blocks_per_type(struct zone *zone)
 
 	for (unsigned long pfn = zone->zone_start_pfn; pfn < zone_end_pfn(zone);
 	     pfn += pageblock_nr_pages)
-		if (pfn_valid(zone->node, pfn))
+		if (pfn_in_node(zone->node, pfn))
 			count[get_pageblock_migratetype(pfn_to_page(zone->node, pfn))]++;
 	printk("Node %d, zone %8s %12lu %12lu %12lu\n", zone->node->node_id, zone->name,
 	       count[MIGRATE_UNMOVABLE], count[MIGRATE_MOVABLE], count[MIGRATE_RECLAIMABLE]);

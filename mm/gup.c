@@ -384,7 +384,9 @@ static bool __migrate_prepare_one(struct mm_struct *mm, pte_t *slot, int level,
 	old = pfn_to_page(mm->node, pte_pfn(e));
 	if (page_longterm_pinnable(old))
 		return false;
-	if (!(new = alloc_pages_node(mm->node, GFP_KERNEL, old->order))) {
+	/* The copy stays on the page's node (Linux: alloc_migration_target(), .nid = the
+	 * folio's node): pinning moves a page out of the movable type, never off its node. */
+	if (!(new = alloc_pages_node(page_pgdat(old), GFP_KERNEL, old->order))) {
 		*err = -ENOMEM;
 		return false;
 	}

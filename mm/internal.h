@@ -38,8 +38,10 @@ static inline void __clear_page_flag(struct page *page, u8 f)
 #define ALLOC_NON_BLOCK		0x10u	/* caller cannot wait: another quarter off with MIN_RESERVE */
 
 struct alloc_context {
-	struct pglist_data *pgdat;
-	enum zone_type highest_zoneidx;	/* highest zone gfp allows; zonelist is it down to DMA */
+	struct pglist_data *pgdat;	/* the node asked for (the zonelist's owner) */
+	struct zonelist *zonelist;	/* its fallback list, or its own zones (__GFP_THISNODE) */
+	struct zoneref *preferred_zoneref;	/* first entry gfp allows: where NUMA hits are */
+	enum zone_type highest_zoneidx;	/* highest zone gfp allows; entries above it are skipped */
 	int migratetype;
 };
 
@@ -75,6 +77,14 @@ void free_unref_page(struct page *page, unsigned int order);
 struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int mt);
 /* mm_verify() helper: walk zone's pcp lists, marking pages PG_seen; returns problems. */
 unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages);
+
+/* ---- numa.c ---- */
+
+/* Both zonelists of every node of m (after every node has its free pages). */
+void build_all_zonelists(struct mm_machine *m);
+/* The node of cpu in machine m (0 in a one-node machine). */
+unsigned int machine_cpu_nid(const struct mm_machine *m, unsigned int cpu);
+unsigned long machine_memmap_bytes(const struct mm_machine *m);
 
 /* ---- debug.c ---- */
 

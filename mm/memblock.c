@@ -24,7 +24,7 @@ static u64 region_end(const struct memblock_region *r)
 }
 
 /* Sort by base (insertion sort: at most MEMBLOCK_MAX_REGIONS + 1 entries), then merge
- * overlapping and touching neighbours. Returns the new count. */
+ * overlapping and touching neighbours of the same node. Returns the new count. */
 static unsigned int normalize(struct memblock_region *r, unsigned int n)
 {
 	unsigned int out = 0;
@@ -38,7 +38,7 @@ static unsigned int normalize(struct memblock_region *r, unsigned int n)
 		r[j] = key;
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		if (out && r[i].base <= region_end(&r[out - 1])) {
+		if (out && r[i].base <= region_end(&r[out - 1]) && r[i].nid == r[out - 1].nid) {
 			u64 end = MAX(region_end(&r[out - 1]), region_end(&r[i]));
 
 			r[out - 1].size = end - r[out - 1].base;
@@ -58,7 +58,7 @@ static int type_add(struct memblock_type *t, u64 base, u64 end)
 	if (base >= end)
 		return 0;
 	memcpy(tmp, t->regions, t->cnt * sizeof(tmp[0]));
-	tmp[t->cnt] = (struct memblock_region){ base, end - base };
+	tmp[t->cnt] = (struct memblock_region){ base, end - base, 0 };
 	n = normalize(tmp, t->cnt + 1);
 	if (n > MEMBLOCK_MAX_REGIONS) {
 		printk("memblock: %s table full, [0x%llx-0x%llx) dropped\n", t->name,
@@ -84,9 +84,9 @@ static int type_cut(struct memblock_type *t, u64 base, u64 end)
 			continue;
 		}
 		if (rb < base)
-			tmp[n++] = (struct memblock_region){ rb, base - rb };
+			tmp[n++] = (struct memblock_region){ rb, base - rb, t->regions[i].nid };
 		if (re > end)
-			tmp[n++] = (struct memblock_region){ end, re - end };
+			tmp[n++] = (struct memblock_region){ end, re - end, t->regions[i].nid };
 		if (n > MEMBLOCK_MAX_REGIONS) {
 			printk("memblock: %s table full, cannot cut [0x%llx-0x%llx)\n", t->name,
 			       (unsigned long long)base, (unsigned long long)end);
@@ -95,6 +95,35 @@ static int type_cut(struct memblock_type *t, u64 base, u64 end)
 	}
 	memcpy(t->regions, tmp, n * sizeof(tmp[0]));
 	t->cnt = n;
+	return 0;
+}
+
+/* Cut t's regions at base and end, then give the pieces inside [base, end) node nid. */
+static int type_set_node(struct memblock_type *t, u64 base, u64 end, int nid)
+{
+	struct memblock_region tmp[MEMBLOCK_MAX_REGIONS + 1];
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < t->cnt; i++) {
+		struct memblock_region r = t->regions[i];
+		u64 re = region_end(&r), cuts[4] = { r.base, MAX(r.base, MIN(base, re)),
+						     MAX(r.base, MIN(end, re)), re };
+
+		for (int k = 0; k < 3; k++) {
+			if (cuts[k + 1] <= cuts[k])
+				continue;
+			if (n == MEMBLOCK_MAX_REGIONS) {
+				printk("memblock: %s table full, cannot give [0x%llx-0x%llx) node "
+				       "%d\n", t->name, (unsigned long long)base,
+				       (unsigned long long)end, nid);
+				return -1;
+			}
+			tmp[n++] = (struct memblock_region){ cuts[k], cuts[k + 1] - cuts[k],
+							     k == 1 ? nid : r.nid };
+		}
+	}
+	t->cnt = normalize(tmp, n);
+	memcpy(t->regions, tmp, t->cnt * sizeof(tmp[0]));
 	return 0;
 }
 
@@ -136,6 +165,11 @@ int memblock_remove(struct memblock *mb, u64 base, u64 size)
 
 	outward(&base, &end, size);
 	return type_cut(&mb->memory, base, end);
+}
+
+int memblock_set_node(struct memblock *mb, u64 base, u64 size, int nid)
+{
+	return type_set_node(&mb->memory, base, clamp_end(base, size), nid);
 }
 
 static const char *mem_type_name(u32 type)
@@ -213,25 +247,42 @@ bool memblock_next_free(const struct memblock *mb, u64 *cursor, u64 *start, u64 
 	return false;
 }
 
-u64 memblock_alloc(struct memblock *mb, u64 size, u64 align)
+/* The highest align-aligned block of size bytes that is free and below alloc_limit, or
+ * (nid >= 0) anywhere in node nid's RAM; 0 if none fits. */
+static u64 find_top_down(const struct memblock *mb, u64 size, u64 align, int nid)
 {
 	u64 cursor = 0, s, e, best = 0;
 
-	size = ALIGN_UP(size, PAGE_SIZE);
-	align = MAX(align, PAGE_SIZE);
 	while (memblock_next_free(mb, &cursor, &s, &e)) {
-		u64 top = MIN(e, mb->alloc_limit), cand;
+		u64 top = nid >= 0 ? e : MIN(e, mb->alloc_limit), cand;
 
-		if (top < size || top - size < s)
+		if ((nid >= 0 && memblock_nid(mb, s) != nid) || top < size || top - size < s)
 			continue;
 		cand = ALIGN_DOWN(top - size, align);
 		if (cand >= s && cand >= PAGE_SIZE && cand > best)
 			best = cand;	/* ranges ascend: the last fit is the highest */
 	}
+	return best;
+}
+
+u64 memblock_alloc_node(struct memblock *mb, u64 size, u64 align, int nid)
+{
+	u64 best;
+
+	size = ALIGN_UP(size, PAGE_SIZE);
+	align = MAX(align, PAGE_SIZE);
+	best = find_top_down(mb, size, align, nid);
+	if (!best && nid >= 0)
+		best = find_top_down(mb, size, align, -1);
 	if (!best || memblock_reserve(mb, best, size))
 		return 0;
 	memset(arch_phys_to_virt(best), 0, size);
 	return best;
+}
+
+u64 memblock_alloc(struct memblock *mb, u64 size, u64 align)
+{
+	return memblock_alloc_node(mb, size, align, -1);
 }
 
 static bool type_contains(const struct memblock_type *t, u64 addr)
@@ -244,6 +295,14 @@ static bool type_contains(const struct memblock_type *t, u64 addr)
 bool memblock_is_memory(const struct memblock *mb, u64 addr)
 {
 	return type_contains(&mb->memory, addr);
+}
+
+int memblock_nid(const struct memblock *mb, u64 addr)
+{
+	unsigned int i = first_after(&mb->memory, addr);
+
+	return i < mb->memory.cnt && mb->memory.regions[i].base <= addr ?
+	       mb->memory.regions[i].nid : -1;
 }
 
 bool memblock_is_reserved(const struct memblock *mb, u64 addr)
@@ -273,9 +332,13 @@ void memblock_dump(const struct memblock *mb)
 		printk("memblock %s: %u regions\n", types[t]->name, types[t]->cnt);
 		for (unsigned int i = 0; i < types[t]->cnt; i++) {
 			const struct memblock_region *r = &types[t]->regions[i];
+			char node[16] = "";
 
-			printk("  [0x%012llx-0x%012llx) %8llu KiB\n", (unsigned long long)r->base,
-			       (unsigned long long)region_end(r), (unsigned long long)(r->size >> 10));
+			if (types[t] == &mb->memory)
+				snprintf(node, sizeof(node), " node %d", r->nid);
+			printk("  [0x%012llx-0x%012llx) %8llu KiB%s\n", (unsigned long long)r->base,
+			       (unsigned long long)region_end(r), (unsigned long long)(r->size >> 10),
+			       node);
 		}
 	}
 }

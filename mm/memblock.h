@@ -15,6 +15,7 @@ struct mem_region;
 struct memblock_region {
 	u64 base;
 	u64 size;
+	int nid;	/* memory: the NUMA node it belongs to (0 until memblock_set_node()) */
 };
 
 struct memblock_type {
@@ -41,8 +42,17 @@ void memblock_add_mmap(struct memblock *mb, const struct mem_region *map, unsign
 int memblock_add(struct memblock *mb, u64 base, u64 size);	/* 0, or -1: table full */
 int memblock_reserve(struct memblock *mb, u64 base, u64 size);	/* 0, or -1: table full */
 int memblock_remove(struct memblock *mb, u64 base, u64 size);	/* 0, or -1: table full */
+/* The RAM in [base, base + size) belongs to node nid (regions split as needed; neighbours
+ * of the same node merge). 0, or -1: table full. */
+int memblock_set_node(struct memblock *mb, u64 base, u64 size, int nid);
+/* The node of the RAM region holding addr, or -1 if addr is not RAM. */
+int memblock_nid(const struct memblock *mb, u64 addr);
 /* Reserve and return a zeroed, align-aligned block, highest first; 0 when none fits. */
 u64 memblock_alloc(struct memblock *mb, u64 size, u64 align);
+/* The same from the RAM of node nid if it has room, at any address (the caller has mapped
+ * it all), else as memblock_alloc() (Linux's memblock_alloc_try_nid()); nid < 0: just
+ * memblock_alloc(). */
+u64 memblock_alloc_node(struct memblock *mb, u64 size, u64 align, int nid);
 /*
  * Iterate free (memory minus reserved) ranges in address order: start with *cursor = 0;
  * each call stores the next range in [*start, *end) and returns false when there is none.

@@ -23,6 +23,7 @@ typedef unsigned int gfp_t;
 #define __GFP_ZERO		0x40u	/* return zeroed pages */
 #define __GFP_MEMALLOC		0x80u	/* ignore watermarks (tests, emergency) */
 #define __GFP_NOWARN		0x100u	/* no message on failure */
+#define __GFP_THISNODE		0x200u	/* only the node asked for: no fallback to others */
 
 #define GFP_KERNEL	(__GFP_DIRECT_RECLAIM)
 #define GFP_ATOMIC	(__GFP_HIGH)	/* never waits: usable with IRQs off / in IRQ handlers */
@@ -33,7 +34,11 @@ typedef unsigned int gfp_t;
 
 /* ---- allocation and freeing ---- */
 
-/* 2^order contiguous pages from pgdat's zones (fallback NORMAL -> DMA32 -> DMA), or NULL. */
+/*
+ * 2^order contiguous pages, or NULL: from pgdat's zonelist (mm/mmzone.h), i.e. its own zones
+ * (Normal -> DMA32 -> DMA), then the other nodes' of its machine, nearest first; with
+ * __GFP_THISNODE, its own zones only.
+ */
 struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int order);
 /* Free 2^order pages from alloc_pages*(): drops a reference, frees on the last one. */
 void __free_pages(struct page *page, unsigned int order);
@@ -53,11 +58,22 @@ static inline void get_page(struct page *page)
 /* Drop a reference; the last put frees the block at the order it was allocated with. */
 void put_page(struct page *page);
 
-/* The kernel's own allocator instance, set up by mm_init() from the boot memory map. */
+/* ---- nodes ---- */
+
+/* The kernel's machine: its nodes as the firmware describes them (kernel/numa.h). */
+struct mm_machine *mm_machine(void);
+/* The kernel's node nid (its node_data[] index is its node number). */
+#define NODE_DATA(nid) (node_data[nid])
+/* The node this CPU allocates from first: its own, or, if its node has no memory, the
+ * nearest one with memory (Linux's numa_mem_id()). */
 struct pglist_data *mm_node(void);
+/* The node of pgdat's machine this CPU belongs to (pgdat itself in a one-node machine). */
+struct pglist_data *local_node(const struct pglist_data *pgdat);
+
+/* Allocation on this CPU's node, falling back by distance: Linux's default policy. */
 static inline struct page *alloc_pages(gfp_t gfp, unsigned int order)
 {
-	return alloc_pages_node(mm_node(), gfp, order);
+	return alloc_pages_node(NODE_DATA(numa_node_id()), gfp, order);
 }
 static inline struct page *alloc_page(gfp_t gfp)
 {
@@ -71,15 +87,26 @@ static inline void __free_page(struct page *page)
 /* ---- setup (mm/mm_init.c) ---- */
 
 /*
- * Build allocator instance pgdat over the RAM in mb: map memory above the boot direct map,
- * allocate the memory map, size zones and watermarks, give every unreserved page to the
- * buddy lists. Returns 0, or -1 if there is no usable memory (with a message).
+ * Build machine m of nr_nodes nodes (nodes[nid], registered in node_data[] at consecutive
+ * slots) over the RAM in mb, whose regions say their node (memblock_set_node(); all 0 for
+ * one node): map memory above the boot direct map, one section table for all, each node's
+ * memory map and per-CPU lists from its own memory, zones, watermarks, the buddy lists,
+ * and zonelists ordered by distance (distance[a][b]; NULL: 10 / 20). cpu_node[cpu] is the
+ * node of each of nr_cpus CPUs (NULL: all on node 0). Returns 0, or -1 with a message.
  */
+int mm_machine_init(struct mm_machine *m, struct pglist_data *const *nodes,
+		    unsigned int nr_nodes, struct memblock *mb, const char *name,
+		    unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES], const u8 *cpu_node);
+/* Unregister a test machine's nodes (their memory belongs to the caller). */
+void mm_machine_destroy(struct mm_machine *m);
+
+/* A machine of one node, pgdat, over all the RAM in mb (mm_machine_init()). */
 int pgdat_init(struct pglist_data *pgdat, struct memblock *mb, const char *name,
 	       unsigned int nr_cpus);
-/* Unregister a test instance (its memory belongs to the caller). */
+/* Unregister a test instance: pgdat's machine (its memory belongs to the caller). */
 void pgdat_destroy(struct pglist_data *pgdat);
-/* The kernel's global instance from the multiboot memory map; returns pgdat_init()'s result. */
+/* The kernel's machine from the multiboot memory map and kernel/numa.h's nodes; returns
+ * mm_machine_init()'s result. */
 int mm_init(const struct boot_info *bi);
 /* `mm.dump`: buddyinfo, zoneinfo and pagetypeinfo of mm_node(); kmain calls it once every CPU
  * is up, so that the pagesets shown are the ones the tests use (the memblock dump comes
@@ -105,6 +132,34 @@ void show_pcpinfo(struct pglist_data *pgdat);
 unsigned long node_free_pages(struct pglist_data *pgdat);
 unsigned long node_managed_pages(struct pglist_data *pgdat);
 
+/* ---- machines and NUMA statistics (mm/numa.c) ---- */
+
+/* Sums over every node of m; mm_verify() of each (0 = consistent). */
+unsigned long machine_free_pages(const struct mm_machine *m);
+unsigned long machine_managed_pages(const struct mm_machine *m);
+unsigned long mm_verify_machine(const struct mm_machine *m);
+/* Free pages of the kernel's machine, every node (Linux's nr_free_pages()). */
+static inline unsigned long nr_free_pages(void)
+{
+	return machine_free_pages(mm_machine());
+}
+
+/* Linux's per-zone NUMA counters summed over CPUs (mm/mmzone.h struct pcp_stats), plus the
+ * remote frees that park pages on other nodes' CPUs and their way home. */
+struct numa_stats {
+	u64 numa_hit, numa_miss, numa_foreign;	/* preferred node: this, another, this but
+						 * served elsewhere */
+	u64 local_node, other_node;		/* allocating CPU on the zone's node or not */
+	u64 remote_free;	/* per-CPU-list frees by CPUs of other nodes */
+	u64 remote_home;	/* pages sent home from those CPUs' lists (spill or drain) */
+};
+void zone_numa_stats(const struct zone *zone, struct numa_stats *out);
+void node_numa_stats(const struct pglist_data *pgdat, struct numa_stats *out);
+/* One line per node of m: Linux's numastat columns, then remote_free and remote_home. */
+void show_numastat(const struct mm_machine *m);
+/* The order in which pgdat's allocations try zones: "node0 DMA32, node1 DMA32, ...". */
+void show_zonelist(const struct pglist_data *pgdat);
+
 /* ---- per-CPU lists (mm/pcp.c) ---- */
 
 enum pcp_lock_model {
@@ -116,11 +171,12 @@ extern enum pcp_lock_model pcp_lock_model;
 extern bool pcp_enabled;
 
 /* This CPU's lists; not from an interrupt handler (it may spin on this CPU's pcp lock). */
-void drain_local_pages(struct zone *zone);	/* zone NULL: every zone of mm_node() */
+void drain_local_pages(struct zone *zone);	/* zone NULL: every zone of every node */
 void drain_local_pages_node(struct pglist_data *pgdat);
 /* Drains from this CPU that may wait: interrupts on. A global one returns if another runs. */
-void drain_all_pages(struct zone *zone);	/* zone NULL: every zone of mm_node() */
-void drain_all_pages_node(struct pglist_data *pgdat);
+void drain_all_pages(struct zone *zone);	/* zone NULL: every zone of every node */
+void drain_all_pages_node(struct pglist_data *pgdat);	/* every zone of one node */
+void drain_all_pages_machine(struct mm_machine *m);	/* every zone of every node of m */
 void drain_cpu_pages(struct pglist_data *pgdat, unsigned int cpu);	/* one CPU's lists */
 /* Memory-offline style: high 0, batch 1, every CPU drained (waits); nests. Interrupts on. */
 void zone_pcp_disable(struct zone *zone);

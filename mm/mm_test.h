@@ -25,6 +25,8 @@ void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, unsigned long flags);
 unsigned long zone_pcp_count(struct zone *zone);
 /* Sum of the pcp event counters of one CPU (cpu >= 0) or all CPUs (cpu < 0). */
 void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum);
+/* The same over every node of a machine. */
+void pcp_stats_sum_machine(const struct mm_machine *m, int cpu, struct pcp_stats *sum);
 
 /* ---- mm_init.c ---- */
 

@@ -22,6 +22,7 @@
 #include "kernel/arch.h"
 #include "kernel/list.h"
 #include "kernel/spinlock.h"
+#include "kernel/numa.h"
 
 /* Orders 0..MAX_ORDER inclusive, as Linux v6.4: the largest block is 2^10 pages = 4 MiB. */
 #define MAX_ORDER 10
@@ -103,6 +104,9 @@ struct page {
 struct mem_section {
 	/* (uintptr_t)memmap - section_start_pfn * sizeof(struct page), or 0 if no RAM here */
 	uintptr_t memmap_enc;
+	/* node_data[] index of the node owning every page of this section (memory map and RAM:
+	 * a section never holds memory of two nodes, mm_init.c) */
+	u8 nid;
 	/* Migratetype of each pageblock. Written under zone->lock; read racily by free paths. */
 	u8 pageblock_mt[PAGEBLOCKS_PER_SECTION];
 };
@@ -148,16 +152,29 @@ static inline unsigned int pindex_to_order(unsigned int pindex)
 	return pindex >= NR_LOWORDER_PCP_LISTS ? pageblock_order : pindex / MIGRATE_PCPTYPES;
 }
 
-/* Per-CPU event counters, written only by the CPU they belong to (or under its pcp->lock). */
+/*
+ * Per-CPU event counters of one zone, written only by the CPU they belong to (or under its
+ * pcp->lock), summed on read. Two cache lines: the first holds what the allocation and free
+ * fast paths count. The NUMA counters are Linux's per-zone ones (numa_hit, numa_miss,
+ * numa_foreign; local_node and other_node follow from the CPU's node when they are read:
+ * zone_numa_stats()); they count every allocation from the zone, per-CPU list or not.
+ */
 struct pcp_stats {
 	u64 alloc_hit;		/* order <= 3 allocations served from the list */
 	u64 free_hit;		/* frees put on the list */
 	u64 refill;		/* rmqueue_bulk calls */
 	u64 spill;		/* free_pcppages_bulk calls from the free path */
+	u64 numa_hit;		/* allocated here, on the node the allocation preferred */
+	u64 numa_miss;		/* allocated here although another node was preferred */
+	u64 numa_foreign;	/* preferred here, but allocated on another node (this zone was
+				 * the zonelist's first) */
+	u64 drained;		/* pages removed by drains (local or remote) */
 	u64 trylock_fail_alloc;	/* trylock failed: allocation went to buddy */
 	u64 trylock_fail_free;	/* trylock failed: free went to buddy */
-	u64 drained;		/* pages removed by drains (local or remote) */
 	u64 ipi_drain;		/* drains run in IPI context (irqoff model) */
+	u64 remote_home;	/* pages of this zone a CPU of another node had on its list, sent
+				 * back to the zone's buddy lists (spill or drain) */
+	u64 _pad[4];
 };
 
 /*
@@ -232,20 +249,67 @@ struct zone {
 } __cacheline_aligned;
 
 /*
- * A node: one allocator instance. The kernel has one (mm_node(), from the boot memory map);
- * tests build private ones over memory they own. Pages know their node by page->nid.
+ * Zonelists, as Linux's: the zones an allocation may use, in the order it tries them. A
+ * node's fallback list holds its own zones first (highest first: Normal, DMA32, DMA), then
+ * every other node's, nearest node first (build_zonelists(), mm/numa.c); its no-fallback
+ * list only its own (__GFP_THISNODE). Only zones with memory are listed, so a memoryless
+ * node's fallback list starts at its nearest node with memory. An allocation that may use
+ * zones up to Z skips entries above Z. Built at node init, read without locks.
+ */
+enum { ZONELIST_FALLBACK, ZONELIST_NOFALLBACK, MAX_ZONELISTS };
+#define MAX_ZONES_PER_ZONELIST (MAX_NUMA_NODES * MAX_NR_ZONES)
+
+struct zoneref {
+	struct zone *zone;		/* NULL ends the list */
+	int zone_idx;			/* zone->idx, kept here so the walk reads one line */
+};
+
+struct zonelist {
+	struct zoneref _zonerefs[MAX_ZONES_PER_ZONELIST + 1];
+};
+
+/*
+ * A machine: the nodes that share one section table (any of them finds the struct page of
+ * any pfn of the others), fall back to each other through their zonelists, and divide the
+ * CPUs among themselves. The kernel's comes from the firmware (kernel/numa.h, mm_machine());
+ * a test may build a private one, of one node or several, over memory it owns. Written at
+ * init only.
+ */
+struct mm_machine {
+	unsigned int nr_nodes;
+	struct pglist_data *node[MAX_NUMA_NODES];	/* by nid (node number in the machine) */
+	u8 distance[MAX_NUMA_NODES][MAX_NUMA_NODES];	/* SLIT units: 10 local */
+	const u8 *cpu_node;		/* [cpu] = nid; NULL: every CPU on node 0 */
+	unsigned int nr_cpus;		/* CPUs with a pcp in every zone of every node */
+	struct mem_section *sections;	/* [nr_sections], from pfn 0, shared by the nodes */
+	unsigned long nr_sections;
+	const char *name;
+};
+
+/*
+ * A node: the memory close to some CPUs, with its own zones, watermarks, memory map,
+ * per-CPU lists and statistics. Pages know their node by page->nid, an index in node_data[]
+ * shared by the kernel's nodes (index = nid, from 0) and tests' private ones (after them).
  */
 struct pglist_data {
 	struct zone node_zones[MAX_NR_ZONES];
-	int node_id;				/* index in node_data[] */
-	const char *name;
+	struct zonelist node_zonelists[MAX_ZONELISTS];
+	int node_id;				/* index in node_data[] (page->nid) */
+	int nid;				/* node number in its machine (= node_id for the
+						 * kernel's): machine->node[nid] == this */
+	struct mm_machine *machine;
+	struct mm_machine own_machine;		/* the machine, when this node is one alone
+						 * (pgdat_init()) */
+	struct pglist_data *mem_node;		/* itself, or if it has no memory, the node its
+						 * fallback zonelist starts with (mm_node()) */
+	char name[16];				/* "node1"; a test's: what it was called */
 	unsigned long node_start_pfn;		/* first pfn with RAM */
 	unsigned long node_end_pfn;		/* one past the last pfn with RAM */
-	struct mem_section *sections;		/* [nr_sections], from pfn 0 */
+	struct mem_section *sections;		/* the machine's: [nr_sections], from pfn 0 */
 	unsigned long nr_sections;
 	unsigned long min_free_kbytes;
 	unsigned int nr_cpus;			/* CPUs with a pcp in every zone */
-	unsigned long memmap_bytes;		/* memory map size, for the overhead report */
+	unsigned long memmap_bytes;		/* this node's memory map, for the overhead report */
 	bool poison;				/* fill freed pages, check on allocation */
 	/* Statistics, atomic: */
 	u64 bad_pages;				/* bad_page() reports */
@@ -285,12 +349,20 @@ static inline struct mem_section *pfn_to_section(const struct pglist_data *pgdat
 	return nr < pgdat->nr_sections ? &pgdat->sections[nr] : NULL;
 }
 
-/* True if pfn has a struct page in this node (RAM or a hole inside a present section). */
+/* True if pfn has a struct page in pgdat's machine (RAM or a hole in a present section). */
 static inline bool pfn_valid(const struct pglist_data *pgdat, unsigned long pfn)
 {
 	const struct mem_section *ms = pfn_to_section(pgdat, pfn);
 
 	return ms && ms->memmap_enc;
+}
+
+/* True if pfn has a struct page and it belongs to pgdat itself. */
+static inline bool pfn_in_node(const struct pglist_data *pgdat, unsigned long pfn)
+{
+	const struct mem_section *ms = pfn_to_section(pgdat, pfn);
+
+	return ms && ms->memmap_enc && ms->nid == pgdat->node_id;
 }
 
 /* The caller knows pfn_valid(pfn). */

@@ -424,16 +424,34 @@ static struct page *rmqueue(struct zone *zone, unsigned int order, int mt)
 	return page;
 }
 
-/* Walk the zonelist (highest allowed zone down to DMA), take from the first zone above its
- * watermark. */
+/*
+ * NUMA statistics of one allocation, as Linux's zone_statistics(): a hit if the zone is on
+ * the node the zonelist preferred, else a miss here and a "foreign" on the preferred zone.
+ * One per-CPU increment in the common case. Whether the CPU was local to the zone is not
+ * counted here: the counters are per (zone, CPU), so it is known when they are summed.
+ */
+static inline void zone_statistics(struct zone *preferred, struct zone *zone)
+{
+	unsigned int cpu = arch_cpu_id();
+
+	if (likely(zone->node == preferred->node)) {
+		zone->pcp_stats[cpu].numa_hit++;
+		return;
+	}
+	zone->pcp_stats[cpu].numa_miss++;
+	preferred->pcp_stats[cpu].numa_foreign++;
+}
+
+/* Walk the zonelist from the preferred zone (this node's zones first, then the other nodes'
+ * by distance), take from the first zone above its watermark. */
 static struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
 					   unsigned int alloc_flags, const struct alloc_context *ac)
 {
-	for (int z = (int)ac->highest_zoneidx; z >= 0; z--) {
-		struct zone *zone = &ac->pgdat->node_zones[z];
+	for (struct zoneref *z = ac->preferred_zoneref; z->zone; z++) {
+		struct zone *zone = z->zone;
 		struct page *page;
 
-		if (!zone_populated(zone))
+		if (z->zone_idx > (int)ac->highest_zoneidx)
 			continue;
 		if (!(alloc_flags & ALLOC_NO_WATERMARKS) &&
 		    !zone_watermark_fast(zone, order, wmark_pages(zone, alloc_flags),
@@ -442,6 +460,7 @@ static struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
 		page = rmqueue(zone, order, ac->migratetype);
 		if (page) {
 			prep_new_page(page, order, gfp);
+			zone_statistics(ac->preferred_zoneref->zone, zone);
 			return page;
 		}
 	}
@@ -482,14 +501,30 @@ static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order,
 	if (page || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
 		return page;
 	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
-	drain_all_pages_node(ac->pgdat);
+	drain_all_pages_machine(ac->pgdat->machine);
 	return get_page_from_freelist(gfp, order, alloc_flags, ac);
+}
+
+/* The first entry of zonelist at or below highest (its end if none is): Linux's
+ * first_zones_zonelist(). */
+static struct zoneref *first_zones_zonelist(struct zonelist *zonelist, enum zone_type highest)
+{
+	struct zoneref *z = zonelist->_zonerefs;
+
+	while (z->zone && z->zone_idx > (int)highest)
+		z++;
+	return z;
 }
 
 struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int order)
 {
-	struct alloc_context ac = { pgdat, gfp_zone(gfp), gfp_migratetype(gfp) };
+	struct alloc_context ac = { .pgdat = pgdat, .highest_zoneidx = gfp_zone(gfp),
+				    .migratetype = gfp_migratetype(gfp) };
 	struct page *page;
+
+	ac.zonelist = &pgdat->node_zonelists[(gfp & __GFP_THISNODE) ? ZONELIST_NOFALLBACK :
+									ZONELIST_FALLBACK];
+	ac.preferred_zoneref = first_zones_zonelist(ac.zonelist, ac.highest_zoneidx);
 
 	if (unlikely(order > MAX_ORDER)) {
 		if (!(gfp & __GFP_NOWARN))

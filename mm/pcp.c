@@ -47,8 +47,19 @@ int pcp_set_lock_model(const char *name)
  */
 static spinlock_t pcp_drain_lock;
 
-static void __drain_all_pages(struct pglist_data *pgdat, struct zone *zone, bool force_all,
-			      enum pcp_lock_model model);
+/*
+ * Which lists a drain empties: one zone's, one node's, or every zone of every node of a
+ * machine. A CPU has a list in every zone of every node, so a node's drain is not a CPU's
+ * own node's: CPU 30 of node 1 holds pages of node 0 that it freed.
+ */
+struct drain_request {
+	struct mm_machine *machine;
+	struct pglist_data *pgdat;	/* NULL: every node of machine */
+	struct zone *zone;		/* NULL: every zone (of pgdat, or of machine) */
+	enum pcp_lock_model model;	/* read once, under pcp_drain_lock */
+};
+
+static void __drain_all_pages(struct drain_request *req, bool force_all);
 
 /*
  * Switch models at run time: under pcp_drain_lock (after waiting for a drain in progress)
@@ -69,9 +80,10 @@ int pcp_switch_lock_model(const char *name)
 	old = READ_RACY(pcp_lock_model);
 	for (int n = 0; n < MAX_NUMNODES; n++) {
 		struct pglist_data *pgdat = __atomic_load_n(&node_data[n], __ATOMIC_ACQUIRE);
+		struct drain_request req = { pgdat ? pgdat->machine : NULL, pgdat, NULL, old };
 
 		if (pgdat)
-			__drain_all_pages(pgdat, NULL, true, old);
+			__drain_all_pages(&req, true);
 	}
 	WRITE_RACY(pcp_lock_model, (enum pcp_lock_model)m);
 	spin_unlock(&pcp_drain_lock);
@@ -88,7 +100,7 @@ CMDLINE_BOOL("pcp.enable", pcp_enabled, "0: no per-CPU page lists, every page vi
  * lock statistics) + 16 bytes of counters + 13 list heads = 288 bytes -> 5 cache lines.
  */
 BUILD_BUG_ON(sizeof(struct per_cpu_pages) != 5 * CACHELINE_SIZE);
-BUILD_BUG_ON(sizeof(struct pcp_stats) != CACHELINE_SIZE);
+BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
 
 /* ---- lock models ---- */
 
@@ -211,8 +223,22 @@ static void __pageset_set_high_and_batch(struct zone *zone, int high, int batch)
 	}
 }
 
+/*
+ * The CPUs among the first nr_cpus that share node pgdat's zones' high: those on the node,
+ * or all of them if the node has none (CPU-less) - Linux's zone_highsize() split.
+ */
+static unsigned int node_split_cpus(const struct pglist_data *pgdat, unsigned int nr_cpus)
+{
+	unsigned int n = 0;
+
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+		n += machine_cpu_nid(pgdat->machine, cpu) == (unsigned int)pgdat->nid;
+	return n ? n : nr_cpus;
+}
+
 void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus)
 {
+	nr_cpus = node_split_cpus(pgdat, nr_cpus);
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &pgdat->node_zones[z];
 		int batch = zone_batchsize(zone);
@@ -228,19 +254,26 @@ void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus)
 	}
 }
 
-/* Every zone gets nr_cpus pcps with the boot pageset (high 0, batch 1: every free spills)
- * until zone_pcp_update() computes the real values. */
+/* Every zone of a node with memory gets nr_cpus pcps, from the node's own memory, with the
+ * boot pageset (high 0, batch 1: every free spills) until zone_pcp_update() computes the
+ * real values. */
 int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 {
+	int nid = pgdat->machine->nr_nodes > 1 ? pgdat->nid : -1;	/* one node: anywhere */
 	static bool drain_lock_ready;
 
 	if (!__atomic_exchange_n(&drain_lock_ready, true, __ATOMIC_ACQ_REL))
 		spin_lock_init(&pcp_drain_lock, "pcp_drain", 0);
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &pgdat->node_zones[z];
-		u64 pcp = memblock_alloc(mb, pgdat->nr_cpus * sizeof(*zone->pcp), CACHELINE_SIZE);
-		u64 st = memblock_alloc(mb, pgdat->nr_cpus * sizeof(*zone->pcp_stats), CACHELINE_SIZE);
+		u64 pcp, st;
 
+		if (!pgdat->node_end_pfn)
+			break;	/* memoryless: no zone will ever have pages */
+		pcp = memblock_alloc_node(mb, pgdat->nr_cpus * sizeof(*zone->pcp), CACHELINE_SIZE,
+					  nid);
+		st = memblock_alloc_node(mb, pgdat->nr_cpus * sizeof(*zone->pcp_stats),
+					 CACHELINE_SIZE, nid);
 		if (!pcp || !st)
 			return -1;
 		zone->pcp = arch_phys_to_virt(pcp);
@@ -260,6 +293,19 @@ int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 /* ---- spilling to the buddy lists ---- */
 
 /*
+ * The pages a CPU frees go to its own list for the page's zone, whatever node the zone is
+ * on (free_unref_page()). Pages of a remote zone stay there until this CPU allocates from
+ * that zone, or they spill or are drained: count those that go home that way.
+ */
+static void count_remote_home(struct zone *zone, struct per_cpu_pages *pcp, int count)
+{
+	unsigned int cpu = (unsigned int)(pcp - zone->pcp);
+
+	if (machine_cpu_nid(zone->node->machine, cpu) != (unsigned int)zone->node->nid)
+		pcp_stat(zone, cpu)->remote_home += (u64)count;
+}
+
+/*
  * Give `count` base pages of pcp back to the buddy lists under one zone->lock hold. Lists
  * are visited round-robin starting with pindex (the one just freed to), each emptied from
  * its tail (the coldest pages) before moving on; empty lists at either end shrink the
@@ -274,6 +320,7 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 
 	pcp_assert_held(pcp);
 	count = MIN(pcp->count, count);
+	count_remote_home(zone, pcp, count);
 	pindex--;
 	flags = spin_lock_irqsave(&zone->lock);
 	while (count > 0) {
@@ -576,18 +623,36 @@ static void drain_local_irqoff(struct zone *zone)
 	arch_irq_restore(flags);
 }
 
-/* Drain this CPU's pcp of zone (all zones of pgdat if zone is NULL) under model. */
-static void drain_local(struct pglist_data *pgdat, struct zone *zone, enum pcp_lock_model model)
+static bool drain_covers(const struct drain_request *req, const struct zone *zn)
 {
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zn = &pgdat->node_zones[z];
+	return zn->pcp && (req->zone ? zn == req->zone : !req->pgdat || zn->node == req->pgdat);
+}
 
-		if ((zone && zn != zone) || !zn->pcp)
-			continue;
-		if (model == PCP_LOCK_IRQOFF)
+/* zn is the next zone req covers after prev (NULL: the first); NULL when done. */
+static struct zone *drain_next_zone(const struct drain_request *req, struct zone *prev)
+{
+	const struct mm_machine *m = req->machine;
+	unsigned int nid = prev ? (unsigned int)prev->node->nid : 0;
+	int z = prev ? (int)prev->idx + 1 : 0;
+
+	for (; nid < m->nr_nodes; nid++, z = 0)
+		for (; z < MAX_NR_ZONES; z++)
+			if (drain_covers(req, &m->node[nid]->node_zones[z]))
+				return &m->node[nid]->node_zones[z];
+	return NULL;
+}
+
+#define for_each_drain_zone(req, zn) \
+	for (struct zone *zn = drain_next_zone(req, NULL); zn; zn = drain_next_zone(req, zn))
+
+/* Drain this CPU's lists of the zones req covers, under req->model. */
+static void drain_local(const struct drain_request *req)
+{
+	for_each_drain_zone(req, zn) {
+		if (req->model == PCP_LOCK_IRQOFF)
 			drain_local_irqoff(zn);
 		else
-			drain_pages_zone(arch_cpu_id(), zn, model);
+			drain_pages_zone(arch_cpu_id(), zn, req->model);
 	}
 }
 
@@ -595,37 +660,35 @@ static void drain_local(struct pglist_data *pgdat, struct zone *zone, enum pcp_l
  * CPU's pcp lock, on which the drain would spin. */
 void drain_local_pages_node(struct pglist_data *pgdat)
 {
-	drain_local(pgdat, NULL, READ_RACY(pcp_lock_model));
+	struct drain_request req = { pgdat->machine, pgdat, NULL, READ_RACY(pcp_lock_model) };
+
+	drain_local(&req);
 }
 
 void drain_local_pages(struct zone *zone)
 {
-	drain_local(zone ? zone->node : mm_node(), zone, READ_RACY(pcp_lock_model));
-}
+	struct drain_request req = { zone ? zone->node->machine : mm_machine(), NULL, zone,
+				     READ_RACY(pcp_lock_model) };
 
-struct drain_request {
-	struct pglist_data *pgdat;
-	struct zone *zone;
-	enum pcp_lock_model model;	/* read once, under pcp_drain_lock */
-};
+	drain_local(&req);
+}
 
 /* Cross-CPU call handler (irqoff model): runs on the owner with interrupts off. */
 static void drain_local_ipi(void *arg)
 {
 	struct drain_request *req = arg;
+	struct zone *first = drain_next_zone(req, NULL);
 
-	drain_local(req->pgdat, req->zone, req->model);
-	pcp_stat(&req->pgdat->node_zones[0], arch_cpu_id())->ipi_drain++;
+	drain_local(req);
+	if (first)
+		pcp_stat(first, arch_cpu_id())->ipi_drain++;
 }
 
-static bool cpu_has_pcp_pages(struct pglist_data *pgdat, struct zone *zone, unsigned int cpu)
+static bool cpu_has_pcp_pages(const struct drain_request *req, unsigned int cpu)
 {
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zn = &pgdat->node_zones[z];
-
-		if ((!zone || zn == zone) && zn->pcp && READ_RACY(zn->pcp[cpu].count))
+	for_each_drain_zone(req, zn)
+		if (READ_RACY(zn->pcp[cpu].count))
 			return true;
-	}
 	return false;
 }
 
@@ -635,70 +698,78 @@ static void drain_cpu(struct drain_request *req, unsigned int cpu)
 {
 	if (req->model == PCP_LOCK_IRQOFF) {
 		if (cpu == arch_cpu_id()) {
-			drain_local(req->pgdat, req->zone, req->model);
+			drain_local(req);
 			return;
 		}
 		if (smp_call_function_single(cpu, drain_local_ipi, req, true) == 0)
 			return;
 		/* not online: nobody uses its lists, drain them from here */
 	}
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zn = &req->pgdat->node_zones[z];
-
-		if ((!req->zone || zn == req->zone) && zn->pcp)
-			drain_pages_zone(cpu, zn, req->model);
-	}
+	for_each_drain_zone(req, zn)
+		drain_pages_zone(cpu, zn, req->model);
 }
 
 /*
- * Empty the pcps of every CPU (of one zone, or all zones). CPUs with empty lists are skipped
+ * Empty the pcps of every CPU (of the zones req covers). CPUs with empty lists are skipped
  * by a racy peek unless force_all (then every CPU is drained: the peek can miss a refill in
  * flight). pcp_drain_lock held.
  */
-static void __drain_all_pages(struct pglist_data *pgdat, struct zone *zone, bool force_all,
-			      enum pcp_lock_model model)
+static void __drain_all_pages(struct drain_request *req, bool force_all)
 {
-	struct drain_request req = { pgdat, zone, model };
-
 	assert_spin_locked(&pcp_drain_lock);
-	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
-			drain_cpu(&req, cpu);
+	for (unsigned int cpu = 0; cpu < req->machine->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(req, cpu))
+			drain_cpu(req, cpu);
 }
 
 /*
  * Take pcp_drain_lock and drain. It may wait (for the lock, other CPUs' locks, IPIs), so
- * interrupts must be on. A global drain (zone NULL) that finds another one running just
- * returns, as in Linux: the running one does the work, and the slow path that asked only
- * retries once. Callers that need the lists empty pass a zone (zone_pcp_disable) or use
- * pcp_switch_lock_model(), which wait their turn.
+ * interrupts must be on. A drain of more than one zone that finds another drain running
+ * just returns, as Linux's drain_all_pages(NULL) does: the running one does the work, and
+ * the slow path that asked only retries once. Callers that need the lists empty pass a
+ * zone (zone_pcp_disable) or use pcp_switch_lock_model(), which wait their turn.
  */
-static void drain_all(struct pglist_data *pgdat, struct zone *zone, bool force_all)
+static void drain_all(struct drain_request *req, bool force_all)
 {
 	VM_BUG_ON(arch_irqs_disabled());
 	if (!spin_trylock(&pcp_drain_lock)) {
-		if (!zone)
+		if (!req->zone)
 			return;
 		spin_lock(&pcp_drain_lock);
 	}
-	__drain_all_pages(pgdat, zone, force_all, READ_RACY(pcp_lock_model));
+	req->model = READ_RACY(pcp_lock_model);
+	__drain_all_pages(req, force_all);
 	spin_unlock(&pcp_drain_lock);
 }
 
 void drain_all_pages_node(struct pglist_data *pgdat)
 {
-	drain_all(pgdat, NULL, false);
+	struct drain_request req = { pgdat->machine, pgdat, NULL, PCP_LOCK_TRYLOCK };
+
+	drain_all(&req, false);
 }
 
+void drain_all_pages_machine(struct mm_machine *m)
+{
+	struct drain_request req = { m, NULL, NULL, PCP_LOCK_TRYLOCK };
+
+	drain_all(&req, false);
+}
+
+/* Every CPU that holds pages of zone, whatever node it is on: all of them are asked. */
 void drain_all_pages(struct zone *zone)
 {
-	drain_all(zone ? zone->node : mm_node(), zone, false);
+	struct drain_request req = { zone ? zone->node->machine : mm_machine(), NULL, zone,
+				     PCP_LOCK_TRYLOCK };
+
+	drain_all(&req, false);
 }
 
-/* One CPU's lists, drained from here (Linux's drain_pages(cpu)); waits its turn. */
+/* One CPU's lists of every zone of pgdat's node, drained from here (Linux's
+ * drain_pages(cpu), per node); waits its turn. */
 void drain_cpu_pages(struct pglist_data *pgdat, unsigned int cpu)
 {
-	struct drain_request req = { pgdat, NULL, PCP_LOCK_TRYLOCK };
+	struct drain_request req = { pgdat->machine, pgdat, NULL, PCP_LOCK_TRYLOCK };
 
 	VM_BUG_ON(arch_irqs_disabled() || cpu >= pgdat->nr_cpus);
 	spin_lock(&pcp_drain_lock);
@@ -714,13 +785,15 @@ void drain_cpu_pages(struct pglist_data *pgdat, unsigned int cpu)
  */
 void zone_pcp_disable(struct zone *zone)
 {
+	struct drain_request req = { zone->node->machine, NULL, zone, PCP_LOCK_TRYLOCK };
+
 	if (!zone->pcp)
 		return;
 	spin_lock(&zone->pcp_batch_high_lock);
 	zone->pcp_disable_depth++;
 	__pageset_set_high_and_batch(zone, BOOT_PAGESET_HIGH, BOOT_PAGESET_BATCH);
 	spin_unlock(&zone->pcp_batch_high_lock);
-	drain_all(zone->node, zone, true);
+	drain_all(&req, true);
 }
 
 void zone_pcp_enable(struct zone *zone)
@@ -758,7 +831,8 @@ static unsigned long verify_pcp_list(struct zone *zone, unsigned int cpu, unsign
 						    pindex), 0);
 		if (!PagePcp(page) || PageBuddy(page) || page->order != order || page_count(page) ||
 		    (pindex < NR_LOWORDER_PCP_LISTS && page->mt != pindex % MIGRATE_PCPTYPES) ||
-		    (page->pfn & ((1u << order) - 1)) || !zone_spans_pfn(zone, page->pfn)) {
+		    (page->pfn & ((1u << order) - 1)) || !zone_spans_pfn(zone, page->pfn) ||
+		    page_zone(page) != zone) {
 			printk("mm_verify: %s cpu%u pcp list %u: pfn 0x%lx flags 0x%x order %u mt "
 			       "%u refcount %d\n", zone->name, cpu, pindex, (unsigned long)page->pfn,
 			       page_flags(page), page->order, page->mt, page_count(page));
@@ -814,27 +888,44 @@ unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
 	return errors;
 }
 
-void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)
+static void pcp_stats_add(struct pcp_stats *sum, const struct pcp_stats *s)
 {
-	memset(sum, 0, sizeof(*sum));
+	sum->alloc_hit += READ_RACY(s->alloc_hit);
+	sum->free_hit += READ_RACY(s->free_hit);
+	sum->refill += READ_RACY(s->refill);
+	sum->spill += READ_RACY(s->spill);
+	sum->numa_hit += READ_RACY(s->numa_hit);
+	sum->numa_miss += READ_RACY(s->numa_miss);
+	sum->numa_foreign += READ_RACY(s->numa_foreign);
+	sum->drained += READ_RACY(s->drained);
+	sum->trylock_fail_alloc += READ_RACY(s->trylock_fail_alloc);
+	sum->trylock_fail_free += READ_RACY(s->trylock_fail_free);
+	sum->ipi_drain += READ_RACY(s->ipi_drain);
+	sum->remote_home += READ_RACY(s->remote_home);
+}
+
+static void node_pcp_stats_add(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)
+{
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &pgdat->node_zones[z];
 
-		for (unsigned int c = 0; zone->pcp_stats && c < pgdat->nr_cpus; c++) {
-			const struct pcp_stats *s = &zone->pcp_stats[c];
-
-			if (cpu >= 0 && c != (unsigned int)cpu)
-				continue;
-			sum->alloc_hit += READ_RACY(s->alloc_hit);
-			sum->free_hit += READ_RACY(s->free_hit);
-			sum->refill += READ_RACY(s->refill);
-			sum->spill += READ_RACY(s->spill);
-			sum->trylock_fail_alloc += READ_RACY(s->trylock_fail_alloc);
-			sum->trylock_fail_free += READ_RACY(s->trylock_fail_free);
-			sum->drained += READ_RACY(s->drained);
-			sum->ipi_drain += READ_RACY(s->ipi_drain);
-		}
+		for (unsigned int c = 0; zone->pcp_stats && c < pgdat->nr_cpus; c++)
+			if (cpu < 0 || c == (unsigned int)cpu)
+				pcp_stats_add(sum, &zone->pcp_stats[c]);
 	}
+}
+
+void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	node_pcp_stats_add(pgdat, cpu, sum);
+}
+
+void pcp_stats_sum_machine(const struct mm_machine *m, int cpu, struct pcp_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		node_pcp_stats_add(m->node[nid], cpu, sum);
 }
 
 /* Per CPU: pages on each list (non-empty CPUs only), then the event counters. */
@@ -876,26 +967,56 @@ void show_pcpinfo(struct pglist_data *pgdat)
 	}
 }
 
-/* Names for the kernel node's pcp locks in lockstat and lock reports: "pcp cpu3 DMA32". */
-static char pcp_lock_names[MAX_NR_ZONES][MAX_CPUS][24];
+/*
+ * Name every pcp lock of zone for lockstat and lock reports ("pcp cpu3 DMA32", "pcp cpu3
+ * node1 DMA32" on another node) and register it; names from one allocation per zone.
+ */
+static void pcp_lockstat_register(struct zone *zone, unsigned int nr_cpus)
+{
+	enum { NAME_LEN = 24 };
+	unsigned int order = 0;
+	struct page *page;
+	char *names;
 
-/* After SMP bring-up: size every pcp of the kernel's node for the CPUs now online. */
+	while ((PAGE_SIZE << order) < nr_cpus * NAME_LEN)
+		order++;
+	page = alloc_pages_node(zone->node, GFP_KERNEL | __GFP_NOWARN, order);
+	if (!page)
+		return;
+	names = page_address(page);
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		snprintf(names + cpu * NAME_LEN, NAME_LEN, "pcp cpu%u %s", cpu, zone->lock.name);
+		zone->pcp[cpu].lock.name = names + cpu * NAME_LEN;
+		lockstat_register(&zone->pcp[cpu].lock);
+	}
+}
+
+/* After SMP bring-up: size every pcp of the kernel's nodes for the CPUs now online. */
 void mm_cpus_online(void)
 {
+	struct mm_machine *m = mm_machine();
 	struct zone *z = &mm_node()->node_zones[ZONE_DMA32];
 
-	zone_pcp_update(mm_node(), nr_cpus_online());
-	for (int zi = 0; zi < MAX_NR_ZONES; zi++) {	/* lock statistics table (lockstat) */
-		struct zone *zone = &mm_node()->node_zones[zi];
-
-		for (unsigned int cpu = 0; zone_populated(zone) && cpu < nr_cpus_online(); cpu++) {
-			snprintf(pcp_lock_names[zi][cpu], sizeof(pcp_lock_names[zi][cpu]),
-				 "pcp cpu%u %s", cpu, zone->name);
-			zone->pcp[cpu].lock.name = pcp_lock_names[zi][cpu];
-			lockstat_register(&zone->pcp[cpu].lock);
-		}
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
+		zone_pcp_update(m->node[nid], nr_cpus_online());
+		for (int zi = 0; zi < MAX_NR_ZONES; zi++)
+			if (zone_populated(&m->node[nid]->node_zones[zi]))
+				pcp_lockstat_register(&m->node[nid]->node_zones[zi],
+						      nr_cpus_online());
 	}
 	printk("pcp: %s, lock model %s; %u CPUs online: DMA32 batch %d high %d\n",
 	       pcp_enabled ? "on" : "off (pcp.enable=0)", pcp_lock_model_name(pcp_lock_model),
 	       nr_cpus_online(), z->pageset_batch, z->pageset_high);
+	for (unsigned int nid = 0; m->nr_nodes > 1 && nid < m->nr_nodes; nid++) {
+		struct pglist_data *pgdat = m->node[nid];
+
+		show_zonelist(pgdat);
+		for (int zi = 0; zi < MAX_NR_ZONES; zi++)
+			if (zone_populated(&pgdat->node_zones[zi]))
+				printk("pcp: %s %s: batch %d high %d (the zone's low watermark over "
+				       "%u CPUs)\n", pgdat->name, pgdat->node_zones[zi].name,
+				       pgdat->node_zones[zi].pageset_batch,
+				       pgdat->node_zones[zi].pageset_high,
+				       node_split_cpus(pgdat, nr_cpus_online()));
+	}
 }

@@ -218,7 +218,7 @@ static pte_t *pt_get_or_alloc(struct mm_struct *mm, pte_t *slot)
 
 	if (pte_present(old))
 		return pt_table(old);
-	page = alloc_pages_node(mm->node, GFP_KERNEL | __GFP_ZERO, 0);
+	page = alloc_pages_node(local_node(mm->node), GFP_KERNEL | __GFP_ZERO, 0);
 	if (!page)
 		return NULL;
 	old = 0;
@@ -231,10 +231,11 @@ static pte_t *pt_get_or_alloc(struct mm_struct *mm, pte_t *slot)
 	return pt_table(old);
 }
 
-/* A freshly allocated data page of the given order, its tails marked for compound_head(). */
+/* A freshly allocated data page of the given order, its tails marked for compound_head(),
+ * from the faulting CPU's node of mm's machine, as Linux's default (local) policy. */
 static struct page *fault_alloc(struct mm_struct *mm, gfp_t gfp, unsigned int order)
 {
-	struct page *page = alloc_pages_node(mm->node, gfp | __GFP_ZERO, order);
+	struct page *page = alloc_pages_node(local_node(mm->node), gfp | __GFP_ZERO, order);
 
 	if (page)
 		prep_compound_page(page, order);

@@ -57,7 +57,8 @@ struct mm_cpu_stats {
 struct mm_struct {
 	unsigned long flags __cacheline_aligned;	/* MMF_* bits */
 
-	struct pglist_data *node __cacheline_aligned;	/* where pages and tables come from */
+	struct pglist_data *node __cacheline_aligned;	/* its machine's pages: faults take
+							 * them from the faulting CPU's node */
 	pte_t *pgd;			/* top-level table, direct-map address */
 	struct mm_cpu_stats *stats;	/* [node->nr_cpus] */
 	struct page *stats_page;

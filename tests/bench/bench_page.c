@@ -172,10 +172,12 @@ static void scaling_cpu(void *arg)
 
 static u64 zone_lock_contended(void)
 {
+	struct mm_machine *m = mm_machine();
 	u64 sum = 0;
 
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		sum += READ_ONCE(mm_node()->node_zones[z].lock.stats.contended);
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			sum += READ_ONCE(m->node[nid]->node_zones[z].lock.stats.contended);
 	return sum;
 }
 

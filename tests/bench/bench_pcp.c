@@ -83,7 +83,7 @@ static u64 pair_cycles(void)
 
 static void bench_set(bool pcp_on, enum pcp_lock_model m)
 {
-	drain_all_pages_node(mm_node());
+	drain_all_pages(NULL);
 	pcp_enabled = pcp_on;
 	pcp_lock_model = m;
 }
@@ -141,15 +141,18 @@ static void bench_throughput(enum pcp_lock_model model)
 static void pcp_bench(void)
 {
 	enum pcp_lock_model saved_model = pcp_lock_model;
-	bool saved_on = pcp_enabled, poison = mm_node()->poison;
+	struct mm_machine *m = mm_machine();
+	bool saved_on = pcp_enabled, poison = m->node[0]->poison;
 
-	mm_node()->poison = false;
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		m->node[nid]->poison = false;
 	printk("pcp bench: %u pairs per CPU, DEBUG_VM %d, %u CPUs online, model %s\n",
 	       bench_pairs, CONFIG_DEBUG_VM, nr_cpus_online(), pcp_lock_model_name(saved_model));
 	bench_pair_costs(saved_model);
 	bench_throughput(saved_model);
 	bench_set(saved_on, saved_model);
-	mm_node()->poison = poison;
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		m->node[nid]->poison = poison;
 }
 BENCH_REGISTER(pcp, pcp_bench, "order-0 alloc+free: pairs/s per CPU count with pcp on/off, "
 	       "cycles per pair per lock model");

@@ -7,8 +7,9 @@ HOST_BUILD := $(BUILD)/host
 # Every mm/ source: the page allocator, and what it calls into (page_alloc.c checks pins
 # through gup.c, which needs vm.c; fail_page_alloc.c's boot options parse with cmdline.c).
 HOST_MM_SRC := $(wildcard mm/*.c)
-HOST_SRC   := $(HOST_MM_SRC) kernel/spinlock.c kernel/lockdep.c kernel/cmdline.c \
-	tests/host/harness.c tests/host/bench_host.c tests/lab/gup_test.c \
+HOST_SRC   := $(HOST_MM_SRC) kernel/spinlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c kernel/acpi_numa.c \
+	kernel/acpi.c tests/host/harness.c \
+	tests/host/bench_host.c tests/lab/gup_test.c \
 	tests/host/preempt.c \
 	$(wildcard tests/host/test_*.c) \
 	$(wildcard tests/host/shim/*.c)

@@ -22,7 +22,7 @@ static void memblock_add_mmap_unsorted_overlapping(void)
 		{ 8 * MiB, 4 * MiB, MEM_USABLE }, { 1 * MiB, 2 * MiB, MEM_USABLE },
 		{ 2 * MiB, 3 * MiB, MEM_USABLE }, { 5 * MiB, 1 * MiB, MEM_USABLE },
 	};
-	const struct memblock_region want[] = { { 1 * MiB, 5 * MiB }, { 8 * MiB, 4 * MiB } };
+	const struct memblock_region want[] = { { 1 * MiB, 5 * MiB, 0 }, { 8 * MiB, 4 * MiB, 0 } };
 	struct memblock mb;
 
 	memblock_init(&mb, 4 * GiB);
@@ -41,7 +41,7 @@ static void memblock_add_mmap_zero_length_unaligned(void)
 		{ 1 * MiB + 100, 1 * MiB - 101, MEM_USABLE }, { 4 * MiB, 0, MEM_USABLE },
 		{ 6 * MiB + 10, 4000, MEM_USABLE },
 	};
-	const struct memblock_region want[] = { { 1 * MiB + 4096, 1 * MiB - 8192 } };
+	const struct memblock_region want[] = { { 1 * MiB + 4096, 1 * MiB - 8192, 0 } };
 	struct memblock mb;
 
 	memblock_init(&mb, 4 * GiB);
@@ -62,8 +62,8 @@ static void memblock_add_mmap_reserved_wins_overlap(void)
 		{ 4 * MiB, 1 * MiB + 1, MEM_RESERVED }, { 0, 16 * MiB, MEM_USABLE },
 		{ 15 * MiB, 2 * MiB, MEM_ACPI_NVS },
 	};
-	const struct memblock_region want[] = { { 0, 4 * MiB },
-						{ 5 * MiB + 4096, 10 * MiB - 4096 } };
+	const struct memblock_region want[] = { { 0, 4 * MiB, 0 },
+						{ 5 * MiB + 4096, 10 * MiB - 4096, 0 } };
 	struct memblock mb;
 
 	memblock_init(&mb, 4 * GiB);

@@ -80,8 +80,8 @@ static unsigned int attempts(gfp_t gfp, unsigned int order, unsigned int n, u64 
 static void expect_nothing_lost(struct ktest *t, unsigned long free_before, u64 injected_before)
 {
 	drain_all_pages(NULL);
-	KT_EXPECT_EQ(t, node_free_pages(mm_node()), free_before);
-	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+	KT_EXPECT_EQ(t, nr_free_pages(), free_before);
+	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 	if (injected() == injected_before)
 		KT_FAIL(t, "no allocation was failed: the failure paths were not tested");
 }
@@ -89,7 +89,7 @@ static void expect_nothing_lost(struct ktest *t, unsigned long free_before, u64 
 static unsigned long free_now(void)
 {
 	drain_all_pages(NULL);
-	return node_free_pages(mm_node());
+	return nr_free_pages();
 }
 
 /* ---- the rules ---- */

@@ -375,7 +375,7 @@ static void gup_unmap_vs_fast_walk(struct ktest *t)
 	gup_read_totals(&tot);
 	KT_EXPECT_EQ(t, tot.pins_acquired, tot.pins_released);
 	put_mm(t, c.mm);
-	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0);
+	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0);
 	if (!c.pinned || !c.in_unmap)
 		KT_SKIP(t, "no race: %llu pages pinned, %llu walks in their window during an unmap",
 			(unsigned long long)c.pinned, (unsigned long long)c.in_unmap);
@@ -397,7 +397,7 @@ static void gup_longterm_held_pages_busy(struct ktest *t)
 	u64 start;
 
 	KT_ASSERT_EQ(t, get_user_pages_fast(mm, BASE, HELD_PAGES, 0, held), HELD_PAGES);
-	free_mapped = node_free_pages(mm_node());
+	free_mapped = nr_free_pages();
 	gup_read_totals(&a);
 	start = arch_cycles();
 	KT_EXPECT_EQ(t, pin_user_pages(mm, BASE, HELD_PAGES, FOLL_LONGTERM, pinned), -EBUSY);
@@ -410,7 +410,7 @@ static void gup_longterm_held_pages_busy(struct ktest *t)
 		KT_EXPECT_EQ(t, page_count(held[i]), 2);	/* the mapping's and ours */
 		KT_EXPECT_EQ(t, held[i]->mt, MIGRATE_MOVABLE);
 	}
-	KT_EXPECT_EQ(t, node_free_pages(mm_node()), free_mapped);	/* no copy leaked */
+	KT_EXPECT_EQ(t, nr_free_pages(), free_mapped);	/* no copy leaked */
 	put_user_pages(held, HELD_PAGES);
 	KT_EXPECT_EQ(t, pin_user_pages(mm, BASE, HELD_PAGES, FOLL_LONGTERM, pinned), HELD_PAGES);
 	gup_read_totals(&a);
@@ -478,7 +478,7 @@ static void migrate_race_cpu(void *arg)
  */
 static void gup_migration_vs_faults(struct ktest *t)
 {
-	unsigned long free_before = node_free_pages(mm_node());
+	unsigned long free_before = nr_free_pages();
 	const u64 len = (u64)RACE_ROUNDS * RACE_CHUNK * PAGE_SIZE;
 	struct migrate_race r = { 0 };
 	struct gup_totals a, b;
@@ -502,8 +502,8 @@ static void gup_migration_vs_faults(struct ktest *t)
 	KT_EXPECT_EQ(t, get_user_pages_fast(r.mm, BASE, NPAGES, FOLL_FAST_ONLY, pages_buf), NPAGES);
 	put_user_pages(pages_buf, NPAGES);
 	put_mm(t, r.mm);
-	KT_EXPECT_EQ(t, node_free_pages(mm_node()), free_before);
-	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0);
+	KT_EXPECT_EQ(t, nr_free_pages(), free_before);
+	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0);
 }
 
 /*
@@ -543,7 +543,7 @@ static void gup_pin_count_overflow(struct ktest *t)
  */
 static void gup_free_pages_many_refs(struct ktest *t)
 {
-	unsigned long free_before = node_free_pages(mm_node());
+	unsigned long free_before = nr_free_pages();
 	u64 bad_before = mm_node()->bad_pages;
 	struct page *page = alloc_page(GFP_KERNEL);
 
@@ -554,7 +554,7 @@ static void gup_free_pages_many_refs(struct ktest *t)
 	for (int i = 0; i < 1101; i++)
 		__free_pages(page, 0);
 	KT_EXPECT_EQ(t, mm_node()->bad_pages, bad_before);
-	KT_EXPECT_EQ(t, node_free_pages(mm_node()), free_before);
+	KT_EXPECT_EQ(t, nr_free_pages(), free_before);
 }
 
 #define TABLE_ROUNDS 2000
@@ -629,7 +629,7 @@ static void table_race_cpu(void *arg)
  */
 static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
 {
-	unsigned long free_before = node_free_pages(mm_node());
+	unsigned long free_before = nr_free_pages();
 	struct table_race r = { 0 };
 
 	if (nr_cpus_online() < 2)
@@ -641,8 +641,8 @@ static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
 	KT_EXPECT_EQ(t, r.errors, 0);
 	KT_EXPECT_EQ(t, r.mm->rss, 1);
 	put_mm(t, r.mm);
-	KT_EXPECT_EQ(t, node_free_pages(mm_node()), free_before);
-	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0);
+	KT_EXPECT_EQ(t, nr_free_pages(), free_before);
+	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0);
 	if (!r.overlapped)	/* CPUs 0 and 1 never ran at once: nothing was tested */
 		KT_SKIP(t, "race window never opened: no munmap began during a fault");
 }
@@ -743,7 +743,7 @@ static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
 	gup_read_totals(&b);
 	KT_EXPECT_EQ(t, b.pins_acquired - b.pins_released, a.pins_acquired - a.pins_released);
 	put_mm(t, w.mm);
-	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0);
+	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0);
 }
 
 /* The walker has read the pmd entry and is about to read the page table below it when the

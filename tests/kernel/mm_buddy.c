@@ -12,26 +12,30 @@
 /* Everything, ignoring watermarks; may drain every CPU's lists when it runs out. */
 #define GFP_ALL (__GFP_MEMALLOC | __GFP_NOWARN | __GFP_DIRECT_RECLAIM)
 
-/* The node built at boot is consistent; report what it holds (free pages, overhead). */
+/* Every node built at boot is consistent; report what each holds (free pages, overhead). */
 static void mm_boot_node_consistent(struct ktest *t)
 {
-	struct pglist_data *pgdat = mm_node();
-	unsigned long managed = node_managed_pages(pgdat);
+	struct mm_machine *m = mm_machine();
 
-	KT_ASSERT_GT(t, managed, 0ul);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
-	ktest_printf(t, "free pages at boot %lu (%lu MiB) of %lu managed; memory map %lu KiB = "
-		     "%lu KiB per GiB of RAM (struct page %zu bytes)", node_free_pages(pgdat),
-		     node_free_pages(pgdat) >> (20 - PAGE_SHIFT), managed,
-		     pgdat->memmap_bytes >> 10, (unsigned long)sizeof(struct page) << 8,
-		     sizeof(struct page));
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = &pgdat->node_zones[z];
+	KT_ASSERT_GT(t, machine_managed_pages(m), 0ul);
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
+		struct pglist_data *pgdat = m->node[nid];
+		unsigned long managed = node_managed_pages(pgdat);
 
-		ktest_printf(t, "zone %-6s managed %8lu free %8lu min %6lu low %6lu high %6lu",
-			     zone->name, zone->managed_pages, zone_free_pages(zone),
-			     zone->_watermark[WMARK_MIN], zone->_watermark[WMARK_LOW],
-			     zone->_watermark[WMARK_HIGH]);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+		ktest_printf(t, "%s: free pages at boot %lu (%lu MiB) of %lu managed; memory map "
+			     "%lu KiB = %lu KiB per GiB of RAM (struct page %zu bytes)", pgdat->name,
+			     node_free_pages(pgdat), node_free_pages(pgdat) >> (20 - PAGE_SHIFT),
+			     managed, pgdat->memmap_bytes >> 10,
+			     (unsigned long)sizeof(struct page) << 8, sizeof(struct page));
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			struct zone *zone = &pgdat->node_zones[z];
+
+			ktest_printf(t, "zone %-6s managed %8lu free %8lu min %6lu low %6lu high %6lu",
+				     zone->name, zone->managed_pages, zone_free_pages(zone),
+				     zone->_watermark[WMARK_MIN], zone->_watermark[WMARK_LOW],
+				     zone->_watermark[WMARK_HIGH]);
+		}
 	}
 }
 
@@ -89,30 +93,35 @@ static void mm_gfp_zone_limits(struct ktest *t)
 }
 
 /* Take everything (largest blocks first, ignoring watermarks), chained through page->lru,
- * until NULL at every order; then free all. Free counts are restored exactly. */
+ * until NULL at every order: every node runs dry, this CPU's first (its zonelist order);
+ * then free all. Every node's free count is restored exactly. */
 static void mm_exhaustion_restores_counts(struct ktest *t)
 {
-	struct pglist_data *pgdat = mm_node();
-	unsigned long before = node_free_pages(pgdat), got = 0;
+	struct mm_machine *m = mm_machine();
+	unsigned long before[MAX_NUMA_NODES], total = nr_free_pages(), got = 0;
 	struct list_head held;
 	struct page *page, *tmp;
 
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		before[nid] = node_free_pages(m->node[nid]);
 	INIT_LIST_HEAD(&held);
 	for (int o = MAX_ORDER; o >= 0; o--)
 		while ((page = alloc_pages(GFP_ALL, (unsigned int)o))) {
 			list_add(&page->lru, &held);
 			got += 1ul << o;
 		}
-	KT_EXPECT_EQ(t, got, before);
-	KT_EXPECT_EQ(t, node_free_pages(pgdat), 0ul);
+	KT_EXPECT_EQ(t, got, total);
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		KT_EXPECT_EQ(t, node_free_pages(m->node[nid]), 0ul);
 	KT_EXPECT_NULL(t, alloc_pages(GFP_ALL, 0));
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+	KT_EXPECT_EQ(t, mm_verify_machine(m), 0ul);
 	list_for_each_entry_safe(page, tmp, &held, lru)
 		__free_pages(page, page->order);
-	drain_all_pages_node(pgdat);
-	KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
-	ktest_printf(t, "allocated and freed %lu pages", got);
+	drain_all_pages(NULL);
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		KT_EXPECT_EQ(t, node_free_pages(m->node[nid]), before[nid]);
+	KT_EXPECT_EQ(t, mm_verify_machine(m), 0ul);
+	ktest_printf(t, "allocated and freed %lu pages on %u node(s)", got, m->nr_nodes);
 }
 
 /* ---- a private instance over memory borrowed from the kernel's ---- */

@@ -27,15 +27,18 @@ static void set_model(enum pcp_lock_model m)
  * they are empty, and re-enable. Returns the pages still listed (must be 0). */
 static unsigned long forced_drain(void)
 {
-	struct pglist_data *pgdat = mm_node();
+	struct mm_machine *m = mm_machine();
 	unsigned long left = 0;
 
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		zone_pcp_disable(&pgdat->node_zones[z]);
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		left += zone_pcp_count(&pgdat->node_zones[z]);
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		zone_pcp_enable(&pgdat->node_zones[z]);
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			zone_pcp_disable(&m->node[nid]->node_zones[z]);
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			left += zone_pcp_count(&m->node[nid]->node_zones[z]);
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			zone_pcp_enable(&m->node[nid]->node_zones[z]);
 	return left;
 }
 
@@ -43,7 +46,7 @@ static void print_counters(struct ktest *t, const char *what)
 {
 	struct pcp_stats st;
 
-	pcp_stats_sum(mm_node(), -1, &st);
+	pcp_stats_sum_machine(mm_machine(), -1, &st);
 	ktest_printf(t, "%s [%s]: hits alloc %llu free %llu, refills %llu, spills %llu, trylock "
 		     "fails alloc %llu free %llu, drained %llu, ipi drains %llu", what,
 		     pcp_lock_model_name(pcp_lock_model), (unsigned long long)st.alloc_hit,
@@ -55,9 +58,13 @@ static void print_counters(struct ktest *t, const char *what)
 
 static void reset_counters(void)
 {
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		memset(mm_node()->node_zones[z].pcp_stats, 0,
-		       mm_node()->nr_cpus * sizeof(struct pcp_stats));
+	struct mm_machine *m = mm_machine();
+
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			if (m->node[nid]->node_zones[z].pcp_stats)
+				memset(m->node[nid]->node_zones[z].pcp_stats, 0,
+				       m->nr_cpus * sizeof(struct pcp_stats));
 }
 
 /* ---- test 1: stress, with allocations from the timer interrupt ---- */
@@ -226,7 +233,7 @@ static void churn_or_drain_fn(void *arg)
 
 	if (c->drainers && (arch_cpu_id() & 1)) {
 		while (__atomic_load_n(&c->churning, __ATOMIC_ACQUIRE))
-			drain_all_pages_node(mm_node());
+			drain_all_pages(NULL);	/* every zone of every node */
 		return;
 	}
 	churn_cpu(c);
@@ -266,7 +273,7 @@ static void mm_pcp_stress_all_cpus(struct ktest *t)
 
 		set_model(models[m]);
 		reset_counters();
-		before = node_free_pages(mm_node());
+		before = nr_free_pages();
 		memset(&c, 0, sizeof(c));
 		c.ops = 1500;
 		c.until_raced = true;
@@ -297,8 +304,8 @@ static void mm_pcp_stress_all_cpus(struct ktest *t)
 			lockstat_print_top(6);
 		}
 		KT_EXPECT_EQ(t, forced_drain(), 0ul);
-		KT_EXPECT_EQ(t, node_free_pages(mm_node()), before);
-		KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+		KT_EXPECT_EQ(t, nr_free_pages(), before);
+		KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 	}
 	set_model(PCP_LOCK_TRYLOCK);
 	if (no_race)
@@ -391,7 +398,7 @@ static void mm_pcp_irq_reentry(struct ktest *t)
 			     (unsigned long long)st.trylock_fail_free);
 	}
 	set_model(PCP_LOCK_TRYLOCK);
-	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 }
 
 /* ---- test 3: remote drains under fire ---- */
@@ -415,7 +422,7 @@ static void mm_pcp_remote_drain_under_fire(struct ktest *t)
 
 		set_model(models[m]);
 		reset_counters();
-		before = node_free_pages(mm_node());
+		before = nr_free_pages();
 		memset(&c, 0, sizeof(c));
 		c.ops = 1500;
 		c.until_raced = true;
@@ -429,8 +436,8 @@ static void mm_pcp_remote_drain_under_fire(struct ktest *t)
 		if (!met)
 			no_race = pcp_lock_model_name(models[m]);
 		KT_EXPECT_EQ(t, forced_drain(), 0ul);
-		KT_EXPECT_EQ(t, node_free_pages(mm_node()), before);
-		KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+		KT_EXPECT_EQ(t, nr_free_pages(), before);
+		KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 	}
 	set_model(PCP_LOCK_TRYLOCK);
 	if (no_race)
@@ -532,7 +539,7 @@ static void mm_pcp_batch_high_rules(struct ktest *t)
 	zone_pcp_enable(zone);
 	ktest_printf(t, "DMA32: batch %d high %d; spills %d, %d, %d", batch, high, spills[0],
 		     spills[1], spills[2]);
-	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 }
 
 /* ---- test 5: exhaustion on every CPU, on a 64 MiB private instance ---- */
@@ -647,7 +654,7 @@ static void mm_pcp_exhaustion_all_cpus(struct ktest *t)
 	}
 	set_model(PCP_LOCK_TRYLOCK);
 	exhaust_node_destroy();
-	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 }
 
 /* ---- test 6: an allocation in interrupt context on an exhausted node ---- */
@@ -957,7 +964,7 @@ static void switch_race_fn(void *arg)
 	} else if (arch_cpu_id() == r->role_cpu[1]) {
 		wait_phase(r, 1);
 		__atomic_store_n(&r->phase, 2, __ATOMIC_RELEASE);
-		drain_all_pages_node(mm_node());	/* held up by the holder */
+		drain_all_pages(NULL);	/* every node's lists: held up by the holder */
 		__atomic_store_n(&r->drain_done, 1, __ATOMIC_RELEASE);
 	} else if (arch_cpu_id() == r->role_cpu[2]) {
 		fill_own_pcp();
@@ -1001,7 +1008,7 @@ static void mm_pcp_switch_lock_model_waits_for_drain(struct ktest *t)
 		KT_EXPECT_EQ(t, r.switcher_left, 0);
 	}
 	set_model(PCP_LOCK_TRYLOCK);
-	KT_EXPECT_EQ(t, mm_verify(mm_node()), 0ul);
+	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 }
 
 /* ---- test 6: zone_pcp_disable() against a refill in flight (Linux 66eca1021a42) ---- */

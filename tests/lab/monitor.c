@@ -124,55 +124,122 @@ static int cmd_cpus(int argc, char **argv)
 	return 0;
 }
 
+/* "0-19" or "0-3,8-11": the CPUs of node nid (kernel/numa.h). */
+static const char *node_cpus_str(unsigned int nid)
+{
+	static char buf[128];
+	int len = 0;
+
+	buf[0] = 0;
+	for (unsigned int c = 0; c < nr_cpus && len < (int)sizeof(buf) - 16; c++) {
+		unsigned int last = c;
+
+		if ((unsigned int)cpu_to_node(c) != nid)
+			continue;
+		while (last + 1 < nr_cpus && (unsigned int)cpu_to_node(last + 1) == nid)
+			last++;
+		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "%s%u", len ? "," : "", c);
+		if (last > c)
+			len += snprintf(buf + len, sizeof(buf) - (size_t)len, "-%u", last);
+		c = last;
+	}
+	return len ? buf : "none";
+}
+
+static void show_pcp_line(struct zone *zone, unsigned int c)
+{
+	struct per_cpu_pages *pcp;
+	struct pcp_stats *s;
+	char name[16];
+
+	if (!zone_populated(zone) || !zone->pcp)
+		return;
+	pcp = &zone->pcp[c];
+	s = &zone->pcp_stats[c];
+	snprintf(name, sizeof(name), "%s", zone->lock.name);	/* "DMA32", "node1 DMA32" */
+	printk("%3u %-13s %6d %5d %5d | %9llu %9llu %7llu %6llu %7llu %7llu\n", c, name,
+	       READ_ONCE(pcp->count), READ_ONCE(pcp->high), READ_ONCE(pcp->batch),
+	       (unsigned long long)s->alloc_hit, (unsigned long long)s->free_hit,
+	       (unsigned long long)s->refill, (unsigned long long)s->spill,
+	       (unsigned long long)(s->trylock_fail_alloc + s->trylock_fail_free),
+	       (unsigned long long)s->drained);
+}
+
+/* mem [TABLE] [NODE]: one table for every node (or one node), then the free pages of each. */
 static int cmd_mem(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "buddyinfo";
+	struct mm_machine *m = mm_machine();
+	unsigned long nid_only = ~0ul;
 
-	if (!strcmp(what, "buddyinfo"))
-		show_buddyinfo(mm_node());
-	else if (!strcmp(what, "zoneinfo"))
-		show_zoneinfo(mm_node());
-	else if (!strcmp(what, "pagetypeinfo"))
-		show_pagetypeinfo(mm_node());
-	else
+	if (argc > 2 && (!parse_uint(argv[2], &nid_only) || nid_only >= m->nr_nodes))
+		return mon_error("mem", "'%s' is not a node: nodes 0-%u", argv[2], m->nr_nodes - 1);
+	if (strcmp(what, "buddyinfo") && strcmp(what, "zoneinfo") && strcmp(what, "pagetypeinfo"))
 		return mon_error("mem", "no table '%s': buddyinfo (the default), zoneinfo or "
 				 "pagetypeinfo", what);
-	printk("free pages: %lu of %lu managed\n", node_free_pages(mm_node()),
-	       node_managed_pages(mm_node()));
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
+		struct pglist_data *pgdat = m->node[nid];
+
+		if (nid_only != ~0ul && nid != nid_only)
+			continue;
+		if (!strcmp(what, "buddyinfo"))
+			show_buddyinfo(pgdat);
+		else if (!strcmp(what, "zoneinfo"))
+			show_zoneinfo(pgdat);
+		else
+			show_pagetypeinfo(pgdat);
+	}
+	for (unsigned int nid = 0; m->nr_nodes > 1 && nid < m->nr_nodes; nid++)
+		printk("%s: free pages: %lu of %lu managed\n", m->node[nid]->name,
+		       node_free_pages(m->node[nid]), node_managed_pages(m->node[nid]));
+	printk("free pages: %lu of %lu managed\n", machine_free_pages(m),
+	       machine_managed_pages(m));
 	if (fail_page_alloc_enabled())
 		fail_page_alloc_print_stats("faults: ");
 	return 0;
 }
 
+/* numa: the nodes, their CPUs and distances, each node's fallback order, NUMA counters. */
+static int cmd_numa(int argc, char **argv)
+{
+	struct mm_machine *m = mm_machine();
+
+	printk("numa: %u node(s)%s\n", m->nr_nodes, numa_topology.from_firmware ?
+	       " from ACPI SRAT/SLIT" : " (no SRAT, or numa=off, or an SRAT found invalid)");
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
+		char line[160];
+		int len = 0;
+
+		for (unsigned int to = 0; to < m->nr_nodes; to++)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " %3u",
+					m->distance[nid][to]);
+		printk("%s: CPUs %s, %lu of %lu pages free; distances%s\n", m->node[nid]->name,
+		       node_cpus_str(nid), node_free_pages(m->node[nid]),
+		       node_managed_pages(m->node[nid]), line);
+	}
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		show_zonelist(m->node[nid]);
+	show_numastat(m);
+	return 0;
+}
+
+/* pcp [CPU]: every CPU's list of every zone of every node (a CPU holds lists on all). */
 static int cmd_pcp(int argc, char **argv)
 {
-	struct pglist_data *pgdat = mm_node();
+	struct mm_machine *m = mm_machine();
 	unsigned int only = 0;
 
 	if (argc > 1 && parse_cpu("pcp", argv[1], &only))
 		return -1;
-	printk("pcp: model %s, %s\ncpu  zone    count  high batch | alloc_hit  free_hit  refill "
-	       " spill tryfail drained\n", pcp_lock_model_name(pcp_lock_model),
+	printk("pcp: model %s, %s\ncpu  zone          count  high batch | alloc_hit  free_hit "
+	       " refill  spill tryfail drained\n", pcp_lock_model_name(pcp_lock_model),
 	       pcp_enabled ? "enabled" : "disabled");
-	for (unsigned int c = 0; c < pgdat->nr_cpus; c++) {
-		if (argc > 1 && c != only)
+	for (unsigned int c = 0; c < m->nr_cpus; c++) {
+		if ((argc > 1 && c != only) || (argc == 1 && !cpu_online(c)))
 			continue;
-		for (int z = 0; z < MAX_NR_ZONES; z++) {
-			struct zone *zone = &pgdat->node_zones[z];
-			struct per_cpu_pages *pcp;
-			struct pcp_stats *s;
-
-			if (!zone_populated(zone) || !zone->pcp)
-				continue;
-			pcp = &zone->pcp[c];
-			s = &zone->pcp_stats[c];
-			printk("%3u %-7s %6d %5d %5d | %9llu %9llu %7llu %6llu %7llu %7llu\n", c, zone->name,
-			       READ_ONCE(pcp->count), READ_ONCE(pcp->high), READ_ONCE(pcp->batch),
-			       (unsigned long long)s->alloc_hit, (unsigned long long)s->free_hit,
-			       (unsigned long long)s->refill, (unsigned long long)s->spill,
-			       (unsigned long long)(s->trylock_fail_alloc + s->trylock_fail_free),
-			       (unsigned long long)s->drained);
-		}
+		for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+			for (int z = 0; z < MAX_NR_ZONES; z++)
+				show_pcp_line(&m->node[nid]->node_zones[z], c);
 	}
 	return 0;
 }
@@ -274,16 +341,21 @@ static int cmd_drain(int argc, char **argv)
 	unsigned int cpu;
 	unsigned long before = 0, after = 0;
 
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		before += zone_pcp_count(&mm_node()->node_zones[z]);
+	struct mm_machine *m = mm_machine();
+
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			before += zone_pcp_count(&m->node[nid]->node_zones[z]);
 	if (argc == 1 || word_is(argv[1], "all"))
 		drain_all_pages(NULL);
 	else if (!parse_cpu("drain", argv[1], &cpu))
-		drain_cpu_pages(mm_node(), cpu);	/* from here: an IPI handler must not drain */
+		for (unsigned int nid = 0; nid < m->nr_nodes; nid++)	/* its lists of each node */
+			drain_cpu_pages(m->node[nid], cpu);	/* from here: not in an IPI */
 	else
 		return -1;
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		after += zone_pcp_count(&mm_node()->node_zones[z]);
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			after += zone_pcp_count(&m->node[nid]->node_zones[z]);
 	printk("drain: pages on per-CPU lists %lu -> %lu\n", before, after);
 	return 0;
 }
@@ -383,7 +455,7 @@ static void stress_cpu(void *arg)
 /* stress [SECONDS]: random orders 0-3 on every CPU, then drain and mm_verify(). */
 static int cmd_stress(int argc, char **argv)
 {
-	unsigned long secs = 2, free_before = node_free_pages(mm_node());
+	unsigned long secs = 2, free_before = nr_free_pages();
 	struct stress_ctx c = { 0, 0, 0 };
 
 	if (argc == 2 && (!parse_uint(argv[1], &secs) || !secs || secs > 3600))
@@ -394,7 +466,7 @@ static int cmd_stress(int argc, char **argv)
 	printk("stress: %llu alloc/free operations on %u CPUs in %lu s, %llu failed allocations\n",
 	       (unsigned long long)c.ops, nr_cpus_online(), secs, (unsigned long long)c.fails);
 	printk("stress: free pages %lu before, %lu after; mm_verify: %lu problems\n", free_before,
-	       node_free_pages(mm_node()), mm_verify(mm_node()));
+	       nr_free_pages(), mm_verify_machine(mm_machine()));
 	return 0;
 }
 
@@ -411,10 +483,10 @@ static int cmd_model(int argc, char **argv)
 
 static int cmd_verify(int argc, char **argv)
 {
-	unsigned long problems = mm_verify(mm_node());
+	unsigned long problems = mm_verify_machine(mm_machine());
 
 	printk("verify: %s (%lu problems), %lu free pages\n", problems ? "FAILED" : "ok", problems,
-	       node_free_pages(mm_node()));
+	       nr_free_pages());
 	return 0;
 }
 
@@ -441,7 +513,10 @@ static int cmd_exit(int argc, char **argv)
 static const struct mon_cmd mon_cmds[] = {
 	{ "help", "help", "this list", 0, cmd_help },
 	{ "cpus", "cpus", "CPUs: APIC id, online, timer ticks, IPIs taken", 0, cmd_cpus },
-	{ "mem", "mem [buddyinfo|zoneinfo|pagetypeinfo]", "free lists, zones, migratetypes", 1, cmd_mem },
+	{ "mem", "mem [buddyinfo|zoneinfo|pagetypeinfo] [NODE]", "free lists, zones, migratetypes, "
+	  "per node", 2, cmd_mem },
+	{ "numa", "numa", "nodes, CPUs, distances, zonelists, numa_hit/miss/foreign counters", 0,
+	  cmd_numa },
 	{ "pcp", "pcp [CPU]", "per-CPU lists: pages, high, batch and counters", 1, cmd_pcp },
 	{ "alloc", "alloc ORDER [on CPU]", "allocate a block (GFP_ATOMIC) and hold it", 3, cmd_alloc },
 	{ "free", "free N|all", "free held block #N, or all of them", 1, cmd_free },

@@ -251,8 +251,27 @@ static void soak_totals(struct soak_cpu *t, u64 *irq_ops)
 	}
 }
 
+/* Nodes whose free pages differ from node_start[] now (lists drained); says which. */
+static unsigned long soak_nodes_changed(const unsigned long *node_start)
+{
+	struct mm_machine *m = mm_machine();
+	unsigned long changed = 0;
+
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
+		unsigned long now = node_free_pages(m->node[nid]);
+
+		if (now == node_start[nid])
+			continue;
+		printk("soak: %s: %lu free pages, %lu at the start\n", m->node[nid]->name, now,
+		       node_start[nid]);
+		changed++;
+	}
+	return changed;
+}
+
 /* One cycle and its checkpoint; returns the number of problems found. */
-static unsigned long soak_one_cycle(unsigned int secs, unsigned long free_start, u64 elapsed)
+static unsigned long soak_one_cycle(unsigned int secs, unsigned long free_start,
+				    const unsigned long *node_start, u64 elapsed)
 {
 	static u64 errors_before;
 	struct soak_cpu t;
@@ -265,10 +284,10 @@ static unsigned long soak_one_cycle(unsigned int secs, unsigned long free_start,
 	smp_run_on_all(soak_cpu_run, NULL);
 	timer_remove_tick_hook(soak_tick);
 	drain_all_pages(NULL);
-	free_now = node_free_pages(mm_node());
-	problems = mm_verify(mm_node());
+	free_now = nr_free_pages();
+	problems = mm_verify_machine(mm_machine()) + soak_nodes_changed(node_start);
 	soak_totals(&t, &irq_ops);
-	pcp_stats_sum(mm_node(), -1, &pcp);
+	pcp_stats_sum_machine(mm_machine(), -1, &pcp);
 	printk("soak: %4llu s: %llu ops (+%llu in IRQ), free %lu pages (start %lu), trylock fallbacks "
 	       "%llu, drains %llu, pcp off/on %llu, pins %llu, exhaustions %llu, pin errors %llu, "
 	       "verify %s\n",
@@ -292,7 +311,8 @@ static unsigned long soak_one_cycle(unsigned int secs, unsigned long free_start,
 
 int soak_run(void)
 {
-	unsigned long free_start, problems = 0;
+	unsigned long free_start, node_start[MAX_NUMA_NODES], problems = 0;
+	struct mm_machine *m = mm_machine();
 	struct page *arr;
 	struct soak_cpu t;
 	u64 irq_ops, contended0 = pcp_locks_contended(), fallbacks0, races;
@@ -305,12 +325,14 @@ int soak_run(void)
 	drain_all_pages(NULL);
 	arr = alloc_pages(GFP_KERNEL, 8);	/* the exhauster's pointer array: 256 KiB */
 	soak.exhaust = arr ? page_address(arr) : NULL;
-	free_start = node_free_pages(mm_node());
-	printk("soak: %u s on %u CPUs, a checkpoint every %u s\n", soak_seconds, nr_cpus_online(),
-	       soak_cycle);
+	free_start = nr_free_pages();
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		node_start[nid] = node_free_pages(m->node[nid]);
+	printk("soak: %u s on %u CPUs, %u node(s), a checkpoint every %u s\n", soak_seconds,
+	       nr_cpus_online(), m->nr_nodes, soak_cycle);
 	for (u64 done = 0; done < soak_seconds; done += MAX(soak_cycle, 1u))
 		problems += soak_one_cycle(MIN(MAX(soak_cycle, 1u), soak_seconds - (unsigned int)done),
-					   free_start, done);
+					   free_start, node_start, done);
 	soak_totals(&t, &irq_ops);
 	pcp_stats_sum(mm_node(), -1, &pcp);
 	races = soak_irq_in_hold() + (pcp_locks_contended() - contended0) +

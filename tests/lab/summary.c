@@ -13,35 +13,66 @@
 #include "mm/fail_page_alloc.h"
 
 
-static unsigned long free_pages_drained(void)
+/* Free pages of every node, per-CPU lists drained first (so the count is exact); the total. */
+static unsigned long free_pages_drained(unsigned long node_free[MAX_NUMA_NODES])
 {
+	struct mm_machine *m = mm_machine();
+
 	drain_all_pages(NULL);
-	return node_free_pages(mm_node());
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		node_free[nid] = node_free_pages(m->node[nid]);
+	return machine_free_pages(m);
 }
 
 void summary_begin(struct run_summary *s)
 {
-	s->free_before = free_pages_drained();
+	s->free_before = free_pages_drained(s->node_free_before);
 }
 
 static void summary_zone_locks(u64 *acquired, u64 *contended)
 {
+	struct mm_machine *m = mm_machine();
+
 	*acquired = *contended = 0;
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		*acquired += READ_ONCE(mm_node()->node_zones[z].lock.stats.acquisitions);
-		*contended += READ_ONCE(mm_node()->node_zones[z].lock.stats.contended);
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			struct zone *zone = &m->node[nid]->node_zones[z];
+
+			*acquired += READ_ONCE(zone->lock.stats.acquisitions);
+			*contended += READ_ONCE(zone->lock.stats.contended);
+		}
+}
+
+/* With more than one node: each node's free pages before and after, its NUMA counters. */
+static void summary_nodes(const struct run_summary *s, const unsigned long *node_free)
+{
+	struct mm_machine *m = mm_machine();
+
+	for (unsigned int nid = 0; m->nr_nodes > 1 && nid < m->nr_nodes; nid++) {
+		struct pglist_data *pgdat = m->node[nid];
+		struct numa_stats st;
+
+		node_numa_stats(pgdat, &st);
+		printk("         %s: %lu free pages before, %lu after%s; numa_hit %llu numa_miss %llu "
+		       "numa_foreign %llu local_node %llu other_node %llu\n", pgdat->name,
+		       s->node_free_before[nid], node_free[nid],
+		       s->node_free_before[nid] == node_free[nid] ? " (equal)" : " (NOT equal)",
+		       (unsigned long long)st.numa_hit, (unsigned long long)st.numa_miss,
+		       (unsigned long long)st.numa_foreign, (unsigned long long)st.local_node,
+		       (unsigned long long)st.other_node);
 	}
 }
 
 void summary_print(const struct run_summary *s, unsigned int failed)
 {
-	unsigned long free_after = free_pages_drained(), problems = mm_verify(mm_node());
+	unsigned long node_free[MAX_NUMA_NODES], free_after = free_pages_drained(node_free);
+	unsigned long problems = mm_verify_machine(mm_machine());
 	struct pcp_stats pcp;
 	struct gup_totals pins;
 	struct fail_page_alloc_stats injected;
 	u64 acquired, contended;
 
-	pcp_stats_sum(mm_node(), -1, &pcp);
+	pcp_stats_sum_machine(mm_machine(), -1, &pcp);
 	gup_read_totals(&pins);
 	summary_zone_locks(&acquired, &contended);
 	printk("\n==== smpmm summary ====\n");
@@ -64,6 +95,7 @@ void summary_print(const struct run_summary *s, unsigned int failed)
 	printk("memory:  %lu free pages before the tests, %lu after; mm_verify: %lu problems%s\n",
 	       s->free_before, free_after, problems,
 	       free_after == s->free_before && !problems ? " -> nothing lost" : "");
+	summary_nodes(s, node_free);
 	fail_page_alloc_read_stats(&injected);
 	if (fail_page_alloc_enabled() || injected.failed)
 		fail_page_alloc_print_stats("faults:  ");

@@ -2,10 +2,11 @@
 #ifndef LAB_SUMMARY_H
 #define LAB_SUMMARY_H
 
-#include "kernel/compiler.h"
+#include "kernel/numa.h"
 
 struct run_summary {
 	unsigned long free_before;	/* free pages, per-CPU lists drained, before the tests */
+	unsigned long node_free_before[MAX_NUMA_NODES];	/* the same, per node */
 };
 
 void summary_begin(struct run_summary *s);
