@@ -82,8 +82,6 @@ unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages);
 
 /* Both zonelists of every node of m (after every node has its free pages). */
 void build_all_zonelists(struct mm_machine *m);
-/* The node of cpu in machine m (0 in a one-node machine). */
-unsigned int machine_cpu_nid(const struct mm_machine *m, unsigned int cpu);
 unsigned long machine_memmap_bytes(const struct mm_machine *m);
 
 /* ---- debug.c ---- */

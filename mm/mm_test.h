@@ -27,6 +27,9 @@ unsigned long zone_pcp_count(struct zone *zone);
 void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum);
 /* The same over every node of a machine. */
 void pcp_stats_sum_machine(const struct mm_machine *m, int cpu, struct pcp_stats *sum);
+/* Zero the per-CPU list counters of every zone of m (a test's "before"); the NUMA counters
+ * (numa_hit ... remote_home) run on, for the end-of-run summary. Other CPUs quiet. */
+void pcp_stats_reset(const struct mm_machine *m);
 
 /* ---- mm_init.c ---- */
 

@@ -915,6 +915,23 @@ static void node_pcp_stats_add(struct pglist_data *pgdat, int cpu, struct pcp_st
 	}
 }
 
+void pcp_stats_reset(const struct mm_machine *m)
+{
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			struct zone *zone = &m->node[nid]->node_zones[z];
+
+			for (unsigned int c = 0; zone->pcp_stats && c < m->nr_cpus; c++) {
+				struct pcp_stats *s = &zone->pcp_stats[c];
+
+				*s = (struct pcp_stats){ .numa_hit = s->numa_hit,
+							 .numa_miss = s->numa_miss,
+							 .numa_foreign = s->numa_foreign,
+							 .remote_home = s->remote_home };
+			}
+		}
+}
+
 void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));

@@ -58,13 +58,7 @@ static void print_counters(struct ktest *t, const char *what)
 
 static void reset_counters(void)
 {
-	struct mm_machine *m = mm_machine();
-
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		for (int z = 0; z < MAX_NR_ZONES; z++)
-			if (m->node[nid]->node_zones[z].pcp_stats)
-				memset(m->node[nid]->node_zones[z].pcp_stats, 0,
-				       m->nr_cpus * sizeof(struct pcp_stats));
+	pcp_stats_reset(mm_machine());
 }
 
 /* ---- test 1: stress, with allocations from the timer interrupt ---- */
