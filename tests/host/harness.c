@@ -123,7 +123,8 @@ void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_siz
 
 static const struct host_test *const test_tables[] = { memblock_tests, buddy_tests, pcp_tests,
 						       concurrent_tests, gup_tests,
-						       fail_page_alloc_tests, lockdep_tests };
+						       fail_page_alloc_tests, lockdep_tests,
+						       numa_tests };
 
 /* The watchdog: a test still running after this many seconds is a hang (a deadlock, a
  * livelock): report it as failed, with its console, and stop; the later tests do not run. */

@@ -76,7 +76,7 @@ void host_preempt_arm(unsigned long delay_ns);
 unsigned long host_preempt_stop(void);
 
 extern const struct host_test memblock_tests[], buddy_tests[], concurrent_tests[],
-	pcp_tests[], gup_tests[], fail_page_alloc_tests[], lockdep_tests[];
+	pcp_tests[], gup_tests[], fail_page_alloc_tests[], lockdep_tests[], numa_tests[];
 /* tests/host/bench_host.c: order-0 pair microbenchmark (mmtest --bench buddy|pcp [pairs]). */
 int host_bench(int argc, char **argv);
 /* tests/host/test_gup.c: the gup_test benchmark on host threads (mmtest --gup-bench). */

@@ -45,11 +45,11 @@ MUTATIONS = [
         file="mm/pcp.c",
         says="a global drain (__drain_all_pages) stops one CPU short: the last CPU keeps its pages",
         edits=[("""\
-	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+	for (unsigned int cpu = 0; cpu < req->machine->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(req, cpu))
 """, """\
-	for (unsigned int cpu = 0; cpu + 1 < pgdat->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+	for (unsigned int cpu = 0; cpu + 1 < req->machine->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(req, cpu))
 """)],
         tests=["host:pcp_stress_random_orders", "host:pcp_remote_drain_under_fire",
                "kernel:4:mm_pcp.*"],
@@ -59,11 +59,11 @@ MUTATIONS = [
         file="mm/pcp.c",
         says="a global drain (__drain_all_pages) starts at CPU 1: CPU 0 keeps its pages",
         edits=[("""\
-	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+	for (unsigned int cpu = 0; cpu < req->machine->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(req, cpu))
 """, """\
-	for (unsigned int cpu = 1; cpu < pgdat->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+	for (unsigned int cpu = 1; cpu < req->machine->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(req, cpu))
 """)],
         tests=["host:pcp_stress_random_orders", "host:pcp_remote_drain_under_fire",
                "kernel:4:mm_pcp.*"],
@@ -122,9 +122,9 @@ MUTATIONS = [
         says="zone_pcp_disable()'s forced drain skips CPUs whose count it peeked at as 0 "
              "(a refill in flight is missed)",
         edits=[("""\
-		if (force_all || cpu_has_pcp_pages(pgdat, zone, cpu))
+		if (force_all || cpu_has_pcp_pages(req, cpu))
 """, """\
-		if (cpu_has_pcp_pages(pgdat, zone, cpu))
+		if (cpu_has_pcp_pages(req, cpu))
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
                "kernel:4:mm_pcp.*"],
@@ -136,7 +136,7 @@ MUTATIONS = [
              "waiting for it (zone_pcp_disable returns with pages still listed)",
         edits=[("""\
 	if (!spin_trylock(&pcp_drain_lock)) {
-		if (!zone)
+		if (!req->zone)
 			return;
 		spin_lock(&pcp_drain_lock);
 	}
@@ -469,5 +469,80 @@ MUTATIONS = [
 	if (false) {	/* someone else holds it: it cannot move */
 """)],
         tests=["host:pin_user_pages_longterm_leaves_pinned_page", "host:gup_", "kernel:4:gup.*"],
+    ),
+    # ---- NUMA (mm/numa.c, mm/pcp.c, mm/memblock.c) ----
+    dict(
+        name="drain-zone-only-its-node-cpus",
+        file="mm/pcp.c",
+        says="drain_all_pages(zone) asks only the CPUs of the zone's own node: a page another "
+             "node's CPU freed stays on that CPU's list (zone_pcp_disable returns with it)",
+        edits=[("""\
+	for (unsigned int cpu = 0; cpu < req->machine->nr_cpus; cpu++)
+		if (force_all || cpu_has_pcp_pages(req, cpu))
+""", """\
+	for (unsigned int cpu = 0; cpu < req->machine->nr_cpus; cpu++)
+		if (req->zone && machine_cpu_nid(req->machine, cpu) !=
+				 (unsigned int)req->zone->node->nid)
+			continue;
+		else if (force_all || cpu_has_pcp_pages(req, cpu))
+""")],
+        tests=["host:numa_remote_free_vs_drain", "tsan:numa_remote_free_vs_drain",
+               "kernel:4:mm_numa.numa_remote_free_parks_then_drains_home"],
+    ),
+    dict(
+        name="free-to-local-node-zone",
+        file="mm/pcp.c",
+        says="a freed page goes to this CPU's list of the same zone type on the CPU's own node, "
+             "not of the page's zone: the page changes node",
+        edits=[("""\
+void free_unref_page(struct page *page, unsigned int order)
+{
+	struct zone *zone = page_zone(page);
+""", """\
+void free_unref_page(struct page *page, unsigned int order)
+{
+	struct zone *zone = &local_node(page_pgdat(page))->node_zones[page->zone];
+""")],
+        tests=["host:numa_remote_free_vs_drain", "asan:numa_remote_free_vs_drain",
+               "kernel:4:mm_numa.*"],
+    ),
+    dict(
+        name="zonelist-by-column",
+        file="mm/numa.c",
+        says="build_zonelists() orders the other nodes by their distance to this node "
+             "(column) instead of this node's distance to them (row): wrong with an "
+             "asymmetric table",
+        edits=[("""\
+	return to == nid ? 0 : m->distance[nid][to];
+""", """\
+	return to == nid ? 0 : m->distance[to][nid];
+""")],
+        tests=["host:numa_zonelist_follows_own_row",
+               "kernel:1:mm_numa.numa_zonelist_follows_distance"],
+    ),
+    dict(
+        name="numa-miss-counted-as-hit",
+        file="mm/page_alloc.c",
+        says="zone_statistics() compares the zone with itself: every allocation counts as "
+             "numa_hit, a fallback to another node is never a miss",
+        edits=[("""\
+	if (likely(zone->node == preferred->node)) {
+""", """\
+	if (likely(zone->node == zone->node)) {
+""")],
+        tests=["host:numa_exhaustion_counts_miss_and_foreign",
+               "kernel:1:mm_numa.numa_exhaust_node_falls_back"],
+    ),
+    dict(
+        name="memblock-merges-across-nodes",
+        file="mm/memblock.c",
+        says="memblock merges touching ranges of two nodes into one: the second node's memory "
+             "is counted as the first's",
+        edits=[("""\
+		if (out && r[i].base <= region_end(&r[out - 1]) && r[i].nid == r[out - 1].nid) {
+""", """\
+		if (out && r[i].base <= region_end(&r[out - 1])) {
+""")],
+        tests=["host:memblock_set_node_splits_and_merges", "host:numa_section_holds_one_node"],
     ),
 ]

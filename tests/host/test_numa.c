@@ -1,0 +1,327 @@
+/*
+ * Host tests of the allocator's NUMA side (mm/numa.c, the node setup in mm/mm_init.c,
+ * memblock's node ranges): private machines of several nodes over the simulated physical
+ * memory, and, with 8 CPU threads on two nodes under each locking model (also under TSan),
+ * remote frees racing with drains of every node. KTAP versions: tests/kernel/mm_numa.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "tests/host/harness.h"
+#include "kernel/smp.h"
+
+#define NUMA_TEST_CPUS 8
+
+static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
+					      PCP_LOCK_TRYLOCK };
+
+/* A machine of up to 4 nodes, each node nid with size[nid] MiB at 256 MiB + nid * 256 MiB
+ * (its own sections) or none (size 0); CPU c on node cpu_node[c]. */
+struct test_machine {
+	struct mm_machine m;
+	struct pglist_data nodes[4];
+	struct memblock mb;
+	u8 cpu_node[MAX_CPUS];
+};
+
+static struct mm_machine *machine_create(struct test_machine *tm, unsigned int nr,
+					 const unsigned int *size_mib,
+					 const u8 (*dist)[MAX_NUMA_NODES], const u8 *cpu_node)
+{
+	struct pglist_data *nodes[4];
+
+	memset(tm, 0, sizeof(*tm));
+	memblock_init(&tm->mb, host_boot_map_limit);
+	memblock_reserve(&tm->mb, 0, PAGE_SIZE);
+	for (unsigned int nid = 0; nid < nr; nid++) {
+		u64 base = 256 * MiB * (nid + 1);
+
+		if (size_mib[nid]) {
+			memblock_add(&tm->mb, base, size_mib[nid] * MiB);
+			memblock_set_node(&tm->mb, base, size_mib[nid] * MiB, (int)nid);
+		}
+		nodes[nid] = &tm->nodes[nid];
+	}
+	for (unsigned int c = 0; c < NUMA_TEST_CPUS; c++)
+		tm->cpu_node[c] = cpu_node ? cpu_node[c] : 0;
+	if (mm_machine_init(&tm->m, nodes, nr, &tm->mb, "t", NUMA_TEST_CPUS, dist, tm->cpu_node))
+		return NULL;
+	for (unsigned int nid = 0; nid < nr; nid++)
+		zone_pcp_update(tm->m.node[nid], NUMA_TEST_CPUS);
+	return &tm->m;
+}
+
+static void node_counts(struct mm_machine *m, unsigned long *free)
+{
+	drain_all_pages_machine(m);
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		free[nid] = node_free_pages(m->node[nid]);
+}
+
+/* The node sequence of pgdat's fallback zonelist. */
+static unsigned int zonelist_nodes(struct pglist_data *pgdat, int *order)
+{
+	unsigned int n = 0;
+
+	for (struct zoneref *z = pgdat->node_zonelists[ZONELIST_FALLBACK]._zonerefs; z->zone; z++)
+		if (!n || order[n - 1] != z->zone->node->nid)
+			order[n++] = z->zone->node->nid;
+	return n;
+}
+
+/*
+ * memblock keeps each range's node: [0, 64M) node 0, then [32M, 48M) given to node 1 splits
+ * it in three; giving it back to node 0 merges them again; touching ranges of two nodes
+ * never merge.
+ *   [0 ---- 32M)[32M -- 48M)[48M -- 64M)    nodes 0 | 1 | 0
+ */
+static void memblock_set_node_splits_and_merges(void)
+{
+	struct memblock mb;
+
+	memblock_init(&mb, 4 * GiB);
+	memblock_add(&mb, 0, 64 * MiB);
+	EXPECT_EQ(memblock_set_node(&mb, 32 * MiB, 16 * MiB, 1), 0);
+	ASSERT(mb.memory.cnt == 3);
+	EXPECT(mb.memory.regions[1].base == 32 * MiB && mb.memory.regions[1].nid == 1);
+	EXPECT(mb.memory.regions[2].nid == 0 && memblock_nid(&mb, 50 * MiB) == 0);
+	EXPECT_EQ(memblock_nid(&mb, 40 * MiB), 1);
+	EXPECT_EQ(memblock_nid(&mb, 100 * MiB), -1);
+	memblock_remove(&mb, 36 * MiB, 4 * MiB);	/* cuts keep the node */
+	EXPECT_EQ(memblock_nid(&mb, 44 * MiB), 1);
+	memblock_set_node(&mb, 0, 64 * MiB, 0);
+	EXPECT_EQ(mb.memory.cnt, 2);		/* [0, 36M) [40M, 64M): the hole stays */
+	EXPECT(memblock_nid(&mb, 44 * MiB) == 0 && mb.memory.regions[0].size == 36 * MiB);
+}
+
+/* memblock_alloc_node() takes node 1's memory when it has room, else any node's. */
+static void memblock_alloc_node_prefers_node(void)
+{
+	struct memblock mb;
+	u64 a, b;
+
+	memblock_init(&mb, host_boot_map_limit);
+	memblock_add(&mb, 256 * MiB, 8 * MiB);
+	memblock_add(&mb, 512 * MiB, 8 * MiB);
+	memblock_set_node(&mb, 512 * MiB, 8 * MiB, 1);
+	a = memblock_alloc_node(&mb, 4 * MiB, PAGE_SIZE, 1);
+	EXPECT(a >= 512 * MiB && a < 520 * MiB);
+	b = memblock_alloc_node(&mb, 6 * MiB, PAGE_SIZE, 1);	/* no room left on node 1 */
+	EXPECT(b >= 256 * MiB && b < 264 * MiB);
+}
+
+/*
+ * Four nodes, an asymmetric distance table: each node's zonelist follows its own row
+ * (node 0 sees node 1 at 40, node 1 sees node 0 at 30). Expect 0 2 3 1 / 1 3 0 2 /
+ * 2 1 3 0 / 3 0 1 2, every node's memory map and per-CPU lists in its own memory.
+ */
+static void numa_zonelist_follows_own_row(void)
+{
+	static const u8 dist[MAX_NUMA_NODES][MAX_NUMA_NODES] = {
+		{ 10, 40, 20, 30 }, { 30, 10, 40, 20 }, { 40, 20, 10, 30 }, { 20, 30, 40, 10 } };
+	static const int want[4][4] = { { 0, 2, 3, 1 }, { 1, 3, 0, 2 }, { 2, 1, 3, 0 },
+					{ 3, 0, 1, 2 } };
+	static const unsigned int size[4] = { 32, 32, 32, 32 };
+	static struct test_machine tm;
+	struct mm_machine *m = machine_create(&tm, 4, size, dist, NULL);
+	int order[MAX_NUMA_NODES];
+
+	ASSERT(m);
+	for (unsigned int nid = 0; nid < 4; nid++) {
+		struct zone *zone = &m->node[nid]->node_zones[ZONE_DMA32];
+		u64 pcp_phys = arch_virt_to_phys(zone->pcp);
+
+		ASSERT(zonelist_nodes(m->node[nid], order) == 4);
+		for (int i = 0; i < 4; i++)
+			EXPECT_EQ(order[i], want[nid][i]);
+		EXPECT(pcp_phys >= 256 * MiB * (nid + 1) && pcp_phys < 256 * MiB * (nid + 1) + 32 * MiB);
+		EXPECT_EQ(m->node[nid]->memmap_bytes, PAGES_PER_SECTION * sizeof(struct page));
+	}
+	EXPECT_EQ(mm_verify_machine(m), 0);
+	mm_machine_destroy(m);
+}
+
+/*
+ * A node boundary inside a 128 MiB section: node 1's first 16 MiB share a section with
+ * node 0's memory, so they join node 0 (a section's memory map and RAM belong to one
+ * node), with a message; then no buddy block crosses a node and exhaustion counts match.
+ *   [256M ........ 368M)[368M .. 384M | 384M ....... 448M)
+ *        node 0            node 1 -> 0     node 1
+ */
+static void numa_section_holds_one_node(void)
+{
+	static struct test_machine tm;
+	struct pglist_data *nodes[2] = { &tm.nodes[0], &tm.nodes[1] };
+	struct mm_machine *m = &tm.m;
+	unsigned long free1;
+
+	memset(&tm, 0, sizeof(tm));
+	memblock_init(&tm.mb, host_boot_map_limit);
+	memblock_add(&tm.mb, 256 * MiB, 192 * MiB);
+	memblock_set_node(&tm.mb, 368 * MiB, 80 * MiB, 1);
+	ASSERT(mm_machine_init(m, nodes, 2, &tm.mb, "t", 1, NULL, NULL) == 0);
+	EXPECT(host_console_contains("goes to node 0"));
+	free1 = node_free_pages(m->node[1]);
+	EXPECT(free1 > 60 * MiB / PAGE_SIZE && free1 <= 64 * MiB / PAGE_SIZE);
+	EXPECT_EQ(node_managed_pages(m->node[0]) + node_managed_pages(m->node[1]),
+		  machine_managed_pages(m));
+	EXPECT_EQ(m->node[1]->node_start_pfn, (384 * MiB) >> PAGE_SHIFT);
+	EXPECT_EQ(mm_verify_machine(m), 0);
+	mm_machine_destroy(m);
+}
+
+/* ---- remote frees racing with drains, 8 CPU threads on 2 nodes ---- */
+
+struct remote_race {
+	struct mm_machine *m;
+	unsigned int ops;
+	int churning;			/* churner threads still running (atomic) */
+	u64 moved;			/* pages found on another node than they came from */
+	u64 drains_with_pages;		/* drains that found remote pages on some list (atomic) */
+};
+
+struct remote_arg {
+	struct remote_race *r;
+	u64 frees;
+};
+
+/* CPU 1 drains every node; the others allocate from the other node and free themselves. */
+static void *remote_race_cpu(void *p)
+{
+	struct remote_arg *a = p;
+	struct remote_race *r = a->r;
+	unsigned int cpu = arch_cpu_id();
+	struct pglist_data *to = r->m->node[(machine_cpu_nid(r->m, cpu) + 1) % 2];
+	struct page *held[16];
+	unsigned int n = 0;
+	u64 seed = 0x9e3779b97f4a7c15ull * (cpu + 1);
+
+	if (cpu == 1) {
+		while (__atomic_load_n(&r->churning, __ATOMIC_ACQUIRE)) {
+			unsigned long before = 0;
+
+			for (unsigned int nid = 0; nid < 2; nid++)
+				before += zone_pcp_count(&r->m->node[nid]->node_zones[ZONE_DMA32]);
+			drain_all_pages_machine(r->m);
+			if (before)
+				__atomic_add_fetch(&r->drains_with_pages, 1, __ATOMIC_RELAXED);
+		}
+		return NULL;
+	}
+	for (unsigned int i = 0; i < r->ops || n; i++) {
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		if (i < r->ops && n < 16 && (n == 0 || (seed & 1))) {
+			held[n] = alloc_pages_node(to, GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN,
+						   (unsigned int)(seed >> 8) % 2);
+			n += held[n] != NULL;
+			continue;
+		}
+		n--;
+		__atomic_add_fetch(&r->moved, held[n]->nid != to->node_id, __ATOMIC_RELAXED);
+		__free_pages(held[n], held[n]->order);
+		a->frees++;
+	}
+	__atomic_sub_fetch(&r->churning, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Even CPUs on node 0, odd on node 1; every free is a remote one (the page parks on the
+ * freeing CPU's list for the other node's zone) while CPU 1 drains every CPU's lists of
+ * every node. Each lock model: afterwards every list is empty once the zones are disabled,
+ * each node has exactly its free pages back, no page changed node, mm_verify passes, and
+ * the drainer found remote pages on the lists while the churners ran (else: nothing tested).
+ */
+static void numa_remote_free_vs_drain(void)
+{
+	static const unsigned int size[2] = { 64, 64 };
+	static const u8 even_odd[NUMA_TEST_CPUS] = { 0, 1, 0, 1, 0, 1, 0, 1 };
+	static struct test_machine tm;
+	struct mm_machine *m = machine_create(&tm, 2, size, NULL, even_odd);
+
+	ASSERT(m);
+	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
+		struct remote_race r = { .m = m, .ops = 4000, .churning = NUMA_TEST_CPUS - 1 };
+		struct remote_arg args[NUMA_TEST_CPUS];
+		unsigned long before[2], after[2], left = 0;
+		u64 frees = 0;
+
+		pcp_switch_lock_model(pcp_lock_model_name(models[i]));
+		node_counts(m, before);
+		for (unsigned int c = 0; c < NUMA_TEST_CPUS; c++)
+			args[c] = (struct remote_arg){ &r, 0 };
+		run_on_cpus(NUMA_TEST_CPUS, remote_race_cpu, args, sizeof(args[0]));
+		for (unsigned int c = 0; c < NUMA_TEST_CPUS; c++)
+			frees += args[c].frees;
+		for (unsigned int nid = 0; nid < 2; nid++)
+			zone_pcp_disable(&m->node[nid]->node_zones[ZONE_DMA32]);
+		for (unsigned int nid = 0; nid < 2; nid++) {
+			left += zone_pcp_count(&m->node[nid]->node_zones[ZONE_DMA32]);
+			zone_pcp_enable(&m->node[nid]->node_zones[ZONE_DMA32]);
+		}
+		node_counts(m, after);
+		EXPECT_EQ(left, 0);
+		EXPECT_EQ(after[0], before[0]);
+		EXPECT_EQ(after[1], before[1]);
+		EXPECT_EQ(r.moved, 0);
+		EXPECT(frees >= (NUMA_TEST_CPUS - 1) * 1000);
+		EXPECT(r.drains_with_pages > 0);
+		EXPECT_EQ(mm_verify_machine(m), 0);
+	}
+	pcp_switch_lock_model("trylock");
+	mm_machine_destroy(m);
+}
+
+/*
+ * Exhausting node 0 from a CPU of node 0 falls back to node 1: numa_hit on node 0 until its
+ * low watermark, then numa_miss on node 1 and numa_foreign on node 0, exactly one per
+ * allocation; other_node counts node 1's allocations (the CPU is on node 0).
+ */
+static void numa_exhaustion_counts_miss_and_foreign(void)
+{
+	static const unsigned int size[2] = { 16, 16 };
+	static struct test_machine tm;
+	static struct page *held[8192];
+	struct mm_machine *m = machine_create(&tm, 2, size, NULL, NULL);
+	struct zone *z0, *z1;
+	struct numa_stats s0, s1;
+	unsigned long n = 0, local = 0, remote = 0, before[2], after[2];
+
+	ASSERT(m);
+	z0 = &m->node[0]->node_zones[ZONE_DMA32];
+	z1 = &m->node[1]->node_zones[ZONE_DMA32];
+	node_counts(m, before);
+	while (remote < 100 && (held[n] = alloc_pages_node(m->node[0], GFP_KERNEL | __GFP_NOWARN,
+							   0))) {
+		if (page_pgdat(held[n++]) == m->node[0])
+			local += !remote;
+		else
+			remote++;
+	}
+	EXPECT_EQ(remote, 100);
+	EXPECT_EQ(local + remote, n);
+	zone_numa_stats(z0, &s0);
+	zone_numa_stats(z1, &s1);
+	EXPECT_EQ(s0.numa_hit, local);
+	EXPECT_EQ(s0.numa_foreign, remote);
+	EXPECT_EQ(s1.numa_miss, remote);
+	EXPECT_EQ(s1.other_node, remote);
+	EXPECT_EQ(s0.local_node, local);
+	EXPECT(zone_free_pages(z0) <= z0->_watermark[WMARK_LOW]);
+	free_all(held, n, 0);
+	node_counts(m, after);
+	EXPECT_EQ(after[0], before[0]);
+	EXPECT_EQ(after[1], before[1]);
+	EXPECT_EQ(mm_verify_machine(m), 0);
+	mm_machine_destroy(m);
+}
+
+const struct host_test numa_tests[] = {
+	{ "memblock_set_node_splits_and_merges", memblock_set_node_splits_and_merges, false },
+	{ "memblock_alloc_node_prefers_node", memblock_alloc_node_prefers_node, false },
+	{ "numa_zonelist_follows_own_row", numa_zonelist_follows_own_row, false },
+	{ "numa_section_holds_one_node", numa_section_holds_one_node, false },
+	{ "numa_exhaustion_counts_miss_and_foreign", numa_exhaustion_counts_miss_and_foreign,
+	  false },
+	{ "numa_remote_free_vs_drain", numa_remote_free_vs_drain, true },
+	{ NULL, NULL, false },
+};
