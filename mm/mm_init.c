@@ -292,8 +292,9 @@ static void free_range(struct pglist_data *pgdat, unsigned long spfn, unsigned l
 /*
  * Watermarks, as Linux v6.4: min_free_kbytes = sqrt(16 * lowmem kB), clamped to
  * [128, 262144] (1 GiB of RAM gives 4096 kB), over the RAM of every node of the machine.
- * Each zone's min is its share of that in proportion to its managed pages; low = min + delta and high = min + 2 delta, with
- * delta = max(min / 4, managed * 10 / 10000) (watermark_scale_factor 10).
+ * Each zone's min is its share of that in proportion to its managed pages; low = min + delta
+ * and high = min + 2 delta, with delta = max(min / 4, managed * 10 / 10000)
+ * (watermark_scale_factor 10).
  */
 void setup_per_zone_wmarks(struct pglist_data *pgdat)
 {

@@ -26,7 +26,9 @@ import runner  # noqa: E402
 # name, firmware, machine, CPUs, memory, timeout (s), kernel command line, options:
 #   expect="panic": the run must end in exactly one PANIC report (exit 255), not pass tests;
 #   expect_text=REGEX: with expect="panic", a line the report must contain;
-#   expect_cpus=N: CPUs the boot tests expect online (default: the CPUs given).
+#   expect_cpus=N: CPUs the boot tests expect online (default: the CPUs given);
+#   numa=SPEC: NUMA nodes as tests/runner.py --numa takes them (CPUs and memory must add up
+#   to the row's).
 MATRIX = [
     ("bios-q35-smp1", "bios", "q35", 1, "2G", 300, "", {}),
     ("bios-q35-smp2", "bios", "q35", 2, "2G", 300, "", {}),
@@ -66,6 +68,22 @@ MATRIX = [
     # seed each run, printed): each case either copes and loses nothing, or says why it runs
     # with injection paused (KTEST_CASE_NOFAIL). The summary line counts the failures.
     ("fail-page-alloc-smp4", "bios", "q35", 4, "2G", 300, "fail_page_alloc=1,10,0,-1", {}),
+    # NUMA (docs/numa.md): nodes from QEMU's SRAT and SLIT. Two sockets of 20 CPUs; four
+    # nodes with uneven distances (each node's fallback order differs); a node of CPUs
+    # without memory; a node of memory without CPUs; 6 GiB so that Normal spans both nodes
+    # (and a hot-pluggable range in the SRAT).
+    ("numa2-smp40", "bios", "q35", 40, "2G", 480,
+     "test=boot.*,mm_numa.*,mm_pcp.mm_pcp_stress*", {"numa": "2"}),
+    ("numa4-uneven-smp8", "bios", "q35", 8, "2048M", 300,
+     "test=boot.*,mm_numa.*,mm_buddy.mm_exhaustion*",
+     {"numa": "2/512M,2/512M,2/512M,2/512M;dist=10,12,20,30,12,10,14,24,20,14,10,16,30,24,"
+              "16,10"}),
+    ("numa-memoryless-smp4", "bios", "q35", 4, "2048M", 300, "test=boot.*,mm_numa.*,mm_pcp.*,gup.*",
+     {"numa": "2/2G,2/0"}),
+    ("numa-cpuless-smp4", "bios", "q35", 4, "2048M", 300, "test=boot.*,mm_numa.*,mm_pcp.*",
+     {"numa": "4/1G,0/1G"}),
+    ("numa2-6G-smp4", "bios", "q35", 4, "6G,slots=2,maxmem=8G", 300,
+     "test=boot.*,mm_numa.*,mm_buddy.mm_boot*,mm_buddy.mm_gfp*,gup.*", {"numa": "2/3G,2/3G"}),
 ]
 
 SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
@@ -137,6 +155,7 @@ def run_row(row, opts, out):
             "--expect", extra.get("expect", "pass"),
             *(["--expect-text", extra["expect_text"]] if "expect_text" in extra else []),
             "--expect-cpus", str(extra.get("expect_cpus", smp)),
+            *(["--numa", extra["numa"]] if "numa" in extra else []),
             "--smp", str(smp), "--mem", mem, "--timeout", str(timeout * opts.timeout_scale),
             "--accel", opts.accel, "--cmdline", " ".join(w for w in (cmdline, opts.cmdline) if w),
             "--log", os.path.join(opts.build, "runs", name + ".log"),

@@ -377,6 +377,15 @@ class NumaTest(unittest.TestCase):
         self.assertIn("node,nodeid=2,cpus=4-5 ", qemu)
         self.assertIn("dist,src=2,dst=1,val=40", qemu)
 
+    def test_matrix_rows_add_up(self):
+        import matrix
+        for row in (r for r in matrix.MATRIX if "numa" in r[7]):
+            args = runner.parse_args(["--numa", row[7]["numa"], "--smp", str(row[3]),
+                                      "--mem", row[4]])
+            self.assertEqual(args.smp, row[3], row[0])
+            self.assertEqual(runner.parse_size_mib(args.mem.split(",")[0]),
+                             runner.parse_size_mib(row[4].split(",")[0]), row[0])
+
     def test_no_slit_and_bad_specs(self):
         args = runner.parse_args(["--numa", "2;dist=none"])
         self.assertNotIn("dist", " ".join(runner.numa_qemu_args(args.numa_nodes, None)))

@@ -40,7 +40,11 @@ CONFIGS = {
               "test=none bench=locks bench.lock_ms=20 bench.windows=2", 600),
     "gup": ([], 40, "2G", "test=none mm.poison=0 bench=gup gup.cmd=a gup.size_mb=512",
             "test=none mm.poison=0 bench=gup gup.cmd=a gup.size_mb=4", 1200),
+    "numa": ([], 40, "2G", "test=none mm.poison=0 bench=numa bench.numa_pairs=20000",
+             "test=none mm.poison=0 bench=numa bench.numa_pairs=400 bench.windows=2", 1200),
 }
+# Runner options a configuration needs beyond the above (tests/runner.py --help).
+RUNNER_ARGS = {"numa": ["--numa", "2"]}
 
 def run_config(name, cfg, smoke, outdir, iso):
     qemu_args, smp, mem, cmdline, smoke_cmdline, timeout = cfg
@@ -51,6 +55,7 @@ def run_config(name, cfg, smoke, outdir, iso):
            "--cmdline", smoke_cmdline if smoke else cmdline]
     for a in qemu_args:
         cmd += ["--qemu-arg=" + a]
+    cmd += RUNNER_ARGS.get(name, [])
     start = time.monotonic()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wall = time.monotonic() - start
