@@ -40,7 +40,7 @@ CONFIGS = {
               "test=none bench=locks bench.lock_ms=20 bench.windows=2", 600),
     "gup": ([], 40, "2G", "test=none mm.poison=0 bench=gup gup.cmd=a gup.size_mb=512",
             "test=none mm.poison=0 bench=gup gup.cmd=a gup.size_mb=4", 1200),
-    "numa": ([], 40, "2G", "test=none mm.poison=0 bench=numa bench.numa_pairs=20000",
+    "numa": ([], 40, "2G", "test=none mm.poison=0 bench=numa bench.numa_pairs=4000",
              "test=none mm.poison=0 bench=numa bench.numa_pairs=400 bench.windows=2", 1200),
 }
 # Runner options a configuration needs beyond the above (tests/runner.py --help).
