@@ -173,13 +173,13 @@ MUTATIONS = [
 	if (page || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
 		return page;
 	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
-	drain_all_pages_node(ac->pgdat);
+	drain_all_pages_machine(ac->pgdat->machine);
 """, """\
 	if (page)
 		return page;
 	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
 	if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
-		drain_all_pages_node(ac->pgdat);
+		drain_all_pages_machine(ac->pgdat->machine);
 	else
 		drain_local_pages_node(ac->pgdat);
 """)],
