@@ -373,12 +373,14 @@ static void numa_exhaust_node_falls_back(struct ktest *t)
 static void numa_remote_free_parks_then_drains_home(struct ktest *t)
 {
 	static const bool mem[2] = { true, true };
-	struct mm_machine *pm = tm_create(2, mem, NULL, all_on_node0);
 	unsigned int cpu = arch_cpu_id();
 	unsigned long before[2];
+	struct mm_machine *pm;
 	struct zone *z1;
 
-	if (!pm)
+	if (!READ_ONCE(pcp_enabled))
+		KT_SKIP(t, "pcp.enable=0: a free goes straight to its node's buddy lists");
+	if (!(pm = tm_create(2, mem, NULL, all_on_node0)))
 		KT_SKIP(t, "needs 2 x 8 MiB of free memory in 2 distinct 128 MiB sections");
 	z1 = only_zone(pm->node[1]);
 	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
@@ -658,6 +660,8 @@ static void numa_remote_free_under_drains(struct ktest *t)
 
 	if (nr_cpus_online() < 3)
 		KT_SKIP(t, "needs 3 CPUs: churners and a drainer");
+	if (!READ_ONCE(pcp_enabled))
+		KT_SKIP(t, "pcp.enable=0: no per-CPU lists for remote pages to park on");
 	if (!(pm = tm_create(2, mem, NULL, even_odd)))
 		KT_SKIP(t, "needs 2 x 8 MiB of free memory in 2 distinct 128 MiB sections");
 	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
