@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <setjmp.h>
 #include <string.h>
+#include <time.h>
 #include "tests/host/harness.h"
 #include "kernel/lockdep.h"
 #include "kernel/smp.h"
@@ -1078,6 +1079,7 @@ static void alloc_pages_slowpath_irqs_off_does_not_drain(void)
 
 #define TOGGLE_CPUS 3
 #define TOGGLE_ROUNDS 1000
+#define TOGGLE_SECONDS 20	/* or fewer rounds: TSan on a loaded host did 1000 in > 300 s */
 
 struct toggle_shared {
 	struct pglist_data *pgdat;
@@ -1087,7 +1089,17 @@ struct toggle_shared {
 	u64 overlaps;			/* calls that began while a conflicting one ran (atomic) */
 	u64 live_while_disabled;	/* a pcp with high != 0 or batch != 1 seen while disabled */
 	u64 stalls;			/* injected preemptions (atomic) */
+	time_t deadline;		/* CLOCK_MONOTONIC seconds: stop starting rounds */
+	int rounds;			/* rounds begun by CPU 0 (atomic) */
 };
+
+static bool toggle_time_left(const struct toggle_shared *sh)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec < sh->deadline;
+}
 
 /* Count entering a call of one kind while one of the other kind is in progress. */
 static void toggle_enter(struct toggle_shared *sh, int *mine, int *other)
@@ -1130,7 +1142,9 @@ static void *toggle_cpu(void *p)
 	while (__atomic_load_n(&sh->started, __ATOMIC_ACQUIRE) < TOGGLE_CPUS)
 		arch_cpu_relax();
 	host_preempt_start(&sh->disables);
-	for (int r = 0; r < TOGGLE_ROUNDS; r++) {
+	for (int r = 0; r < TOGGLE_ROUNDS && (r < 50 || toggle_time_left(sh)); r++) {
+		if (arch_cpu_id() == 0)
+			__atomic_add_fetch(&sh->rounds, 1, __ATOMIC_RELAXED);
 		if (updater) {
 			toggle_enter(sh, &sh->in_enable, &sh->in_disable);
 			host_preempt_arm((unsigned long)rand_r(&seed) % 20000);
@@ -1165,14 +1179,17 @@ static void pcp_disable_enable_update_concurrent(void)
 {
 	struct toggle_shared sh = { .pgdat = pcp_node(16, 1024) };
 	struct toggle_shared *args[TOGGLE_CPUS] = { &sh, &sh, &sh };
+	struct timespec ts;
 	struct zone *zone;
 
 	ASSERT(sh.pgdat);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sh.deadline = ts.tv_sec + TOGGLE_SECONDS;
 	zone = &sh.pgdat->node_zones[ZONE_DMA32];
 	run_on_cpus(TOGGLE_CPUS, toggle_cpu, args, sizeof(args[0]));
-	printk("disable/enable/update: %llu calls overlapped a conflicting one (%llu injected "
-	       "preemptions), %llu times a pcp was live while its zone was disabled\n",
-	       (unsigned long long)sh.overlaps, (unsigned long long)sh.stalls,
+	printk("disable/enable/update: %d rounds, %llu calls overlapped a conflicting one (%llu "
+	       "injected preemptions), %llu times a pcp was live while its zone was disabled\n",
+	       sh.rounds, (unsigned long long)sh.overlaps, (unsigned long long)sh.stalls,
 	       (unsigned long long)sh.live_while_disabled);
 	EXPECT(sh.overlaps > 0);
 	EXPECT_EQ(sh.live_while_disabled, 0);
