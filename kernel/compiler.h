@@ -56,18 +56,30 @@ typedef int64_t s64;
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
-/* One load or store the compiler may not tear, merge or repeat. */
-#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
-#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 /*
- * Fields that one CPU writes under a lock while another reads them without it (racy peeks
- * that tolerate stale values: free counts, pcp counts, page flags during pageblock scans).
- * Relaxed atomics: the same instructions as plain accesses on x86, but not a data race.
- * Each is an interleave point (kernel/arch.h: nothing on x86; a file using these includes it).
+ * Shared memory: the one vocabulary, used by the kernel, the lab and the host harness alike.
+ *
+ *   READ_ONCE(x), WRITE_ONCE(x, v)   a racy plain access: a variable or field another CPU
+ *       writes or reads without holding the lock this access holds (flags, counters, free
+ *       counts peeked at without the zone lock, page flags during pageblock scans). One
+ *       untorn access the compiler may not merge or repeat; a relaxed atomic, so the same
+ *       mov on x86 but not a data race (TSan). Each is an interleave point (kernel/arch.h:
+ *       nothing on x86; on the host a simulated interrupt or a thread switch may come here),
+ *       so a file using them includes kernel/arch.h.
+ *   smp_load_acquire(p), smp_store_release(p, v)   publish data through *p: whatever the
+ *       storer wrote before the release is visible to a loader after its acquire.
+ *   __atomic_<op>_fetch / __atomic_fetch_<op> / __atomic_exchange_n / _compare_exchange_n
+ *       read-modify-write, with the memory order spelled out at the call.
+ *
+ * No volatile and no plain __atomic_load_n/__atomic_store_n elsewhere: the only exceptions
+ * are the arch_ops.h implementations of arch_interleave_point() and the host shim behind it,
+ * where READ_ONCE would call back into itself.
  */
-#define READ_RACY(x) ({ arch_interleave_point(); __atomic_load_n(&(x), __ATOMIC_RELAXED); })
-#define WRITE_RACY(x, v) \
+#define READ_ONCE(x) ({ arch_interleave_point(); __atomic_load_n(&(x), __ATOMIC_RELAXED); })
+#define WRITE_ONCE(x, v) \
 	({ arch_interleave_point(); __atomic_store_n(&(x), (v), __ATOMIC_RELAXED); })
+#define smp_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define smp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define container_of(ptr, type, member) \

@@ -12,9 +12,7 @@
 #include "kernel/string.h"
 #include "kernel/cmdline.h"
 
-/* Words read without graph_locked are atomic (relaxed): plain for the CPU, visible to TSan. */
-#define LD_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define LD_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+/* Words read without graph_locked use READ_ONCE/WRITE_ONCE (kernel/compiler.h). */
 
 /* `lockdep=0` turns it off; a report turns it off for good (Linux's debug_locks_off()). */
 static bool debug_locks = true;
@@ -22,19 +20,19 @@ CMDLINE_BOOL("lockdep", debug_locks, "0: no lock validator (debug builds run it 
 
 bool lockdep_enabled(void)
 {
-	return CONFIG_LOCKDEP && LD_LOAD(debug_locks);
+	return CONFIG_LOCKDEP && READ_ONCE(debug_locks);
 }
 
 void lockdep_off(void)
 {
-	LD_STORE(debug_locks, false);
+	WRITE_ONCE(debug_locks, false);
 }
 
 static unsigned long nr_reports;	/* not expected by a test */
 
 unsigned long lockdep_report_count(void)
 {
-	return LD_LOAD(nr_reports);
+	return READ_ONCE(nr_reports);
 }
 
 const char *lockdep_rule_name(enum lockdep_rule rule)
@@ -136,18 +134,18 @@ static bool graph_lock(unsigned long flags)
 		arch_irq_restore(flags);
 		do
 			arch_cpu_relax();
-		while (LD_LOAD(graph_locked));
+		while (READ_ONCE(graph_locked));
 		(void)arch_irq_save();
 	}
-	if (LD_LOAD(debug_locks))
+	if (READ_ONCE(debug_locks))
 		return true;
-	__atomic_store_n(&graph_locked, 0, __ATOMIC_RELEASE);
+	smp_store_release(&graph_locked, 0);
 	return false;
 }
 
 static void graph_unlock(void)
 {
-	__atomic_store_n(&graph_locked, 0, __ATOMIC_RELEASE);
+	smp_store_release(&graph_locked, 0);
 }
 
 /* Enter the validator on this CPU: NULL if it is already running here (its own printk). */
@@ -173,12 +171,12 @@ static void lockdep_leave(struct lockdep_cpu *c, unsigned long flags)
 
 static bool has_bit(const u64 *set, unsigned int i)
 {
-	return (LD_LOAD(set[i / 64]) >> (i % 64)) & 1;
+	return (READ_ONCE(set[i / 64]) >> (i % 64)) & 1;
 }
 
 static void set_bit_in(u64 *set, unsigned int i)
 {
-	LD_STORE(set[i / 64], set[i / 64] | (1ull << (i % 64)));
+	WRITE_ONCE(set[i / 64], set[i / 64] | (1ull << (i % 64)));
 }
 
 /* ---- reports ---- */
@@ -251,8 +249,8 @@ static bool report_begin(enum lockdep_rule rule, unsigned int a, unsigned int b,
 		snprintf(e->second, sizeof(e->second), "%s", b ? cname(b) : "");
 		snprintf(e->headline, sizeof(e->headline), "%s", headline);
 	} else {
-		LD_STORE(debug_locks, false);
-		LD_STORE(nr_reports, nr_reports + 1);
+		WRITE_ONCE(debug_locks, false);
+		WRITE_ONCE(nr_reports, nr_reports + 1);
 		snprintf(first_report, sizeof(first_report), "%s", headline);
 	}
 	ld_print("\n");
@@ -311,7 +309,7 @@ static unsigned int register_lock(const struct lockdep_cpu *c, struct spinlock *
 		return 0;
 	cls = init_site ? class_of_key(c, init_site, init_site->expr, init_site)
 			: class_of_key(c, lock, lock->name, NULL);
-	LD_STORE(lock->dep_class, (u8)cls);
+	WRITE_ONCE(lock->dep_class, (u8)cls);
 	graph_unlock();
 	return cls;
 }
@@ -321,7 +319,7 @@ void lockdep_init_lock(struct spinlock *lock, const struct lock_site *init_site)
 	struct lockdep_cpu *c;
 	unsigned long flags;
 
-	if (!LD_LOAD(debug_locks) || !(c = lockdep_enter(&flags)))
+	if (!READ_ONCE(debug_locks) || !(c = lockdep_enter(&flags)))
 		return;
 	register_lock(c, lock, init_site, flags);
 	lockdep_leave(c, flags);
@@ -619,7 +617,7 @@ static __noinline void mark_usage(const struct lockdep_cpu *c, const struct held
 	if (!((g.usage[cls] >> bit) & 1)) {
 		g.usage_site[cls][bit] = h->site;
 		g.usage_cpu[cls][bit] = (u16)arch_cpu_id();
-		LD_STORE(g.usage[cls], g.usage[cls] | (u8)(1u << bit));
+		WRITE_ONCE(g.usage[cls], g.usage[cls] | (u8)(1u << bit));
 		check_usage(c, h, bit);
 	}
 	graph_unlock();
@@ -627,7 +625,7 @@ static __noinline void mark_usage(const struct lockdep_cpu *c, const struct held
 
 static inline bool has_usage(unsigned int cls, int bit)
 {
-	return (LD_LOAD(g.usage[cls]) >> bit) & 1;
+	return (READ_ONCE(g.usage[cls]) >> bit) & 1;
 }
 
 /* Graph lock held: may p -> n join the graph? Adds it if so. */
@@ -720,7 +718,7 @@ static void validate_acquire(struct lockdep_cpu *c, struct spinlock *lock,
 			     const struct lock_site *site, bool trylock, bool irqs_on,
 			     unsigned long flags)
 {
-	unsigned int cls = LD_LOAD(lock->dep_class);
+	unsigned int cls = READ_ONCE(lock->dep_class);
 	struct held_lock *h;
 
 	if (!cls && !lock->name) {
@@ -759,7 +757,7 @@ void lockdep_acquire(struct spinlock *lock, const struct lock_site *site, bool t
 	struct lockdep_cpu *c;
 	unsigned long flags;
 
-	if (!LD_LOAD(debug_locks) || !(c = lockdep_enter(&flags)))
+	if (!READ_ONCE(debug_locks) || !(c = lockdep_enter(&flags)))
 		return;
 	validate_acquire(c, lock, site, trylock, !arch_irqs_disabled_flags(flags), flags);
 	lockdep_leave(c, flags);
@@ -776,7 +774,7 @@ void lockdep_release(struct spinlock *lock)
 	unsigned long flags;
 	bool irqs_on;
 
-	if (!LD_LOAD(debug_locks) || !(c = lockdep_enter(&flags)))
+	if (!READ_ONCE(debug_locks) || !(c = lockdep_enter(&flags)))
 		return;
 	irqs_on = !arch_irqs_disabled_flags(flags);
 	for (int i = (int)c->depth - 1; i >= 0; i--) {
@@ -796,7 +794,7 @@ void lockdep_release(struct spinlock *lock)
 
 unsigned int lockdep_held_depth(void)
 {
-	return LD_LOAD(ld_cpus[arch_cpu_id()].depth);
+	return READ_ONCE(ld_cpus[arch_cpu_id()].depth);
 }
 
 void lockdep_truncate_held(unsigned int depth)
@@ -854,15 +852,15 @@ void lockdep_print_summary(void)
 	u64 checked = 0;
 
 	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
-		checked += LD_LOAD(ld_cpus[cpu].checked);
-	if (LD_LOAD(nr_reports))
+		checked += READ_ONCE(ld_cpus[cpu].checked);
+	if (READ_ONCE(nr_reports))
 		printk("lockdep: REPORTED a possible deadlock (then turned itself off): %s\n",
 		       first_report);
-	else if (!LD_LOAD(debug_locks))
+	else if (!READ_ONCE(debug_locks))
 		printk("lockdep: off (lockdep=0 or panic)\n");
 	else
 		printk("lockdep: %u lock classes, %u dependencies, %llu acquisitions validated: "
-		       "no deadlock pattern seen\n", nr_classes, LD_LOAD(g.nr_edges),
+		       "no deadlock pattern seen\n", nr_classes, READ_ONCE(g.nr_edges),
 		       (unsigned long long)checked);
 }
 

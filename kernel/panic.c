@@ -94,5 +94,5 @@ void warn_slowpath(const char *file, int line, const char *cond)
 
 unsigned long warn_count(void)
 {
-	return __atomic_load_n(&nr_warnings, __ATOMIC_RELAXED);
+	return READ_ONCE(nr_warnings);
 }

@@ -63,7 +63,7 @@ static void mask_clear(u64 *m, unsigned int cpu)
 static bool mask_empty(const u64 *m)
 {
 	for (unsigned int i = 0; i < CPU_MASK_WORDS; i++)
-		if (__atomic_load_n(&m[i], __ATOMIC_ACQUIRE))
+		if (smp_load_acquire(&m[i]))
 			return false;
 	return true;
 }
@@ -90,7 +90,7 @@ static void panic_no_answer(const u64 *m, const char *what)
 	size_t len = 0;
 
 	for (unsigned int i = 0; i < CPU_MASK_WORDS; i++)
-		snap[i] = __atomic_load_n(&m[i], __ATOMIC_ACQUIRE);
+		snap[i] = smp_load_acquire(&m[i]);
 	if (mask_empty(snap))
 		return;
 	list[0] = 0;
@@ -184,10 +184,10 @@ static struct smp_call *async_call_get(void)
 		u64 busy[CPU_MASK_WORDS] = { 0 };
 
 		for (unsigned int i = 0; i < ASYNC_CALLS_PER_CPU; i++) {
-			if (!__atomic_load_n(&pool[i].remaining, __ATOMIC_ACQUIRE))
+			if (!smp_load_acquire(&pool[i].remaining))
 				return &pool[i];
 			for (unsigned int w = 0; w < CPU_MASK_WORDS; w++)
-				busy[w] |= __atomic_load_n(&pool[i].pending[w], __ATOMIC_RELAXED);
+				busy[w] |= READ_ONCE(pool[i].pending[w]);
 		}
 		wait_step(deadline, busy, "all async call descriptors busy");
 	}
@@ -197,7 +197,7 @@ static struct smp_call *async_call_get(void)
 static void call_queue_all(struct smp_call *call)
 {
 	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
-		if (__atomic_load_n(&call->pending[cpu / 64], __ATOMIC_RELAXED) & (1ull << (cpu % 64)))
+		if (READ_ONCE(call->pending[cpu / 64]) & (1ull << (cpu % 64)))
 			enqueue(cpu, call);
 }
 
@@ -207,10 +207,10 @@ static void call_wait(struct smp_call *call)
 	bool irqs_on = !arch_irqs_disabled();
 	u64 deadline = call_deadline();
 
-	while (__atomic_load_n(&call->remaining, __ATOMIC_ACQUIRE)) {
+	while (smp_load_acquire(&call->remaining)) {
 		if (irqs_on) {
 			arch_irq_disable();
-			if (__atomic_load_n(&call->remaining, __ATOMIC_ACQUIRE))
+			if (smp_load_acquire(&call->remaining))
 				arch_wait_for_interrupt();	/* the last target or a tick wakes us */
 			arch_irq_enable();
 		} else {
@@ -241,7 +241,7 @@ static void call_start(struct smp_call *call, smp_call_fn fn, void *arg, const u
 	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)	/* no libgcc: no popcount */
 		n += (targets[cpu / 64] >> (cpu % 64)) & 1;
 	memcpy(call->pending, targets, sizeof(call->pending));
-	__atomic_store_n(&call->remaining, n, __ATOMIC_RELEASE);
+	smp_store_release(&call->remaining, n);
 	call_queue_all(call);
 	arch_irq_restore(flags);
 }
@@ -302,7 +302,7 @@ static void run_wait(struct smp_work *w, bool irqs_on)
 {
 	u64 start_deadline = call_deadline();
 
-	while (__atomic_load_n(&w->remaining, __ATOMIC_ACQUIRE)) {
+	while (smp_load_acquire(&w->remaining)) {
 		if ((s64)(arch_cycles() - start_deadline) > 0)
 			panic_no_answer(w->not_started, "smp_run_on_all: CPUs did not start");
 		if (!irqs_on) {
@@ -310,7 +310,7 @@ static void run_wait(struct smp_work *w, bool irqs_on)
 			continue;
 		}
 		arch_irq_disable();
-		if (__atomic_load_n(&w->remaining, __ATOMIC_ACQUIRE))
+		if (smp_load_acquire(&w->remaining))
 			arch_wait_for_interrupt();	/* our tick or the last finisher wakes us */
 		arch_irq_enable();
 	}
@@ -339,7 +339,7 @@ void smp_run_on_all(smp_call_fn fn, void *arg)
 	}
 	for_each_online_cpu(cpu) {
 		if (cpu != w.initiator) {
-			__atomic_store_n(&cpu_ptr(cpu)->work, &w, __ATOMIC_RELEASE);
+			smp_store_release(&cpu_ptr(cpu)->work, &w);
 			arch_send_wake_ipi(cpu);
 		}
 	}

@@ -37,13 +37,13 @@ void spin_lock_init_at(spinlock_t *lock, const char *name, unsigned int flags LO
 /* owner_cpu is only ever this CPU's id if this CPU wrote it (it is cleared before release). */
 bool spin_is_held_by_me(const spinlock_t *lock)
 {
-	return __atomic_load_n(&lock->locked, __ATOMIC_RELAXED) &&
-	       __atomic_load_n(&lock->owner_cpu, __ATOMIC_RELAXED) == arch_cpu_id();
+	return READ_ONCE(lock->locked) &&
+	       READ_ONCE(lock->owner_cpu) == arch_cpu_id();
 }
 
 static inline bool spin_looks_locked(spinlock_t *lock)
 {
-	return __atomic_load_n(&lock->locked, __ATOMIC_RELAXED);
+	return READ_ONCE(lock->locked);
 }
 
 static inline bool __spin_try(spinlock_t *lock)
@@ -54,7 +54,7 @@ static inline bool __spin_try(spinlock_t *lock)
 /* Called with the lock just acquired: record owner and statistics. */
 static inline void __spin_acquired(spinlock_t *lock, u64 spins)
 {
-	__atomic_store_n(&lock->owner_cpu, (u16)arch_cpu_id(), __ATOMIC_RELAXED);
+	WRITE_ONCE(lock->owner_cpu, (u16)arch_cpu_id());
 	lock->stats.acquisitions++;
 	if (unlikely(spins)) {
 		lock->stats.contended++;
@@ -117,8 +117,8 @@ void spin_unlock(spinlock_t *lock)
 		if (held > lock->stats.max_hold_cycles)
 			lock->stats.max_hold_cycles = held;
 	}
-	__atomic_store_n(&lock->owner_cpu, SPIN_NO_OWNER, __ATOMIC_RELAXED);
-	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
+	WRITE_ONCE(lock->owner_cpu, SPIN_NO_OWNER);
+	smp_store_release(&lock->locked, 0);
 }
 
 unsigned long spin_lock_irqsave_at(spinlock_t *lock LOCKDEP_SITE_PARAM)

@@ -56,12 +56,12 @@ void timer_tick(void)
 	struct cpu *c = this_cpu();
 
 	for (unsigned int i = 0; i < TIMER_MAX_HOOKS; i++) {
-		tick_hook_fn fn = __atomic_load_n(&tick_hooks[i], __ATOMIC_ACQUIRE);
+		tick_hook_fn fn = smp_load_acquire(&tick_hooks[i]);
 
 		if (fn)
 			fn(c->arch.cpu_id);
 	}
-	__atomic_store_n(&c->ticks, c->ticks + 1, __ATOMIC_RELEASE);
+	smp_store_release(&c->ticks, c->ticks + 1);
 }
 
 int timer_add_tick_hook(tick_hook_fn fn)
@@ -71,7 +71,7 @@ int timer_add_tick_hook(tick_hook_fn fn)
 
 	for (unsigned int i = 0; i < TIMER_MAX_HOOKS && ret; i++) {
 		if (!tick_hooks[i]) {
-			__atomic_store_n(&tick_hooks[i], fn, __ATOMIC_RELEASE);
+			smp_store_release(&tick_hooks[i], fn);
 			ret = 0;
 		}
 	}
@@ -104,7 +104,7 @@ void timer_remove_tick_hook(tick_hook_fn fn)
 	flags = spin_lock_irqsave(&hooks_lock);
 	for (unsigned int i = 0; i < TIMER_MAX_HOOKS; i++)
 		if (tick_hooks[i] == fn)
-			__atomic_store_n(&tick_hooks[i], NULL, __ATOMIC_RELEASE);
+			smp_store_release(&tick_hooks[i], NULL);
 	spin_unlock_irqrestore(&hooks_lock, flags);
 	wait_for_tick_everywhere();
 }

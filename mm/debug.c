@@ -252,7 +252,7 @@ void show_buddyinfo(struct pglist_data *pgdat)
 		len = snprintf(line, sizeof(line), "Node %d, zone %8s", pgdat->node_id, zone->name);
 		for (unsigned int o = 0; o <= MAX_ORDER; o++)
 			len += snprintf(line + len, sizeof(line) - (size_t)len, " %6lu",
-					READ_RACY(zone->free_area[o].nr_free));
+					READ_ONCE(zone->free_area[o].nr_free));
 		printk("%s\n", line);
 	}
 }

@@ -66,7 +66,7 @@ static unsigned int random_percent(const struct fail_cpu *c, u64 pos)
 /* Let a call of `pages` pages through while space lasts (Linux: space > size). */
 static bool consume_space(long pages)
 {
-	long s = __atomic_load_n(&fpa.space, __ATOMIC_RELAXED);
+	long s = READ_ONCE(fpa.space);
 
 	while (s > pages)
 		if (__atomic_compare_exchange_n(&fpa.space, &s, s - pages, false,
@@ -78,7 +78,7 @@ static bool consume_space(long pages)
 /* Take one of the failures left; false if none is (another CPU took the last one). */
 static bool consume_time(void)
 {
-	long t = __atomic_load_n(&fpa.times, __ATOMIC_RELAXED);
+	long t = READ_ONCE(fpa.times);
 
 	while (t != 0) {
 		if (t < 0)
@@ -97,7 +97,7 @@ static bool in_irq_context(void)
 
 static void report_failure(gfp_t gfp, unsigned int order, void *caller)
 {
-	unsigned int left = __atomic_load_n(&fpa.verbose_left, __ATOMIC_RELAXED);
+	unsigned int left = READ_ONCE(fpa.verbose_left);
 
 	if (gfp & __GFP_NOWARN)
 		return;
@@ -124,9 +124,9 @@ bool __should_fail_alloc_page(gfp_t gfp, unsigned int order, void *caller)
 	u64 pos;
 
 	if (order < a->min_order || (a->ignore_gfp_wait && (gfp & __GFP_DIRECT_RECLAIM)) ||
-	    (a->irq_only && !in_irq_context()) || __atomic_load_n(&fpa.paused, __ATOMIC_RELAXED))
+	    (a->irq_only && !in_irq_context()) || READ_ONCE(fpa.paused))
 		return false;
-	if (!__atomic_load_n(&fpa.times, __ATOMIC_RELAXED) || consume_space(1l << order))
+	if (!READ_ONCE(fpa.times) || consume_space(1l << order))
 		return false;
 	c = this_fail_cpu();
 	__atomic_fetch_add(&c->eligible, 1, __ATOMIC_RELAXED);
@@ -158,37 +158,37 @@ void fail_page_alloc_reseed(const char *suite, const char *tcase)
 	u64 base = mix64(fpa.attr.seed ^ name_hash(suite, tcase));
 
 	for (unsigned int cpu = 0; cpu < MM_MAX_CPUS; cpu++) {
-		__atomic_store_n(&fail_cpus[cpu].pos, 0, __ATOMIC_RELAXED);
+		WRITE_ONCE(fail_cpus[cpu].pos, 0);
 		fail_cpus[cpu].stream = mix64(base + cpu);
 	}
 }
 
 int fail_page_alloc_configure(const struct fault_attr *a)
 {
-	__atomic_store_n(&fail_page_alloc_armed, false, __ATOMIC_RELAXED);
+	WRITE_ONCE(fail_page_alloc_armed, false);
 	if (!a) {
 		fpa.attr.probability = 0;
 		return 0;
 	}
 	fpa.attr = *a;
-	__atomic_store_n(&fpa.times, a->times, __ATOMIC_RELAXED);
-	__atomic_store_n(&fpa.space, a->space, __ATOMIC_RELAXED);
-	__atomic_store_n(&fpa.verbose_left, a->verbose, __ATOMIC_RELAXED);
+	WRITE_ONCE(fpa.times, a->times);
+	WRITE_ONCE(fpa.space, a->space);
+	WRITE_ONCE(fpa.verbose_left, a->verbose);
 	fail_page_alloc_reseed(NULL, NULL);
-	__atomic_store_n(&fail_page_alloc_armed, a->probability > 0, __ATOMIC_RELEASE);
+	smp_store_release(&fail_page_alloc_armed, a->probability > 0);
 	return 0;
 }
 
 void fail_page_alloc_get(struct fault_attr *a)
 {
 	*a = fpa.attr;
-	a->times = __atomic_load_n(&fpa.times, __ATOMIC_RELAXED);
-	a->space = __atomic_load_n(&fpa.space, __ATOMIC_RELAXED);
+	a->times = READ_ONCE(fpa.times);
+	a->space = READ_ONCE(fpa.space);
 }
 
 bool fail_page_alloc_enabled(void)
 {
-	return __atomic_load_n(&fail_page_alloc_armed, __ATOMIC_RELAXED);
+	return READ_ONCE(fail_page_alloc_armed);
 }
 
 void fail_page_alloc_pause(void)
@@ -208,10 +208,9 @@ void fail_page_alloc_read_stats(struct fail_page_alloc_stats *s)
 {
 	*s = (struct fail_page_alloc_stats){ 0 };
 	for (unsigned int cpu = 0; cpu < MM_MAX_CPUS; cpu++) {
-		s->eligible += __atomic_load_n(&fail_cpus[cpu].eligible, __ATOMIC_RELAXED);
+		s->eligible += READ_ONCE(fail_cpus[cpu].eligible);
 		for (unsigned int o = 0; o < NR_ORDERS; o++)
-			s->failed_order[o] += __atomic_load_n(&fail_cpus[cpu].failed[o],
-							      __ATOMIC_RELAXED);
+			s->failed_order[o] += READ_ONCE(fail_cpus[cpu].failed[o]);
 	}
 	for (unsigned int o = 0; o < NR_ORDERS; o++)
 		s->failed += s->failed_order[o];
@@ -223,7 +222,7 @@ u64 fail_page_alloc_this_cpu_failed(void)
 	u64 n = 0;
 
 	for (unsigned int o = 0; o < NR_ORDERS; o++)
-		n += __atomic_load_n(&c->failed[o], __ATOMIC_RELAXED);
+		n += READ_ONCE(c->failed[o]);
 	return n;
 }
 

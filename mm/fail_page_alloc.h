@@ -53,7 +53,7 @@ bool __should_fail_alloc_page(gfp_t gfp, unsigned int order, void *caller);
 static __always_inline bool should_fail_alloc_page(gfp_t gfp, unsigned int order)
 {
 #if CONFIG_FAIL_PAGE_ALLOC
-	if (unlikely(__atomic_load_n(&fail_page_alloc_armed, __ATOMIC_RELAXED)))
+	if (unlikely(READ_ONCE(fail_page_alloc_armed)))
 		return __should_fail_alloc_page(gfp, order, __builtin_return_address(0));
 #endif
 	(void)gfp;

@@ -55,7 +55,7 @@ CMDLINE_FUNC("gup.has_pinned", set_has_pinned,
 static void mm_set_has_pinned_flag(struct mm_struct *mm)
 {
 	if (gup_has_pinned_mode == GUP_HAS_PINNED_ONCE &&
-	    (__atomic_load_n(&mm->flags, __ATOMIC_RELAXED) & (1ul << MMF_HAS_PINNED)))
+	    (READ_ONCE(mm->flags) & (1ul << MMF_HAS_PINNED)))
 		return;
 	__atomic_fetch_or(&mm->flags, 1ul << MMF_HAS_PINNED, __ATOMIC_RELAXED);
 	mm_this_cpu_stats(mm)->flag_writes++;
@@ -81,7 +81,7 @@ static bool page_ref_would_overflow(int old, int refs)
  */
 static int page_ref_try_add(struct page *page, int refs)
 {
-	int old = __atomic_load_n(&page->refcount, __ATOMIC_RELAXED);
+	int old = READ_ONCE(page->refcount);
 
 	do {
 		if (old <= 0)
@@ -156,7 +156,7 @@ bool page_maybe_dma_pinned(struct page *page)
 	struct page *head = compound_head(page);
 
 	if (page_is_large(head))
-		return __atomic_load_n(compound_pincount_ptr(head), __ATOMIC_RELAXED) > 0;
+		return READ_ONCE(*(compound_pincount_ptr(head))) > 0;
 	return (unsigned int)page_count(head) >= GUP_PIN_COUNTING_BIAS;
 }
 
@@ -164,7 +164,7 @@ u32 page_pincount(struct page *page)
 {
 	struct page *head = compound_head(page);
 
-	return page_is_large(head) ? __atomic_load_n(compound_pincount_ptr(head), __ATOMIC_RELAXED) : 0;
+	return page_is_large(head) ? READ_ONCE(*(compound_pincount_ptr(head))) : 0;
 }
 
 /* A longterm pin must not sit on a page that was allocated MOVABLE (it could never move). */
@@ -211,7 +211,7 @@ static inline void gup_race_point(enum gup_race_point point, struct mm_struct *m
 
 	if (!CONFIG_DEBUG_VM)
 		return;
-	hook = __atomic_load_n(&gup_fast_race_hook, __ATOMIC_ACQUIRE);
+	hook = smp_load_acquire(&gup_fast_race_hook);
 	if (unlikely(hook))
 		hook(point, mm, addr);
 }

@@ -31,7 +31,7 @@
  */
 static inline struct page *compound_head(struct page *page)
 {
-	return page - __atomic_load_n(&page->compound_off, __ATOMIC_RELAXED);
+	return page - READ_ONCE(page->compound_off);
 }
 
 static inline u32 *compound_pincount_ptr(struct page *head)
@@ -42,9 +42,9 @@ static inline u32 *compound_pincount_ptr(struct page *head)
 /* Mark a freshly allocated block of 2^order pages as one data page (head first). */
 static inline void prep_compound_page(struct page *head, unsigned int order)
 {
-	__atomic_store_n(&head->compound_off, 0, __ATOMIC_RELAXED);
+	WRITE_ONCE(head->compound_off, 0);
 	for (unsigned long i = 1; i < (1ul << order); i++)
-		__atomic_store_n(&head[i].compound_off, (u16)i, __ATOMIC_RELAXED);
+		WRITE_ONCE(head[i].compound_off, (u16)i);
 	if (order)
 		*compound_pincount_ptr(head) = 0;
 }
@@ -52,7 +52,7 @@ static inline void prep_compound_page(struct page *head, unsigned int order)
 /* Only stable while a reference is held (the allocator writes order at allocation). */
 static inline bool page_is_large(const struct page *head)
 {
-	return __atomic_load_n(&head->order, __ATOMIC_RELAXED) > 0;
+	return READ_ONCE(head->order) > 0;
 }
 
 bool page_maybe_dma_pinned(struct page *page);

@@ -12,19 +12,19 @@
 
 static inline u8 page_flags(const struct page *page)
 {
-	return READ_RACY(page->flags);
+	return READ_ONCE(page->flags);
 }
 
 /* Set/clear flag bits of a page whose state the caller owns (by the lock documented in
  * struct page): only the owner writes, so load + store is enough. */
 static inline void __set_page_flag(struct page *page, u8 f)
 {
-	WRITE_RACY(page->flags, (u8)(page_flags(page) | f));
+	WRITE_ONCE(page->flags, (u8)(page_flags(page) | f));
 }
 
 static inline void __clear_page_flag(struct page *page, u8 f)
 {
-	WRITE_RACY(page->flags, (u8)(page_flags(page) & ~f));
+	WRITE_ONCE(page->flags, (u8)(page_flags(page) & ~f));
 }
 
 /* ---- allocation context ---- */

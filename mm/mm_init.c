@@ -73,7 +73,7 @@ static int machine_register(struct mm_machine *m)
 		if (got == m->nr_nodes)
 			return (int)first;
 		while (got--)
-			__atomic_store_n(&node_data[first + got], NULL, __ATOMIC_RELEASE);
+			smp_store_release(&node_data[first + got], NULL);
 	}
 	printk("mm: %s: no room for %u more nodes (MAX_NUMNODES %d)\n", m->name, m->nr_nodes,
 	       MAX_NUMNODES);
@@ -83,7 +83,7 @@ static int machine_register(struct mm_machine *m)
 void mm_machine_destroy(struct mm_machine *m)
 {
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		__atomic_store_n(&node_data[m->node[nid]->node_id], NULL, __ATOMIC_RELEASE);
+		smp_store_release(&node_data[m->node[nid]->node_id], NULL);
 }
 
 void pgdat_destroy(struct pglist_data *pgdat)

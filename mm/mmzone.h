@@ -404,18 +404,18 @@ static inline bool zone_spans_pfn(const struct zone *zone, unsigned long pfn)
 
 /* Flag tests may look at pages another CPU owns (a buddy candidate, a pageblock scan):
  * relaxed atomic loads, the same instruction as a plain load on x86. */
-#define PageReserved(p) (__atomic_load_n(&(p)->flags, __ATOMIC_RELAXED) & PG_reserved)
-#define PageBuddy(p) (__atomic_load_n(&(p)->flags, __ATOMIC_RELAXED) & PG_buddy)
-#define PagePcp(p) (__atomic_load_n(&(p)->flags, __ATOMIC_RELAXED) & PG_pcp)
+#define PageReserved(p) (READ_ONCE((p)->flags) & PG_reserved)
+#define PageBuddy(p) (READ_ONCE((p)->flags) & PG_buddy)
+#define PagePcp(p) (READ_ONCE((p)->flags) & PG_pcp)
 
 static inline int page_count(const struct page *page)
 {
-	return __atomic_load_n(&page->refcount, __ATOMIC_RELAXED);
+	return READ_ONCE(page->refcount);
 }
 
 static inline unsigned long zone_free_pages(const struct zone *zone)
 {
-	long v = __atomic_load_n(&zone->free_pages, __ATOMIC_RELAXED);
+	long v = READ_ONCE(zone->free_pages);
 
 	return v > 0 ? (unsigned long)v : 0;
 }

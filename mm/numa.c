@@ -145,18 +145,18 @@ void zone_numa_stats(const struct zone *zone, struct numa_stats *out)
 	memset(out, 0, sizeof(*out));
 	for (unsigned int cpu = 0; zone->pcp_stats && cpu < m->nr_cpus; cpu++) {
 		const struct pcp_stats *s = &zone->pcp_stats[cpu];
-		u64 allocs = READ_RACY(s->numa_hit) + READ_RACY(s->numa_miss);
+		u64 allocs = READ_ONCE(s->numa_hit) + READ_ONCE(s->numa_miss);
 		bool local = machine_cpu_nid(m, cpu) == (unsigned int)zone->node->nid;
 
-		out->numa_hit += READ_RACY(s->numa_hit);
-		out->numa_miss += READ_RACY(s->numa_miss);
-		out->numa_foreign += READ_RACY(s->numa_foreign);
-		out->remote_home += READ_RACY(s->remote_home);
+		out->numa_hit += READ_ONCE(s->numa_hit);
+		out->numa_miss += READ_ONCE(s->numa_miss);
+		out->numa_foreign += READ_ONCE(s->numa_foreign);
+		out->remote_home += READ_ONCE(s->remote_home);
 		if (local) {
 			out->local_node += allocs;
 		} else {
 			out->other_node += allocs;
-			out->remote_free += READ_RACY(s->free_hit) + READ_RACY(s->trylock_fail_free);
+			out->remote_free += READ_ONCE(s->free_hit) + READ_ONCE(s->trylock_fail_free);
 		}
 	}
 }

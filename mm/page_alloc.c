@@ -22,19 +22,19 @@ static u8 *pageblock_mt_slot(const struct page *page)
 /* Racy by design on free paths (Linux reads it without the lock too); stable under zone->lock. */
 int get_pageblock_migratetype(const struct page *page)
 {
-	return READ_RACY(*pageblock_mt_slot(page));
+	return READ_ONCE(*pageblock_mt_slot(page));
 }
 
 void set_pageblock_migratetype(struct page *page, int mt)
 {
-	WRITE_RACY(*pageblock_mt_slot(page), (u8)mt);
+	WRITE_ONCE(*pageblock_mt_slot(page), (u8)mt);
 }
 
 /* ---- free lists: all of these need zone->lock ---- */
 
 void __mod_zone_freepages(struct zone *zone, long delta)
 {
-	WRITE_RACY(zone->free_pages, zone->free_pages + delta);
+	WRITE_ONCE(zone->free_pages, zone->free_pages + delta);
 }
 
 static void add_to_free_list(struct page *page, struct zone *zone, unsigned int order, int mt,
@@ -49,7 +49,7 @@ static void add_to_free_list(struct page *page, struct zone *zone, unsigned int 
 		list_add_tail(&page->lru, &area->free_list[mt]);
 	else
 		list_add(&page->lru, &area->free_list[mt]);
-	WRITE_RACY(area->nr_free, area->nr_free + 1);
+	WRITE_ONCE(area->nr_free, area->nr_free + 1);
 }
 
 static void del_page_from_free_list(struct page *page, struct zone *zone, unsigned int order)
@@ -58,7 +58,7 @@ static void del_page_from_free_list(struct page *page, struct zone *zone, unsign
 
 	list_del(&page->lru);
 	__clear_page_flag(page, PG_buddy);
-	WRITE_RACY(area->nr_free, area->nr_free - 1);
+	WRITE_ONCE(area->nr_free, area->nr_free - 1);
 }
 
 static void move_to_free_list(struct page *page, struct zone *zone, unsigned int order, int mt)
@@ -230,7 +230,7 @@ static unsigned int move_freepages_block(struct zone *zone, struct page *page, i
 			continue;
 		}
 		if (page_count(p) > 0 && !(page_flags(p) & PG_reserved) &&
-		    READ_RACY(p->mt) == MIGRATE_MOVABLE)
+		    READ_ONCE(p->mt) == MIGRATE_MOVABLE)
 			(*movable)++;
 		i++;
 	}
@@ -326,7 +326,7 @@ struct page *__rmqueue(struct zone *zone, unsigned int order, int mt)
 	if (page) {
 		__mod_zone_freepages(zone, -(1l << order));
 		page->order = (u8)order;
-		WRITE_RACY(page->mt, (u8)mt);
+		WRITE_ONCE(page->mt, (u8)mt);
 	}
 	return page;
 }
@@ -370,7 +370,7 @@ bool __zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
 	if (!order)
 		return true;
 	for (unsigned int o = order; o <= MAX_ORDER; o++)
-		if (READ_RACY(z->free_area[o].nr_free))
+		if (READ_ONCE(z->free_area[o].nr_free))
 			return true;
 	return false;
 }
@@ -673,8 +673,8 @@ void prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
 	else
 		prep_new_block(page, order);
 	page->order = (u8)order;
-	WRITE_RACY(page->mt, (u8)gfp_migratetype(gfp));
-	__atomic_store_n(&page->refcount, 1, __ATOMIC_RELAXED);
+	WRITE_ONCE(page->mt, (u8)gfp_migratetype(gfp));
+	WRITE_ONCE(page->refcount, 1);
 	if (gfp & __GFP_ZERO)
 		memset(page_address(page), 0, PAGE_SIZE << order);
 }

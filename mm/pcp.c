@@ -36,7 +36,7 @@ int pcp_set_lock_model(const char *name)
 
 	if (i < 0)
 		return -1;
-	WRITE_RACY(pcp_lock_model, (enum pcp_lock_model)i);
+	WRITE_ONCE(pcp_lock_model, (enum pcp_lock_model)i);
 	return 0;
 }
 
@@ -77,15 +77,15 @@ int pcp_switch_lock_model(const char *name)
 		return -1;
 	VM_BUG_ON(arch_irqs_disabled());
 	spin_lock(&pcp_drain_lock);
-	old = READ_RACY(pcp_lock_model);
+	old = READ_ONCE(pcp_lock_model);
 	for (int n = 0; n < MAX_NUMNODES; n++) {
-		struct pglist_data *pgdat = __atomic_load_n(&node_data[n], __ATOMIC_ACQUIRE);
+		struct pglist_data *pgdat = smp_load_acquire(&node_data[n]);
 		struct drain_request req = { pgdat ? pgdat->machine : NULL, pgdat, NULL, old };
 
 		if (pgdat)
 			__drain_all_pages(&req, true);
 	}
-	WRITE_RACY(pcp_lock_model, (enum pcp_lock_model)m);
+	WRITE_ONCE(pcp_lock_model, (enum pcp_lock_model)m);
 	spin_unlock(&pcp_drain_lock);
 	return 0;
 }
@@ -146,7 +146,7 @@ static void pcp_unlock_model(struct per_cpu_pages *pcp, enum pcp_lock_model mode
 static inline void pcp_assert_held(struct per_cpu_pages *pcp)
 {
 	VM_BUG_ON(!spin_is_held_by_me(&pcp->lock) &&
-		  !(READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF && arch_irqs_disabled()));
+		  !(READ_ONCE(pcp_lock_model) == PCP_LOCK_IRQOFF && arch_irqs_disabled()));
 }
 
 /*
@@ -158,7 +158,7 @@ static inline void pcp_assert_held(struct per_cpu_pages *pcp)
 static struct per_cpu_pages *pcp_trylock(struct zone *zone, unsigned long *flags)
 {
 	struct per_cpu_pages *pcp = &zone->pcp[arch_cpu_id()];
-	enum pcp_lock_model model = READ_RACY(pcp_lock_model);
+	enum pcp_lock_model model = READ_ONCE(pcp_lock_model);
 
 	if (!pcp_trylock_model(pcp, model, flags))
 		return NULL;
@@ -218,8 +218,8 @@ static void __pageset_set_high_and_batch(struct zone *zone, int high, int batch)
 {
 	assert_spin_locked(&zone->pcp_batch_high_lock);
 	for (unsigned int cpu = 0; cpu < zone->node->nr_cpus; cpu++) {
-		WRITE_RACY(zone->pcp[cpu].high, high);
-		WRITE_RACY(zone->pcp[cpu].batch, batch);
+		WRITE_ONCE(zone->pcp[cpu].high, high);
+		WRITE_ONCE(zone->pcp[cpu].batch, batch);
 	}
 }
 
@@ -345,7 +345,7 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 			list_del(&page->lru);
 			__clear_page_flag(page, PG_pcp);
 			count -= nr_pages;
-			WRITE_RACY(pcp->count, pcp->count - nr_pages);
+			WRITE_ONCE(pcp->count, pcp->count - nr_pages);
 			__free_one_page(page, page->pfn, zone, pindex_to_order((unsigned int)pindex),
 					page->mt);
 		} while (count > 0 && !list_empty(list));
@@ -358,7 +358,7 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 /* When count reaches this, spill. 0 (boot pageset, pcp disabled, free_high) spills now. */
 static int nr_pcp_high(struct per_cpu_pages *pcp, bool free_high)
 {
-	int high = READ_RACY(pcp->high);
+	int high = READ_ONCE(pcp->high);
 
 	return (!high || free_high) ? 0 : high;
 }
@@ -372,7 +372,7 @@ static int nr_pcp_high(struct per_cpu_pages *pcp, bool free_high)
  */
 static int nr_pcp_free(struct per_cpu_pages *pcp, int high, bool free_high)
 {
-	int batch = READ_RACY(pcp->batch), min_nr_free, max_nr_free;
+	int batch = READ_ONCE(pcp->batch), min_nr_free, max_nr_free;
 
 	if (free_high)
 		return pcp->count;
@@ -401,10 +401,10 @@ static void free_unref_page_commit(struct zone *zone, struct per_cpu_pages *pcp,
 
 	pcp_assert_held(pcp);
 	page->order = (u8)order;
-	WRITE_RACY(page->mt, (u8)mt);
+	WRITE_ONCE(page->mt, (u8)mt);
 	__set_page_flag(page, PG_pcp);
 	list_add(&page->lru, &pcp->lists[pindex]);
-	WRITE_RACY(pcp->count, pcp->count + (1 << order));
+	WRITE_ONCE(pcp->count, pcp->count + (1 << order));
 	pcp_stat(zone, arch_cpu_id())->free_hit++;
 	free_high = pcp->free_factor && order && order <= PAGE_ALLOC_COSTLY_ORDER;
 	high = nr_pcp_high(pcp, free_high);
@@ -423,7 +423,7 @@ void free_unref_page(struct page *page, unsigned int order)
 	struct per_cpu_pages *pcp;
 	unsigned long flags;
 
-	if (!READ_RACY(pcp_enabled)) {
+	if (!READ_ONCE(pcp_enabled)) {
 		free_one_page(zone, page, order, mt);
 		return;
 	}
@@ -474,11 +474,11 @@ static struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int
 	pcp_assert_held(pcp);
 	do {
 		if (list_empty(list)) {
-			int batch = READ_RACY(pcp->batch);
+			int batch = READ_ONCE(pcp->batch);
 
 			if (batch > 1)
 				batch = MAX(batch >> order, 2);
-			WRITE_RACY(pcp->count, pcp->count +
+			WRITE_ONCE(pcp->count, pcp->count +
 				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
 			st->refill++;
 			if (list_empty(list))
@@ -489,7 +489,7 @@ static struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int
 		page = list_first_entry(list, struct page, lru);
 		list_del(&page->lru);
 		__clear_page_flag(page, PG_pcp);
-		WRITE_RACY(pcp->count, pcp->count - (1 << order));
+		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 	} while (!check_new_pages(page, order));
 	return page;
 }
@@ -502,7 +502,7 @@ struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int mt)
 	unsigned long flags;
 	struct page *page;
 
-	if (!READ_RACY(pcp_enabled))
+	if (!READ_ONCE(pcp_enabled))
 		return NULL;
 	pcp = pcp_trylock(zone, &flags);
 	if (!pcp) {
@@ -548,7 +548,7 @@ unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigne
 
 	for (unsigned int k = 0; k < nr; k++)
 		missing += !pages[k];
-	if (missing > 1 && READ_RACY(pcp_enabled) && !should_fail_alloc_page(gfp, 0) &&
+	if (missing > 1 && READ_ONCE(pcp_enabled) && !should_fail_alloc_page(gfp, 0) &&
 	    (zone = bulk_zone(pgdat, gfp, missing)))
 		pcp = pcp_trylock(zone, &flags);
 	for (; pcp && i < nr; i++) {
@@ -597,7 +597,7 @@ static void drain_pages_zone(unsigned int cpu, struct zone *zone, enum pcp_lock_
 			spin_lock(&pcp->lock);
 		count = pcp->count;
 		if (count) {
-			int chunk = MIN(count, READ_RACY(pcp->batch) << PCP_BATCH_SCALE_MAX);
+			int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
 			free_pcppages_bulk(zone, chunk, pcp, 0);
 			pcp_stat(zone, cpu)->drained += (u64)(count - pcp->count);
@@ -660,7 +660,7 @@ static void drain_local(const struct drain_request *req)
  * CPU's pcp lock, on which the drain would spin. */
 void drain_local_pages_node(struct pglist_data *pgdat)
 {
-	struct drain_request req = { pgdat->machine, pgdat, NULL, READ_RACY(pcp_lock_model) };
+	struct drain_request req = { pgdat->machine, pgdat, NULL, READ_ONCE(pcp_lock_model) };
 
 	drain_local(&req);
 }
@@ -668,7 +668,7 @@ void drain_local_pages_node(struct pglist_data *pgdat)
 void drain_local_pages(struct zone *zone)
 {
 	struct drain_request req = { zone ? zone->node->machine : mm_machine(), NULL, zone,
-				     READ_RACY(pcp_lock_model) };
+				     READ_ONCE(pcp_lock_model) };
 
 	drain_local(&req);
 }
@@ -687,7 +687,7 @@ static void drain_local_ipi(void *arg)
 static bool cpu_has_pcp_pages(const struct drain_request *req, unsigned int cpu)
 {
 	for_each_drain_zone(req, zn)
-		if (READ_RACY(zn->pcp[cpu].count))
+		if (READ_ONCE(zn->pcp[cpu].count))
 			return true;
 	return false;
 }
@@ -737,7 +737,7 @@ static void drain_all(struct drain_request *req, bool force_all)
 			return;
 		spin_lock(&pcp_drain_lock);
 	}
-	req->model = READ_RACY(pcp_lock_model);
+	req->model = READ_ONCE(pcp_lock_model);
 	__drain_all_pages(req, force_all);
 	spin_unlock(&pcp_drain_lock);
 }
@@ -773,7 +773,7 @@ void drain_cpu_pages(struct pglist_data *pgdat, unsigned int cpu)
 
 	VM_BUG_ON(arch_irqs_disabled() || cpu >= pgdat->nr_cpus);
 	spin_lock(&pcp_drain_lock);
-	req.model = READ_RACY(pcp_lock_model);
+	req.model = READ_ONCE(pcp_lock_model);
 	drain_cpu(&req, cpu);
 	spin_unlock(&pcp_drain_lock);
 }
@@ -814,7 +814,7 @@ unsigned long zone_pcp_count(struct zone *zone)
 	unsigned long n = 0;
 
 	for (unsigned int cpu = 0; zone->pcp && cpu < zone->node->nr_cpus; cpu++)
-		n += (unsigned long)READ_RACY(zone->pcp[cpu].count);
+		n += (unsigned long)READ_ONCE(zone->pcp[cpu].count);
 	return n;
 }
 
@@ -869,7 +869,7 @@ static unsigned long verify_pcp(struct zone *zone, unsigned int cpu, unsigned lo
  */
 unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
 {
-	enum pcp_lock_model model = READ_RACY(pcp_lock_model);
+	enum pcp_lock_model model = READ_ONCE(pcp_lock_model);
 	unsigned long errors = 0;
 
 	for (unsigned int cpu = 0; zone->pcp && cpu < zone->node->nr_cpus; cpu++) {
@@ -890,18 +890,18 @@ unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
 
 static void pcp_stats_add(struct pcp_stats *sum, const struct pcp_stats *s)
 {
-	sum->alloc_hit += READ_RACY(s->alloc_hit);
-	sum->free_hit += READ_RACY(s->free_hit);
-	sum->refill += READ_RACY(s->refill);
-	sum->spill += READ_RACY(s->spill);
-	sum->numa_hit += READ_RACY(s->numa_hit);
-	sum->numa_miss += READ_RACY(s->numa_miss);
-	sum->numa_foreign += READ_RACY(s->numa_foreign);
-	sum->drained += READ_RACY(s->drained);
-	sum->trylock_fail_alloc += READ_RACY(s->trylock_fail_alloc);
-	sum->trylock_fail_free += READ_RACY(s->trylock_fail_free);
-	sum->ipi_drain += READ_RACY(s->ipi_drain);
-	sum->remote_home += READ_RACY(s->remote_home);
+	sum->alloc_hit += READ_ONCE(s->alloc_hit);
+	sum->free_hit += READ_ONCE(s->free_hit);
+	sum->refill += READ_ONCE(s->refill);
+	sum->spill += READ_ONCE(s->spill);
+	sum->numa_hit += READ_ONCE(s->numa_hit);
+	sum->numa_miss += READ_ONCE(s->numa_miss);
+	sum->numa_foreign += READ_ONCE(s->numa_foreign);
+	sum->drained += READ_ONCE(s->drained);
+	sum->trylock_fail_alloc += READ_ONCE(s->trylock_fail_alloc);
+	sum->trylock_fail_free += READ_ONCE(s->trylock_fail_free);
+	sum->ipi_drain += READ_ONCE(s->ipi_drain);
+	sum->remote_home += READ_ONCE(s->remote_home);
 }
 
 static void node_pcp_stats_add(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)
@@ -959,7 +959,7 @@ void show_pcpinfo(struct pglist_data *pgdat)
 			char line[160];
 			int len = 0;
 
-			if (!pgdat->node_zones[z].pcp || !READ_RACY(pcp->count))
+			if (!pgdat->node_zones[z].pcp || !READ_ONCE(pcp->count))
 				continue;
 			for (int i = 0; i < NR_PCP_LISTS; i++) {
 				unsigned long n = 0;

@@ -80,12 +80,12 @@ u64 mm_sum_stat(const struct mm_struct *mm, size_t offset)
 static void __vma_write_begin(struct mm_struct *mm)
 {
 	assert_spin_locked(&mm->lock);
-	__atomic_store_n(&mm->vma_seq, mm->vma_seq + 1, __ATOMIC_RELAXED);	/* odd */
+	WRITE_ONCE(mm->vma_seq, mm->vma_seq + 1);	/* odd */
 }
 
 static void __vma_write_end(struct mm_struct *mm)
 {
-	__atomic_store_n(&mm->vma_seq, mm->vma_seq + 1, __ATOMIC_RELEASE);	/* even */
+	smp_store_release(&mm->vma_seq, mm->vma_seq + 1);	/* even */
 }
 
 /*
@@ -94,30 +94,30 @@ static void __vma_write_end(struct mm_struct *mm)
  */
 static void __vma_set(struct mm_struct *mm, unsigned int i, struct vm_area v)
 {
-	__atomic_store_n(&mm->vmas[i].start, v.start, __ATOMIC_RELEASE);
-	__atomic_store_n(&mm->vmas[i].end, v.end, __ATOMIC_RELEASE);
-	__atomic_store_n(&mm->vmas[i].writable, v.writable, __ATOMIC_RELEASE);
-	__atomic_store_n(&mm->vmas[i].huge, v.huge, __ATOMIC_RELEASE);
+	smp_store_release(&mm->vmas[i].start, v.start);
+	smp_store_release(&mm->vmas[i].end, v.end);
+	smp_store_release(&mm->vmas[i].writable, v.writable);
+	smp_store_release(&mm->vmas[i].huge, v.huge);
 }
 
 static void __vma_set_nr(struct mm_struct *mm, unsigned int nr)
 {
-	__atomic_store_n(&mm->nr_vmas, nr, __ATOMIC_RELEASE);
+	smp_store_release(&mm->nr_vmas, nr);
 }
 
 /* One lockless look through the table: the VMA holding addr, if any, copied to *out. */
 static bool vma_lookup_once(const struct mm_struct *mm, u64 addr, struct vm_area *out)
 {
-	unsigned int n = __atomic_load_n(&mm->nr_vmas, __ATOMIC_ACQUIRE);
+	unsigned int n = smp_load_acquire(&mm->nr_vmas);
 
 	for (unsigned int i = 0; i < n && i < MM_MAX_VMAS; i++) {
 		const struct vm_area *v = &mm->vmas[i];
 
-		out->start = __atomic_load_n(&v->start, __ATOMIC_ACQUIRE);
-		out->end = __atomic_load_n(&v->end, __ATOMIC_ACQUIRE);
+		out->start = smp_load_acquire(&v->start);
+		out->end = smp_load_acquire(&v->end);
 		if (addr >= out->start && addr < out->end) {
-			out->writable = __atomic_load_n(&v->writable, __ATOMIC_ACQUIRE);
-			out->huge = __atomic_load_n(&v->huge, __ATOMIC_ACQUIRE);
+			out->writable = smp_load_acquire(&v->writable);
+			out->huge = smp_load_acquire(&v->huge);
 			return true;
 		}
 	}
@@ -131,18 +131,18 @@ static bool vma_lookup_once(const struct mm_struct *mm, u64 addr, struct vm_area
  */
 static bool mm_find_vma(struct mm_struct *mm, u64 addr, struct vm_area *out)
 {
-	unsigned int seq = __atomic_load_n(&mm->vma_seq, __ATOMIC_ACQUIRE);
+	unsigned int seq = smp_load_acquire(&mm->vma_seq);
 	bool found;
 
 	for (;;) {
 		if (!(seq & 1)) {
 			found = vma_lookup_once(mm, addr, out);
-			if (__atomic_load_n(&mm->vma_seq, __ATOMIC_RELAXED) == seq)
+			if (READ_ONCE(mm->vma_seq) == seq)
 				return found;
 		}
 		mm_this_cpu_stats(mm)->vma_retries++;
 		arch_cpu_relax();
-		seq = __atomic_load_n(&mm->vma_seq, __ATOMIC_ACQUIRE);
+		seq = smp_load_acquire(&mm->vma_seq);
 	}
 }
 
@@ -213,7 +213,7 @@ static void __mm_remove_vmas(struct mm_struct *mm, u64 start, u64 end)
 /* The table below *slot, installing a zeroed one if there is none. NULL: out of memory. */
 static pte_t *pt_get_or_alloc(struct mm_struct *mm, pte_t *slot)
 {
-	pte_t old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	pte_t old = smp_load_acquire(slot);
 	struct page *page;
 
 	if (pte_present(old))

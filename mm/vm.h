@@ -117,13 +117,13 @@ static inline struct mm_cpu_stats *mm_this_cpu_stats(struct mm_struct *mm);
 static inline pte_t ptep_get(pte_t *p)
 {
 	arch_interleave_point();
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	return smp_load_acquire(p);
 }
 
 static inline void set_pte(pte_t *p, pte_t e)
 {
 	arch_interleave_point();
-	__atomic_store_n(p, e, __ATOMIC_RELEASE);
+	smp_store_release(p, e);
 }
 u64 mm_sum_stat(const struct mm_struct *mm, size_t offset);
 #define MM_STAT(mm, field) mm_sum_stat(mm, offsetof(struct mm_cpu_stats, field))

@@ -346,7 +346,7 @@ void smp_ap_main(unsigned int cpu)
 	timer_start_cpu();
 	cpu_starting_hook(cpu);
 	WRITE_ONCE(c->online, true);
-	__atomic_store_n(&ap_state[cpu], AP_ONLINE, __ATOMIC_RELEASE);
+	smp_store_release(&ap_state[cpu], AP_ONLINE);
 	__atomic_add_fetch(&aps_online, 1, __ATOMIC_ACQ_REL);
 	apic_send_ipi(cpus[0].arch.apic_id, VEC_WAKE);
 	smp_idle_loop();

@@ -32,13 +32,13 @@ static void tas_lock(struct cand_lock *l)
 static void ttas_lock(struct cand_lock *l)
 {
 	while (__atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
+		while (READ_ONCE(l->word))
 			arch_cpu_relax();
 }
 
 static void word_unlock(struct cand_lock *l)
 {
-	__atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
+	smp_store_release(&l->word, 0);
 }
 
 /* Ticket: strictly first come, first served. */
@@ -46,13 +46,13 @@ static void ticket_lock(struct cand_lock *l)
 {
 	u32 me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
 
-	while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != me)
+	while (smp_load_acquire(&l->owner) != me)
 		arch_cpu_relax();
 }
 
 static void ticket_unlock(struct cand_lock *l)
 {
-	__atomic_store_n(&l->owner, l->owner + 1, __ATOMIC_RELEASE);
+	smp_store_release(&l->owner, l->owner + 1);
 }
 
 static const struct candidate {

@@ -81,7 +81,7 @@ static void handoff(struct numa_run *run, unsigned int cpu)
 	if (partner < 0)
 		return;	/* more CPUs on one node than the other: no partner */
 	for (unsigned int done = 0; done < run->pairs; done += HANDOFF_SLOTS) {
-		while (__atomic_load_n(&box->full, __ATOMIC_ACQUIRE) == producer)
+		while (smp_load_acquire(&box->full) == producer)
 			arch_cpu_relax();
 		for (unsigned int i = 0; i < HANDOFF_SLOTS; i++) {
 			if (producer && !(box->page[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 0)))
@@ -89,7 +89,7 @@ static void handoff(struct numa_run *run, unsigned int cpu)
 			else if (!producer && box->page[i])
 				__free_pages(box->page[i], 0);
 		}
-		__atomic_store_n(&box->full, producer, __ATOMIC_RELEASE);
+		smp_store_release(&box->full, producer);
 	}
 }
 

@@ -37,7 +37,7 @@ static void tput_fn(void *arg)
 	if (cpu >= t->ncpu)
 		return;
 	__atomic_add_fetch(&t->arrived, 1, __ATOMIC_ACQ_REL);
-	while (__atomic_load_n(&t->arrived, __ATOMIC_ACQUIRE) < (int)t->ncpu)
+	while (smp_load_acquire(&t->arrived) < (int)t->ncpu)
 		arch_cpu_relax();
 	start = arch_cycles();
 	for (unsigned int i = 0; i < bench_pairs; i++)

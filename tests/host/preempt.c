@@ -27,13 +27,13 @@ static u64 now_ns(void)
 
 static void preempt_handler(int sig)
 {
-	u64 seen = __atomic_load_n(preempt_progress, __ATOMIC_ACQUIRE), until = now_ns() + 200000;
+	u64 seen = smp_load_acquire(preempt_progress), until = now_ns() + 200000;
 
 	(void)sig;
 	preempt_stops++;
 	do
 		sched_yield();
-	while (__atomic_load_n(preempt_progress, __ATOMIC_ACQUIRE) == seen && now_ns() < until);
+	while (smp_load_acquire(preempt_progress) == seen && now_ns() < until);
 }
 
 void host_preempt_start(const u64 *progress)

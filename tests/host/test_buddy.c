@@ -455,7 +455,7 @@ static void alloc_pages_discards_free_page_in_use_pcp(void)
 	ASSERT(stale);
 	__free_pages(stale, 0);			/* head of this CPU's list (LIFO) */
 	ASSERT(PagePcp(stale));
-	__atomic_store_n(&stale->refcount, 1, __ATOMIC_RELAXED);	/* the stale user */
+	WRITE_ONCE(stale->refcount, 1);	/* the stale user */
 	got = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 	EXPECT(got && got != stale);
 	EXPECT_EQ(pgdat->bad_pages, 1);
@@ -488,7 +488,7 @@ static void alloc_pages_discards_free_page_in_use_buddy(void)
 	__free_pages(stale, 4);				/* cannot merge: first is allocated */
 	ASSERT(list_first_entry(&zone->free_area[4].free_list[MIGRATE_UNMOVABLE], struct page,
 				lru) == stale);
-	__atomic_store_n(&stale->refcount, 1, __ATOMIC_RELAXED);	/* the stale user */
+	WRITE_ONCE(stale->refcount, 1);	/* the stale user */
 	got = alloc_pages_node(pgdat, GFP_KERNEL, 4);
 	EXPECT(got && got != stale);
 	EXPECT_EQ(pgdat->bad_pages, 1);

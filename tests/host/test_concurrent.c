@@ -142,8 +142,8 @@ static void irq_inside_handler(void *p)
 {
 	struct irq_inside *ii = p;
 
-	ii->ran_inside = __atomic_load_n(&ii->holding, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&ii->ran, 1, __ATOMIC_RELEASE);
+	ii->ran_inside = smp_load_acquire(&ii->holding);
+	smp_store_release(&ii->ran, 1);
 }
 
 /* cpu0 holds a lock and works on a list under it (no spin, no interrupt-restore point) until
@@ -159,17 +159,17 @@ static void *irq_inside_cpu(void *p)
 
 		INIT_LIST_HEAD(&head);
 		spin_lock(&ii->lock);
-		__atomic_store_n(&ii->holding, 1, __ATOMIC_RELEASE);
-		while (!__atomic_load_n(&ii->ran, __ATOMIC_ACQUIRE) && arch_cycles() < end) {
+		smp_store_release(&ii->holding, 1);
+		while (!smp_load_acquire(&ii->ran) && arch_cycles() < end) {
 			list_add(&node, &head);
 			list_del(&node);
 			ii->points += 2;
 		}
-		__atomic_store_n(&ii->holding, 0, __ATOMIC_RELEASE);
+		smp_store_release(&ii->holding, 0);
 		spin_unlock(&ii->lock);
 		return NULL;
 	}
-	while (!__atomic_load_n(&ii->holding, __ATOMIC_ACQUIRE))
+	while (!smp_load_acquire(&ii->holding))
 		arch_cpu_relax();
 	smp_call_function_single(0, irq_inside_handler, ii, true);
 	return NULL;

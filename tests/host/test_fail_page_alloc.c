@@ -146,16 +146,16 @@ static void *irq_only_cpu(void *p)
 	struct two_cpus *s = (struct two_cpus *)p - host_cpu_id;
 
 	if (host_cpu_id == 1) {
-		__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
-		while (__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE) != 2)
+		smp_store_release(&s->ready, 1);
+		while (smp_load_acquire(&s->ready) != 2)
 			arch_cpu_relax();
 		return NULL;
 	}
-	while (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
+	while (!smp_load_acquire(&s->ready))
 		arch_cpu_relax();
 	s->own_failed = attempts(s->irq->pgdat, GFP_ATOMIC, 16, NULL);
 	smp_call_function_single(1, alloc_in_irq, s->irq, true);
-	__atomic_store_n(&s->ready, 2, __ATOMIC_RELEASE);
+	smp_store_release(&s->ready, 2);
 	return NULL;
 }
 

@@ -130,27 +130,27 @@ static void pmd_window_hook(enum gup_race_point point, struct mm_struct *mm, u64
 
 	if (!ur || point != GUP_RACE_PTE_TABLE || mm != ur->mm)
 		return;
-	seq = __atomic_load_n(&ur->seq, __ATOMIC_ACQUIRE);
+	seq = smp_load_acquire(&ur->seq);
 	done = (seq | 1) + 1;	/* seq once the unmap running or next to start has returned */
 	__atomic_fetch_add(&ur->in_window, 1, __ATOMIC_ACQ_REL);
-	for (int i = 0; i < 40 && __atomic_load_n(&ur->seq, __ATOMIC_ACQUIRE) < done; i++)
+	for (int i = 0; i < 40 && smp_load_acquire(&ur->seq) < done; i++)
 		host_race_delay(50);
 	for (int i = 0; i < 20000 && !arch_irqs_disabled() &&	/* an unmap not waiting for us */
-			(__atomic_load_n(&ur->seq, __ATOMIC_ACQUIRE) & 1); i++)
+			(smp_load_acquire(&ur->seq) & 1); i++)
 		host_race_delay(50);
 	__atomic_fetch_sub(&ur->in_window, 1, __ATOMIC_ACQ_REL);
-	if ((seq & 1) || __atomic_load_n(&ur->seq, __ATOMIC_ACQUIRE) != seq)
+	if ((seq & 1) || smp_load_acquire(&ur->seq) != seq)
 		__atomic_fetch_add(&ur->in_unmap, 1, __ATOMIC_RELAXED);
 }
 
 static unsigned long walks_of(struct unmap_race *ur, unsigned int cpu)
 {
-	return __atomic_load_n(&ur->walks[cpu], __ATOMIC_ACQUIRE);
+	return smp_load_acquire(&ur->walks[cpu]);
 }
 
 /* Wait (spinning) until cond holds, or every walker has finished. */
 #define wait_walkers(ur, cond) \
-	while (!(cond) && __atomic_load_n(&(ur)->walkers, __ATOMIC_ACQUIRE)) \
+	while (!(cond) && smp_load_acquire(&(ur)->walkers)) \
 		arch_cpu_relax()
 
 /* CPU 0, each round: map and populate 8 pages, wait until a walker pinned and another one
@@ -160,18 +160,18 @@ static void unmapper_rounds(struct unmap_race *ur)
 {
 	unsigned long seen[UNMAP_CPUS];
 
-	for (unsigned int r = 0; r < UNMAP_ROUNDS && __atomic_load_n(&ur->walkers, __ATOMIC_ACQUIRE);
+	for (unsigned int r = 0; r < UNMAP_ROUNDS && smp_load_acquire(&ur->walkers);
 	     r++) {
 		unsigned long pinned = 0;
 
 		mm_mmap_anon(ur->mm, BASE, 8 * PAGE_SIZE, true, false, true);
 		for (unsigned int c = 1; c < UNMAP_CPUS; c++)
-			pinned += __atomic_load_n(&ur->pinned[c], __ATOMIC_ACQUIRE);
+			pinned += smp_load_acquire(&ur->pinned[c]);
 		wait_walkers(ur, ({ unsigned long now = 0;
 				    for (unsigned int c = 1; c < UNMAP_CPUS; c++)
-					    now += __atomic_load_n(&ur->pinned[c], __ATOMIC_ACQUIRE);
+					    now += smp_load_acquire(&ur->pinned[c]);
 				    now > pinned; }));
-		wait_walkers(ur, __atomic_load_n(&ur->in_window, __ATOMIC_ACQUIRE));
+		wait_walkers(ur, smp_load_acquire(&ur->in_window));
 		__atomic_fetch_add(&ur->seq, 1, __ATOMIC_ACQ_REL);
 		mm_munmap(ur->mm, BASE, 2 * MiB);	/* frees the page tables too */
 		__atomic_fetch_add(&ur->seq, 1, __ATOMIC_ACQ_REL);
@@ -191,10 +191,10 @@ static void *unmap_race_cpu(void *p)
 
 	if (me == 0) {
 		unmapper_rounds(ur);
-		__atomic_store_n(&ur->max_walks, 0, __ATOMIC_RELEASE);	/* walkers: stop */
+		smp_store_release(&ur->max_walks, 0);	/* walkers: stop */
 		return NULL;
 	}
-	while (walks_of(ur, me) < __atomic_load_n(&ur->max_walks, __ATOMIC_ACQUIRE)) {
+	while (walks_of(ur, me) < smp_load_acquire(&ur->max_walks)) {
 		long n = pin_user_pages_fast(ur->mm, BASE, 8, FOLL_FAST_ONLY, pages);
 
 		for (long i = 0; i < n; i++)
@@ -232,9 +232,9 @@ static void gup_host_unmap_vs_fast_walk(void)
 	for (int i = 0; i < UNMAP_CPUS; i++)
 		args[i] = &ur;
 	unmap_race = &ur;
-	__atomic_store_n(&gup_fast_race_hook, pmd_window_hook, __ATOMIC_RELEASE);
+	smp_store_release(&gup_fast_race_hook, pmd_window_hook);
 	run_on_cpus(UNMAP_CPUS, unmap_race_cpu, args, sizeof(args[0]));
-	__atomic_store_n(&gup_fast_race_hook, NULL, __ATOMIC_RELEASE);
+	smp_store_release(&gup_fast_race_hook, NULL);
 	unmap_race = NULL;
 	for (int c = 1; c < UNMAP_CPUS; c++) {
 		pinned += ur.pinned[c];
@@ -310,7 +310,7 @@ static void *longterm_pin_thread(void *p)
 
 	host_cpu_id = 0;
 	a->ret = pin_user_pages(a->mm, BASE, HELD_PAGES, FOLL_LONGTERM, a->pages);
-	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	smp_store_release(&a->done, 1);
 	return NULL;
 }
 
@@ -323,7 +323,7 @@ static long longterm_pin_or_die(struct mm_struct *mm, struct page **pages)
 	pthread_t tid;
 
 	pthread_create(&tid, NULL, longterm_pin_thread, &a);
-	while (!__atomic_load_n(&a.done, __ATOMIC_ACQUIRE)) {
+	while (!smp_load_acquire(&a.done)) {
 		if (arch_cycles() > deadline) {
 			host_fail(__FILE__, __LINE__, "pin_user_pages(FOLL_LONGTERM) of %d held "
 				  "pages still running after 10 s (livelock under mm->lock)",
@@ -395,14 +395,14 @@ static void migrate_race_pinner(struct migrate_race *r)
 	for (int round = 0; round < RACE_ROUNDS; round++) {
 		u64 start = BASE + (u64)round * RACE_CHUNK * PAGE_SIZE;
 
-		__atomic_store_n(&r->round, round, __ATOMIC_RELEASE);
+		smp_store_release(&r->round, round);
 		if (pin_user_pages(r->mm, start, RACE_CHUNK, FOLL_LONGTERM, pages) != RACE_CHUNK) {
 			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
 			continue;
 		}
 		unpin_user_pages(pages, RACE_CHUNK);
 	}
-	__atomic_store_n(&r->round, -1, __ATOMIC_RELEASE);
+	smp_store_release(&r->round, -1);
 }
 
 /* Other CPUs: fault every page of the current chunk, over and over (all are mapped). */
@@ -415,7 +415,7 @@ static void *migrate_race_cpu(void *p)
 		migrate_race_pinner(r);
 		return NULL;
 	}
-	while ((round = __atomic_load_n(&r->round, __ATOMIC_ACQUIRE)) >= 0) {
+	while ((round = smp_load_acquire(&r->round)) >= 0) {
 		u64 start = BASE + (u64)round * RACE_CHUNK * PAGE_SIZE;
 
 		for (int i = 0; i < RACE_CHUNK; i++)
@@ -531,7 +531,7 @@ struct table_race {
 
 static void wait_for_round(int *what, int round)
 {
-	while (__atomic_load_n(what, __ATOMIC_ACQUIRE) < round)
+	while (smp_load_acquire(what) < round)
 		arch_cpu_relax();	/* answers the other CPU's shootdown */
 }
 
@@ -547,11 +547,11 @@ static void table_race_faulter(struct table_race *r)
 		mm_munmap(r->mm, BASE, PAGE_SIZE);
 		if (mm_mmap_anon(r->mm, BASE, PAGE_SIZE, true, false, false))
 			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&r->go, round, __ATOMIC_RELEASE);
-		began = __atomic_load_n(&r->started, __ATOMIC_ACQUIRE) == round;
+		smp_store_release(&r->go, round);
+		began = smp_load_acquire(&r->started) == round;
 		if (handle_mm_fault(r->mm, BASE))
 			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-		if (!began && __atomic_load_n(&r->started, __ATOMIC_ACQUIRE) == round)
+		if (!began && smp_load_acquire(&r->started) == round)
 			__atomic_fetch_add(&r->overlapped, 1, __ATOMIC_RELAXED);
 		wait_for_round(&r->done, round);
 		if (get_user_pages_fast(r->mm, BASE, 1, FOLL_FAST_ONLY, &p) != 1)
@@ -572,9 +572,9 @@ static void *table_race_cpu(void *p)
 	}
 	for (int round = 1; round <= TABLE_ROUNDS; round++) {
 		wait_for_round(&r->go, round);
-		__atomic_store_n(&r->started, round, __ATOMIC_RELEASE);
+		smp_store_release(&r->started, round);
 		mm_munmap(r->mm, BASE + 64 * PAGE_SIZE, PAGE_SIZE);
-		__atomic_store_n(&r->done, round, __ATOMIC_RELEASE);
+		smp_store_release(&r->done, round);
 	}
 	return NULL;
 }
@@ -630,14 +630,14 @@ static void vma_race_faulter(struct vma_race *r)
 		mm_munmap(r->mm, BASE, PAGE_SIZE);
 		if (mm_mmap_anon(r->mm, BASE, PAGE_SIZE, true, false, false))
 			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&r->go, round, __ATOMIC_RELEASE);
-		for (unsigned int i = 0; __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) < round; i++) {
-			bool before = __atomic_load_n(&r->changing, __ATOMIC_ACQUIRE);
+		smp_store_release(&r->go, round);
+		for (unsigned int i = 0; smp_load_acquire(&r->done) < round; i++) {
+			bool before = smp_load_acquire(&r->changing);
 
 			if (handle_mm_fault(r->mm, BASE))
 				__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
 			r->lookups++;
-			r->overlapped += before && __atomic_load_n(&r->changing, __ATOMIC_ACQUIRE);
+			r->overlapped += before && smp_load_acquire(&r->changing);
 			if (i % 16 == 15)
 				arch_cpu_relax();	/* takes CPU 1's shootdown; lets it run */
 		}
@@ -656,14 +656,14 @@ static void *vma_race_cpu(void *p)
 		return NULL;
 	}
 	for (int round = 1; round <= VMA_ROUNDS; round++) {
-		while (__atomic_load_n(&r->go, __ATOMIC_ACQUIRE) < round)
+		while (smp_load_acquire(&r->go) < round)
 			arch_cpu_relax();
-		__atomic_store_n(&r->changing, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r->changing, 1);
 		mm_munmap(r->mm, addr, PAGE_SIZE);
 		if (mm_mmap_anon(r->mm, addr, PAGE_SIZE, true, false, false))
 			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&r->changing, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&r->done, round, __ATOMIC_RELEASE);
+		smp_store_release(&r->changing, 0);
+		smp_store_release(&r->done, round);
 	}
 	return NULL;
 }
@@ -753,15 +753,15 @@ static void walk_race_hook(enum gup_race_point point, struct mm_struct *mm, u64 
 	if (!w || mm != w->mm || point != w->point ||
 	    __atomic_exchange_n(&w->hooked, 1, __ATOMIC_ACQ_REL))
 		return;
-	__atomic_store_n(&w->go, 1, __ATOMIC_RELEASE);
+	smp_store_release(&w->go, 1);
 	for (end = arch_cycles() + 5000 * MS; arch_cycles() < end; arch_cpu_relax())
 		if (ptep_get(w->slot) != w->mapped)
 			break;
 	w->cleared_in_window = ptep_get(w->slot) != w->mapped;
 	for (end = arch_cycles() + 100 * MS; arch_cycles() < end; arch_cpu_relax())
-		if (__atomic_load_n(&w->unmap_done, __ATOMIC_ACQUIRE))
+		if (smp_load_acquire(&w->unmap_done))
 			break;
-	w->unmap_done_in_window = __atomic_load_n(&w->unmap_done, __ATOMIC_ACQUIRE);
+	w->unmap_done_in_window = smp_load_acquire(&w->unmap_done);
 }
 
 static void *walk_race_cpu(void *p)
@@ -770,13 +770,13 @@ static void *walk_race_cpu(void *p)
 
 	if (arch_cpu_id() == 0) {
 		w->got = pin_user_pages_fast(w->mm, BASE, 1, FOLL_FAST_ONLY, &w->page);
-		__atomic_store_n(&w->go, 1, __ATOMIC_RELEASE);	/* if the hook never ran */
+		smp_store_release(&w->go, 1);	/* if the hook never ran */
 		return NULL;
 	}
-	while (!__atomic_load_n(&w->go, __ATOMIC_ACQUIRE))
+	while (!smp_load_acquire(&w->go))
 		arch_cpu_relax();
 	mm_munmap(w->mm, BASE, 2 * MiB);	/* the page table goes too */
-	__atomic_store_n(&w->unmap_done, 1, __ATOMIC_RELEASE);
+	smp_store_release(&w->unmap_done, 1);
 	return NULL;
 }
 
@@ -803,9 +803,9 @@ static void gup_fast_walk_race(enum gup_race_point point)
 	w.mapped = ptep_get(w.slot);
 	gup_read_totals(&a);
 	walk_race = &w;
-	__atomic_store_n(&gup_fast_race_hook, walk_race_hook, __ATOMIC_RELEASE);
+	smp_store_release(&gup_fast_race_hook, walk_race_hook);
 	run_on_cpus(2, walk_race_cpu, args, sizeof(args[0]));
-	__atomic_store_n(&gup_fast_race_hook, NULL, __ATOMIC_RELEASE);
+	smp_store_release(&gup_fast_race_hook, NULL);
 	walk_race = NULL;
 	printk("race point %d: hook %s, entry %s, unmap %s the walk; walk returned %ld, poison "
 	       "reads %llu\n", point, w.hooked ? "ran" : "NOT RUN",

@@ -16,7 +16,7 @@ static int step;	/* sequences the two threads: nobody ever spins on a held lock 
 
 static void wait_step(int n)
 {
-	while (__atomic_load_n(&step, __ATOMIC_ACQUIRE) < n)
+	while (smp_load_acquire(&step) < n)
 		arch_cpu_relax();	/* also takes this CPU's simulated interrupts */
 }
 

@@ -196,7 +196,7 @@ static void *remote_race_cpu(void *p)
 	u64 seed = 0x9e3779b97f4a7c15ull * (cpu + 1);
 
 	if (cpu == 1) {
-		while (__atomic_load_n(&r->churning, __ATOMIC_ACQUIRE)) {
+		while (smp_load_acquire(&r->churning)) {
 			unsigned long before = 0;
 
 			for (unsigned int nid = 0; nid < 2; nid++)

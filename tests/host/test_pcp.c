@@ -465,7 +465,7 @@ static void reentry_handler(void *p)
 	struct reentry *r = p;
 	struct page *page = alloc_pages_node(r->pgdat, GFP_ATOMIC, 0);
 
-	r->ran_while_held = __atomic_load_n(&r->phase, __ATOMIC_ACQUIRE) == 1;
+	r->ran_while_held = smp_load_acquire(&r->phase) == 1;
 	r->alloc_ok = page != NULL;
 	if (page)
 		__free_pages(page, 0);
@@ -486,20 +486,20 @@ static void *reentry_cpu(void *p)
 		unsigned long flags;
 		struct per_cpu_pages *pcp = pcp_lock_this_cpu(zone, &flags);
 
-		__atomic_store_n(&r->phase, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r->phase, 1);
 		while (pcp_lock_model == PCP_LOCK_TRYLOCK ? !r->alloc_ok :
-		       !__atomic_load_n(&r->sent, __ATOMIC_ACQUIRE))
+		       !smp_load_acquire(&r->sent))
 			arch_cpu_relax();	/* takes the call here if interrupts are on */
 		for (int i = 0; i < 200; i++)
 			arch_cpu_relax();
-		__atomic_store_n(&r->phase, 2, __ATOMIC_RELEASE);
+		smp_store_release(&r->phase, 2);
 		pcp_unlock_this_cpu(pcp, flags);
-		while (!__atomic_load_n(&r->alloc_ok, __ATOMIC_ACQUIRE))
+		while (!smp_load_acquire(&r->alloc_ok))
 			arch_cpu_relax();
 	} else {
-		while (!__atomic_load_n(&r->phase, __ATOMIC_ACQUIRE))
+		while (!smp_load_acquire(&r->phase))
 			arch_cpu_relax();
-		__atomic_store_n(&r->sent, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r->sent, 1);
 		smp_call_function_single(0, reentry_handler, r, true);
 	}
 	return NULL;
@@ -612,7 +612,7 @@ static unsigned long pcp_irq_alloc_during_spill(struct irq_alloc *x, struct page
 	struct per_cpu_pages *pcp = this_pcp(x->pgdat);
 	unsigned long i = 0;
 
-	while (i + 1 < n && pcp->count + 1 < READ_RACY(pcp->high))
+	while (i + 1 < n && pcp->count + 1 < READ_ONCE(pcp->high))
 		__free_pages(pages[i++], 0);
 	free_with_irq_pending(x, pages[i]);	/* count reaches high: spill */
 	return i + 1;
@@ -669,7 +669,7 @@ static void *drain_or_churn_cpu(void *p)
 		return NULL;
 	}
 	/* Under --pct a few drains each: every one is hundreds of steps. */
-	for (unsigned int r = 0; __atomic_load_n(a->churning, __ATOMIC_ACQUIRE) &&
+	for (unsigned int r = 0; smp_load_acquire(a->churning) &&
 				 (!host_pct_on() || r < 8); r++) {
 		drain_all_pages_node(a->pgdat);
 		arch_cpu_relax();
@@ -777,7 +777,7 @@ static bool wait_flag(int *flag, u64 ns)
 {
 	u64 end = arch_cycles() + ns;
 
-	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+	while (!smp_load_acquire(flag))
 		if (arch_cycles() > end)
 			return false;
 		else
@@ -818,9 +818,9 @@ static void *refill_race_cpu(void *p)
 	case 0: {
 		unsigned long flags = spin_lock_irqsave(&zone->lock);
 
-		__atomic_store_n(&r->step, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r->step, 1);
 		spin_ns(20 * MS);	/* cpu1 is now spinning on zone->lock inside its refill */
-		__atomic_store_n(&r->step, 2, __ATOMIC_RELEASE);
+		smp_store_release(&r->step, 2);
 		r->returned_early = wait_flag(&r->drained, 200 * MS);
 		spin_unlock_irqrestore(&zone->lock, flags);
 		break;
@@ -830,11 +830,11 @@ static void *refill_race_cpu(void *p)
 		r->page = alloc_pages_node(r->pgdat, GFP_KERNEL, 0);
 		break;
 	case 2:
-		while (__atomic_load_n(&r->step, __ATOMIC_ACQUIRE) < 2)
+		while (smp_load_acquire(&r->step) < 2)
 			arch_cpu_relax();
 		zone_pcp_disable(zone);
 		r->left = zone_pcp_count(zone);
-		__atomic_store_n(&r->drained, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r->drained, 1);
 		break;
 	}
 	return NULL;
@@ -922,16 +922,16 @@ static void *drain_race_cpu(void *p)
 
 	switch (arch_cpu_id()) {
 	case 0:
-		while (__atomic_load_n(&d->step, __ATOMIC_ACQUIRE) < 2)
+		while (smp_load_acquire(&d->step) < 2)
 			arch_cpu_relax();
 		d->returned_early = wait_flag(&d->zone_done, 200 * MS);
-		d->global_waited = !__atomic_load_n(&d->global_done, __ATOMIC_ACQUIRE);
-		__atomic_store_n(&d->release, 1, __ATOMIC_RELEASE);
+		d->global_waited = !smp_load_acquire(&d->global_done);
+		smp_store_release(&d->release, 1);
 		break;
 	case 1:
 		wait_flag(&d->step, 60000 * MS);
 		drain_all_pages_node(d->pgdat);
-		__atomic_store_n(&d->global_done, 1, __ATOMIC_RELEASE);
+		smp_store_release(&d->global_done, 1);
 		break;
 	case 2: {
 		struct per_cpu_pages *pcp;
@@ -939,13 +939,13 @@ static void *drain_race_cpu(void *p)
 
 		fill_own_list(d->pgdat);
 		__atomic_add_fetch(&d->filled, 1, __ATOMIC_ACQ_REL);
-		while (__atomic_load_n(&d->filled, __ATOMIC_ACQUIRE) < 2)
+		while (smp_load_acquire(&d->filled) < 2)
 			arch_cpu_relax();
 		pcp = pcp_lock_this_cpu(zone, &flags);
-		__atomic_store_n(&d->step, 1, __ATOMIC_RELEASE);
+		smp_store_release(&d->step, 1);
 		spin_ns(20 * MS);	/* cpu1's drain is now waiting for this pcp */
-		__atomic_store_n(&d->step, 2, __ATOMIC_RELEASE);
-		while (!__atomic_load_n(&d->release, __ATOMIC_ACQUIRE))
+		smp_store_release(&d->step, 2);
+		while (!smp_load_acquire(&d->release))
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* no interrupts while held */
 		pcp_unlock_this_cpu(pcp, flags);
 		break;
@@ -953,11 +953,11 @@ static void *drain_race_cpu(void *p)
 	case 3:
 		fill_own_list(d->pgdat);
 		__atomic_add_fetch(&d->filled, 1, __ATOMIC_ACQ_REL);
-		while (__atomic_load_n(&d->step, __ATOMIC_ACQUIRE) < 2)
+		while (smp_load_acquire(&d->step) < 2)
 			arch_cpu_relax();
 		zone_pcp_disable(zone);
 		d->left = zone_pcp_count(zone);
-		__atomic_store_n(&d->zone_done, 1, __ATOMIC_RELEASE);
+		smp_store_release(&d->zone_done, 1);
 		break;
 	}
 	return NULL;
@@ -1021,12 +1021,12 @@ static void *irqs_off_alloc_cpu(void *p)
 
 	if (arch_cpu_id() == 1) {
 		fill_own_list(a->pgdat);
-		__atomic_store_n(&a->ready, 1, __ATOMIC_RELEASE);
+		smp_store_release(&a->ready, 1);
 		wait_flag(&a->done, 60000 * MS);	/* interrupts on: takes calls meanwhile */
 		return NULL;
 	}
 	wait_flag(&a->ready, 60000 * MS);
-	a->count_before = READ_RACY(pcp1->count);
+	a->count_before = READ_ONCE(pcp1->count);
 	{
 		unsigned long flags = arch_irq_save();
 
@@ -1034,8 +1034,8 @@ static void *irqs_off_alloc_cpu(void *p)
 					  node_free_pages(a->pgdat));
 		arch_irq_restore(flags);
 	}
-	a->count_after = READ_RACY(pcp1->count);
-	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	a->count_after = READ_ONCE(pcp1->count);
+	smp_store_release(&a->done, 1);
 	return NULL;
 }
 
@@ -1105,7 +1105,7 @@ static bool toggle_time_left(const struct toggle_shared *sh)
 static void toggle_enter(struct toggle_shared *sh, int *mine, int *other)
 {
 	__atomic_add_fetch(mine, 1, __ATOMIC_ACQ_REL);
-	if (__atomic_load_n(other, __ATOMIC_ACQUIRE))
+	if (smp_load_acquire(other))
 		__atomic_add_fetch(&sh->overlaps, 1, __ATOMIC_RELAXED);
 }
 
@@ -1113,7 +1113,7 @@ static void toggle_enter(struct toggle_shared *sh, int *mine, int *other)
 static bool all_pcps_disabled(struct zone *zone)
 {
 	for (unsigned int cpu = 0; cpu < zone->node->nr_cpus; cpu++)
-		if (READ_RACY(zone->pcp[cpu].high) != 0 || READ_RACY(zone->pcp[cpu].batch) != 1)
+		if (READ_ONCE(zone->pcp[cpu].high) != 0 || READ_ONCE(zone->pcp[cpu].batch) != 1)
 			return false;
 	return true;
 }
@@ -1139,7 +1139,7 @@ static void *toggle_cpu(void *p)
 	unsigned int seed = arch_cpu_id() + 1;
 
 	__atomic_add_fetch(&sh->started, 1, __ATOMIC_ACQ_REL);
-	while (__atomic_load_n(&sh->started, __ATOMIC_ACQUIRE) < TOGGLE_CPUS)
+	while (smp_load_acquire(&sh->started) < TOGGLE_CPUS)
 		arch_cpu_relax();
 	host_preempt_start(&sh->disables);
 	for (int r = 0; r < TOGGLE_ROUNDS && (r < 50 || toggle_time_left(sh)); r++) {
@@ -1223,7 +1223,7 @@ static void fill_own_pcp(struct pglist_data *pgdat)
 
 static void wait_phase(struct switch_race *r, int phase)
 {
-	while (__atomic_load_n(&r->phase, __ATOMIC_ACQUIRE) < phase)
+	while (smp_load_acquire(&r->phase) < phase)
 		arch_cpu_relax();
 }
 
@@ -1235,7 +1235,7 @@ static void switch_race_holder(struct switch_race *r)
 
 	fill_own_pcp(r->pgdat);
 	pcp = pcp_lock_this_cpu(&r->pgdat->node_zones[ZONE_DMA32], &flags);
-	__atomic_store_n(&r->phase, 1, __ATOMIC_RELEASE);
+	smp_store_release(&r->phase, 1);
 	wait_phase(r, 3);
 	for (int i = 0; i < 2000; i++)
 		arch_cpu_relax();
@@ -1250,16 +1250,16 @@ static void *switch_race_cpu(void *p)
 		switch_race_holder(r);
 	} else if (arch_cpu_id() == 1) {
 		wait_phase(r, 1);
-		__atomic_store_n(&r->phase, 2, __ATOMIC_RELEASE);
+		smp_store_release(&r->phase, 2);
 		drain_all_pages_node(r->pgdat);		/* blocks on CPU 0's pcp */
-		__atomic_store_n(&r->drain_done, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r->drain_done, 1);
 	} else {
 		fill_own_pcp(r->pgdat);
 		wait_phase(r, 2);
 		for (int i = 0; i < 200; i++)	/* let the drainer take pcp_drain_lock */
 			arch_cpu_relax();
-		r->window = !__atomic_load_n(&r->drain_done, __ATOMIC_ACQUIRE);
-		__atomic_store_n(&r->phase, 3, __ATOMIC_RELEASE);
+		r->window = !smp_load_acquire(&r->drain_done);
+		smp_store_release(&r->phase, 3);
 		pcp_switch_lock_model(pcp_lock_model_name(pcp_lock_model));
 		r->switcher_left = this_pcp(r->pgdat)->count;
 	}
@@ -1419,7 +1419,7 @@ static void *refill_interleave_cpu(void *p)
 	struct pglist_data *pgdat = ri->zone->node;
 
 	if (arch_cpu_id() == 0) {
-		while (__atomic_load_n(&ri->refilling, __ATOMIC_ACQUIRE)) {
+		while (smp_load_acquire(&ri->refilling)) {
 			__atomic_fetch_add(&ri->seq, 1, __ATOMIC_ACQ_REL);
 			zone_pcp_disable(ri->zone);
 			__atomic_fetch_add(&ri->seq, 1, __ATOMIC_ACQ_REL);
@@ -1433,11 +1433,11 @@ static void *refill_interleave_cpu(void *p)
 	for (unsigned int r = 0; r < ri->rounds; r++) {
 		const struct pcp_stats *st = &ri->zone->pcp_stats[1];
 		u64 refills = st->refill;	/* only this CPU writes its refill count */
-		int seq = __atomic_load_n(&ri->seq, __ATOMIC_ACQUIRE);
+		int seq = smp_load_acquire(&ri->seq);
 		struct page *page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 
 		if (st->refill != refills && ((seq & 1) ||
-					      __atomic_load_n(&ri->seq, __ATOMIC_ACQUIRE) != seq))
+					      smp_load_acquire(&ri->seq) != seq))
 			ri->overlapped++;
 		drain_local_pages_node(pgdat);
 		if (page)

@@ -196,7 +196,7 @@ static void fail_page_alloc_irq_only(struct ktest *t)
 	irq_try.cpu = arch_cpu_id();
 	inject(t, &a);
 	KT_ASSERT_EQ(t, timer_add_tick_hook(irq_try_hook), 0);
-	while (__atomic_load_n(&irq_try.ticks, __ATOMIC_ACQUIRE) < 8 && arch_cycles() < deadline)
+	while (smp_load_acquire(&irq_try.ticks) < 8 && arch_cycles() < deadline)
 		KT_EXPECT_EQ(t, attempts(GFP_ATOMIC | __GFP_NOWARN, 0, 16, NULL), 0u);
 	timer_remove_tick_hook(irq_try_hook);
 	fail_page_alloc_configure(NULL);

@@ -38,7 +38,7 @@ static struct race_ctx *race_ctx;
 
 static void gup_exit(struct ktest *t)
 {
-	__atomic_store_n(&gup_fast_race_hook, NULL, __ATOMIC_RELEASE);	/* a case ended early */
+	smp_store_release(&gup_fast_race_hook, NULL);	/* a case ended early */
 	WRITE_ONCE(race_ctx, NULL);
 	if (t->priv)
 		put_mm(t, t->priv);
@@ -254,16 +254,16 @@ static void pmd_window_hook(enum gup_race_point point, struct mm_struct *mm, u64
 
 	if (!c || point != GUP_RACE_PTE_TABLE || mm != c->mm)
 		return;
-	seq = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE);
+	seq = smp_load_acquire(&c->seq);
 	done = (seq | 1) + 1;	/* seq once the unmap running or next to start has returned */
 	__atomic_fetch_add(&c->in_window, 1, __ATOMIC_ACQ_REL);
-	for (int i = 0; i < 40 && __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) < done; i++)
+	for (int i = 0; i < 40 && smp_load_acquire(&c->seq) < done; i++)
 		udelay(50);
 	for (int i = 0; i < 20000 && !arch_irqs_disabled() &&	/* an unmap not waiting for us */
-			(__atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) & 1); i++)
+			(smp_load_acquire(&c->seq) & 1); i++)
 		udelay(50);
 	__atomic_fetch_sub(&c->in_window, 1, __ATOMIC_ACQ_REL);
-	if ((seq & 1) || __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE) != seq)
+	if ((seq & 1) || smp_load_acquire(&c->seq) != seq)
 		__atomic_fetch_add(&c->in_unmap, 1, __ATOMIC_RELAXED);
 }
 
@@ -314,16 +314,16 @@ static void race_unmapper(struct race_ctx *c, unsigned int rounds)
 
 		mm_mmap_anon(c->mm, BASE, 8 * PAGE_SIZE, true, false, true);
 		wait_until(READ_ONCE(c->pinned) > pinned, arch_cycles() + step);
-		wait_until(__atomic_load_n(&c->in_window, __ATOMIC_ACQUIRE), arch_cycles() + step);
+		wait_until(smp_load_acquire(&c->in_window), arch_cycles() + step);
 		__atomic_fetch_add(&c->seq, 1, __ATOMIC_ACQ_REL);
 		mm_munmap(c->mm, BASE, 2ull << 20);	/* frees the page tables too */
 		__atomic_fetch_add(&c->seq, 1, __ATOMIC_ACQ_REL);
 		for_each_online_cpu(cpu)
-			seen[cpu] = __atomic_load_n(&c->cpu_walks[cpu], __ATOMIC_ACQUIRE);
+			seen[cpu] = smp_load_acquire(&c->cpu_walks[cpu]);
 		until = arch_cycles() + step;	/* one limit for all: 39 walkers at -smp 40 */
 		for_each_online_cpu(cpu)
 			if (cpu)
-				wait_until(__atomic_load_n(&c->cpu_walks[cpu], __ATOMIC_ACQUIRE) >=
+				wait_until(smp_load_acquire(&c->cpu_walks[cpu]) >=
 					   seen[cpu] + 2, until);
 		c->rounds++;
 	}
@@ -361,9 +361,9 @@ static void gup_unmap_vs_fast_walk(struct ktest *t)
 	KT_ASSERT_NOT_NULL(t, c.mm);
 	t->priv = c.mm;
 	WRITE_ONCE(race_ctx, &c);
-	__atomic_store_n(&gup_fast_race_hook, pmd_window_hook, __ATOMIC_RELEASE);
+	smp_store_release(&gup_fast_race_hook, pmd_window_hook);
 	smp_run_on_all(race_cpu, &c);
-	__atomic_store_n(&gup_fast_race_hook, NULL, __ATOMIC_RELEASE);
+	smp_store_release(&gup_fast_race_hook, NULL);
 	WRITE_ONCE(race_ctx, NULL);
 	ktest_printf(t, "%llu rounds, %llu lockless walks, %llu pages pinned, %llu walks in their "
 		     "window during an unmap, poison reads %llu", (unsigned long long)c.rounds,
@@ -439,7 +439,7 @@ static void migrate_race_pinner(struct migrate_race *r)
 	for (round = 0; round < RACE_ROUNDS && (round < 3 || arch_cycles() < deadline); round++) {
 		u64 start = BASE + (u64)round * RACE_CHUNK * PAGE_SIZE;
 
-		__atomic_store_n(&r->round, round, __ATOMIC_RELEASE);
+		smp_store_release(&r->round, round);
 		if (pin_user_pages(r->mm, start, RACE_CHUNK, FOLL_LONGTERM, pages) != RACE_CHUNK) {
 			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
 			continue;
@@ -447,7 +447,7 @@ static void migrate_race_pinner(struct migrate_race *r)
 		unpin_user_pages(pages, RACE_CHUNK);
 	}
 	r->rounds = (unsigned int)round;
-	__atomic_store_n(&r->round, -1, __ATOMIC_RELEASE);
+	smp_store_release(&r->round, -1);
 }
 
 /* Other CPUs: fault every page of the current chunk, over and over (all are mapped). */
@@ -460,7 +460,7 @@ static void migrate_race_cpu(void *arg)
 		migrate_race_pinner(r);
 		return;
 	}
-	while ((round = __atomic_load_n(&r->round, __ATOMIC_ACQUIRE)) >= 0) {
+	while ((round = smp_load_acquire(&r->round)) >= 0) {
 		u64 start = BASE + (u64)round * RACE_CHUNK * PAGE_SIZE;
 
 		for (int i = 0; i < RACE_CHUNK; i++)
@@ -568,7 +568,7 @@ struct table_race {
 
 static void wait_for_round(int *what, int round)
 {
-	while (__atomic_load_n(what, __ATOMIC_ACQUIRE) < round)
+	while (smp_load_acquire(what) < round)
 		arch_cpu_relax();
 }
 
@@ -582,11 +582,11 @@ static void table_race_round(struct table_race *r, int round)
 	mm_munmap(r->mm, BASE, PAGE_SIZE);
 	if (mm_mmap_anon(r->mm, BASE, PAGE_SIZE, true, false, false))
 		__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->go, round, __ATOMIC_RELEASE);
-	began = __atomic_load_n(&r->started, __ATOMIC_ACQUIRE) == round;
+	smp_store_release(&r->go, round);
+	began = smp_load_acquire(&r->started) == round;
 	if (handle_mm_fault(r->mm, BASE))
 		__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-	if (!began && __atomic_load_n(&r->started, __ATOMIC_ACQUIRE) == round)
+	if (!began && smp_load_acquire(&r->started) == round)
 		r->overlapped++;
 	wait_for_round(&r->done, round);
 	if (get_user_pages_fast(r->mm, BASE, 1, FOLL_FAST_ONLY, &p) != 1)
@@ -606,18 +606,18 @@ static void table_race_cpu(void *arg)
 		for (round = 1; round <= TABLE_ROUNDS && arch_cycles() < deadline; round++)
 			table_race_round(r, round);
 		r->rounds = (unsigned int)round - 1;
-		__atomic_store_n(&r->go, -1, __ATOMIC_RELEASE);
+		smp_store_release(&r->go, -1);
 		return;
 	}
 	if (arch_cpu_id() != 1)
 		return;
 	for (round = 1;; round++) {
-		while (__atomic_load_n(&r->go, __ATOMIC_ACQUIRE) < round)
-			if (__atomic_load_n(&r->go, __ATOMIC_ACQUIRE) < 0)
+		while (smp_load_acquire(&r->go) < round)
+			if (smp_load_acquire(&r->go) < 0)
 				return;
-		__atomic_store_n(&r->started, round, __ATOMIC_RELEASE);
+		smp_store_release(&r->started, round);
 		mm_munmap(r->mm, BASE + 64 * PAGE_SIZE, PAGE_SIZE);
-		__atomic_store_n(&r->done, round, __ATOMIC_RELEASE);
+		smp_store_release(&r->done, round);
 	}
 }
 
@@ -672,15 +672,15 @@ static void walk_race_hook(enum gup_race_point point, struct mm_struct *mm, u64 
 	if (!w || mm != w->mm || point != w->point ||
 	    __atomic_exchange_n(&w->hooked, 1, __ATOMIC_ACQ_REL))
 		return;
-	__atomic_store_n(&w->go, 1, __ATOMIC_RELEASE);
+	smp_store_release(&w->go, 1);
 	for (end = arch_cycles() + us_to_cycles(5000000); arch_cycles() < end; arch_cpu_relax())
 		if (ptep_get(w->slot) != w->mapped)
 			break;
 	w->cleared_in_window = ptep_get(w->slot) != w->mapped;
 	for (end = arch_cycles() + us_to_cycles(200000); arch_cycles() < end; arch_cpu_relax())
-		if (__atomic_load_n(&w->unmap_done, __ATOMIC_ACQUIRE))
+		if (smp_load_acquire(&w->unmap_done))
 			break;
-	w->unmap_done_in_window = __atomic_load_n(&w->unmap_done, __ATOMIC_ACQUIRE);
+	w->unmap_done_in_window = smp_load_acquire(&w->unmap_done);
 }
 
 static void walk_race_cpu(void *arg)
@@ -689,12 +689,12 @@ static void walk_race_cpu(void *arg)
 
 	if (arch_cpu_id() == 0) {
 		w->got = pin_user_pages_fast(w->mm, BASE, 1, FOLL_FAST_ONLY, &w->page);
-		__atomic_store_n(&w->go, 1, __ATOMIC_RELEASE);	/* if the hook never ran */
+		smp_store_release(&w->go, 1);	/* if the hook never ran */
 	} else if (arch_cpu_id() == w->unmapper) {
-		while (!__atomic_load_n(&w->go, __ATOMIC_ACQUIRE))
+		while (!smp_load_acquire(&w->go))
 			arch_cpu_relax();
 		mm_munmap(w->mm, BASE, 2ull << 20);	/* the page table goes too */
-		__atomic_store_n(&w->unmap_done, 1, __ATOMIC_RELEASE);
+		smp_store_release(&w->unmap_done, 1);
 	}
 }
 
@@ -725,9 +725,9 @@ static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
 	w.mapped = ptep_get(w.slot);
 	gup_read_totals(&a);
 	WRITE_ONCE(walk_race, &w);
-	__atomic_store_n(&gup_fast_race_hook, walk_race_hook, __ATOMIC_RELEASE);
+	smp_store_release(&gup_fast_race_hook, walk_race_hook);
 	smp_run_on_all(walk_race_cpu, &w);
-	__atomic_store_n(&gup_fast_race_hook, NULL, __ATOMIC_RELEASE);
+	smp_store_release(&gup_fast_race_hook, NULL);
 	WRITE_ONCE(walk_race, NULL);
 	ktest_printf(t, "hook %s, entry %s, unmap (cpu%u) %s the walk; walk returned %ld, "
 		     "poison reads %llu", w.hooked ? "ran" : "NOT RUN",

@@ -573,7 +573,7 @@ static void remote_churn_fn(void *arg)
 	struct remote_churn *rc = arg;
 
 	if (arch_cpu_id() == 1) {	/* the drainer */
-		while (__atomic_load_n(&rc->churning, __ATOMIC_ACQUIRE)) {
+		while (smp_load_acquire(&rc->churning)) {
 			drain_all_pages_machine(rc->m);
 			__atomic_add_fetch(&rc->drains_during, 1, __ATOMIC_RELAXED);
 		}

@@ -86,7 +86,7 @@ static struct churn_busy {
 static bool another_cpu_busy(unsigned int me)
 {
 	for_each_online_cpu(cpu)
-		if (cpu != me && __atomic_load_n(&churn_busy[cpu].busy, __ATOMIC_RELAXED))
+		if (cpu != me && READ_ONCE(churn_busy[cpu].busy))
 			return true;
 	return false;
 }
@@ -161,15 +161,15 @@ static u64 met_remote_drain(struct churn *c, unsigned int cpu)
  * (with more than one CPU), and (trylock) a tick came inside this CPU's pcp hold. */
 static bool churn_raced(struct churn *c, unsigned int cpu, unsigned int i)
 {
-	if (__atomic_load_n(&c->raced, __ATOMIC_RELAXED))
+	if (READ_ONCE(c->raced))
 		return true;
 	if (i % 64)
 		return false;
 	if (c->drainers ? met_remote_drain(c, cpu) > 0 :
 	    (READ_ONCE(c->overlapped) || nr_cpus_online() < 2) &&
-	    (READ_RACY(pcp_lock_model) != PCP_LOCK_TRYLOCK || READ_ONCE(c->irq_in_hold[cpu])))
-		__atomic_store_n(&c->raced, 1, __ATOMIC_RELAXED);
-	return __atomic_load_n(&c->raced, __ATOMIC_RELAXED);
+	    (READ_ONCE(pcp_lock_model) != PCP_LOCK_TRYLOCK || READ_ONCE(c->irq_in_hold[cpu])))
+		WRITE_ONCE(c->raced, 1);
+	return READ_ONCE(c->raced);
 }
 
 /* Start counting the race windows of a churn run. */
@@ -199,7 +199,7 @@ static void churn_cpu(struct churn *c)
 						!churn_raced(c, arch_cpu_id(), i)); i++) {
 		u64 r = xorshift(&seed);
 
-		__atomic_store_n(&churn_busy[arch_cpu_id()].busy, 1, __ATOMIC_RELAXED);
+		WRITE_ONCE(churn_busy[arch_cpu_id()].busy, 1);
 		if (i % 64 == 0 && another_cpu_busy(arch_cpu_id()))	/* a sample */
 			__atomic_fetch_add(&c->overlapped, 1, __ATOMIC_RELAXED);
 		if (n < 32 && (n == 0 || (r & 1))) {
@@ -215,7 +215,7 @@ static void churn_cpu(struct churn *c)
 			held[k] = held[--n];
 			orders[k] = orders[n];
 		}
-		__atomic_store_n(&churn_busy[arch_cpu_id()].busy, 0, __ATOMIC_RELAXED);
+		WRITE_ONCE(churn_busy[arch_cpu_id()].busy, 0);
 	}
 	while (n--)
 		__free_pages(held[n], orders[n]);
@@ -226,7 +226,7 @@ static void churn_or_drain_fn(void *arg)
 	struct churn *c = arg;
 
 	if (c->drainers && (arch_cpu_id() & 1)) {
-		while (__atomic_load_n(&c->churning, __ATOMIC_ACQUIRE))
+		while (smp_load_acquire(&c->churning))
 			drain_all_pages(NULL);	/* every zone of every node */
 		return;
 	}
@@ -327,12 +327,12 @@ static void reentry_handler(void *arg)
 	struct reentry *r = arg;
 	struct page *page = alloc_pages(GFP_DMA32 & ~__GFP_DIRECT_RECLAIM, 0);
 
-	r->ran_while_held = __atomic_load_n(&r->phase, __ATOMIC_ACQUIRE) == 1;
+	r->ran_while_held = smp_load_acquire(&r->phase) == 1;
 	r->alloc_ok = page != NULL;
 	if (page)
 		__free_pages(page, 0);
 	r->count_in_handler = dma32_pcp()->count;
-	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	smp_store_release(&r->done, 1);
 }
 
 /* Runs on CPU 1 (from a call IPI): interrupt CPU 0 with the handler. */
@@ -340,7 +340,7 @@ static void reentry_sender(void *arg)
 {
 	struct reentry *r = arg;
 
-	__atomic_store_n(&r->sent, 1, __ATOMIC_RELEASE);
+	smp_store_release(&r->sent, 1);
 	smp_call_function_single(0, reentry_handler, r, false);
 }
 
@@ -369,15 +369,15 @@ static void mm_pcp_irq_reentry(struct ktest *t)
 		pcp = pcp_lock_this_cpu(zone, &flags);
 		KT_ASSERT_NOT_NULL(t, pcp);
 		r.count_before = pcp->count;
-		__atomic_store_n(&r.phase, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r.phase, 1);
 		smp_call_function_single(1, reentry_sender, &r, false);
-		while (trylock ? !__atomic_load_n(&r.done, __ATOMIC_ACQUIRE) :
-				 !__atomic_load_n(&r.sent, __ATOMIC_ACQUIRE))
+		while (trylock ? !smp_load_acquire(&r.done) :
+				 !smp_load_acquire(&r.sent))
 			arch_cpu_relax();
 		udelay(1000);	/* irqoff/irqsave: the IPI is pending meanwhile */
-		__atomic_store_n(&r.phase, 2, __ATOMIC_RELEASE);
+		smp_store_release(&r.phase, 2);
 		pcp_unlock_this_cpu(pcp, flags);
-		while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
+		while (!smp_load_acquire(&r.done))
 			arch_cpu_relax();
 		pcp_stats_sum(mm_node(), 0, &st);
 		KT_EXPECT_TRUE(t, r.alloc_ok);
@@ -670,7 +670,7 @@ static void irq_exhaust_handler(void *arg)
 	x->ran_while_held = spin_is_held_by_me(&x->zone->pcp[arch_cpu_id()].lock);
 	x->got = alloc_pages_node(x->pgdat, GFP_ATOMIC | __GFP_NOWARN, 0);
 	x->drains = READ_ONCE(x->pgdat->drain_retries) - before;
-	__atomic_store_n(&x->done, 1, __ATOMIC_RELEASE);
+	smp_store_release(&x->done, 1);
 }
 
 /* Runs on CPU 1 (from a call IPI): interrupt CPU 0 with the handler. */
@@ -678,7 +678,7 @@ static void irq_exhaust_sender(void *arg)
 {
 	struct irq_exhaust *x = arg;
 
-	__atomic_store_n(&x->sent, 1, __ATOMIC_RELEASE);
+	smp_store_release(&x->sent, 1);
 	smp_call_function_single(0, irq_exhaust_handler, x, false);
 }
 
@@ -699,12 +699,12 @@ static bool irq_alloc_while_pcp_held(struct irq_exhaust *x)
 	if (!(pcp = pcp_lock_this_cpu(x->zone, &flags)))
 		return false;
 	smp_call_function_single(1, irq_exhaust_sender, x, false);
-	while (trylock ? !__atomic_load_n(&x->done, __ATOMIC_ACQUIRE) :
-			 !__atomic_load_n(&x->sent, __ATOMIC_ACQUIRE))
+	while (trylock ? !smp_load_acquire(&x->done) :
+			 !smp_load_acquire(&x->sent))
 		arch_cpu_relax();
 	udelay(1000);	/* irqoff/irqsave: the IPI is pending meanwhile */
 	pcp_unlock_this_cpu(pcp, flags);
-	while (!__atomic_load_n(&x->done, __ATOMIC_ACQUIRE))
+	while (!smp_load_acquire(&x->done))
 		arch_cpu_relax();
 	return true;
 }
@@ -771,7 +771,7 @@ struct toggle {
 static void toggle_enter(struct toggle *tg, int *mine, int *other)
 {
 	__atomic_add_fetch(mine, 1, __ATOMIC_ACQ_REL);
-	if (__atomic_load_n(other, __ATOMIC_ACQUIRE))
+	if (smp_load_acquire(other))
 		__atomic_add_fetch(&tg->overlaps, 1, __ATOMIC_RELAXED);
 }
 
@@ -842,14 +842,14 @@ static void toggle_fn(void *arg)
 	u64 seed = 0x9e3779b97f4a7c15ull * (cpu + 1);
 
 	if (cpu == 1) {
-		while (!__atomic_load_n(&tg->done, __ATOMIC_ACQUIRE))
+		while (!smp_load_acquire(&tg->done))
 			toggle_update(tg);
 		return;
 	}
 	for (int r = 0; cpu == 0 && r < 100; r++)
 		toggle_round(tg, tg->zone, &seed);
 	if (cpu == 0)
-		__atomic_store_n(&tg->done, true, __ATOMIC_RELEASE);
+		smp_store_release(&tg->done, true);
 }
 
 /*
@@ -925,7 +925,7 @@ static void wait_phase(struct switch_race *r, int phase)
 {
 	u64 deadline = arch_cycles() + 10000 * cycles_khz;
 
-	while (__atomic_load_n(&r->phase, __ATOMIC_ACQUIRE) < phase) {
+	while (smp_load_acquire(&r->phase) < phase) {
 		if (arch_cycles() > deadline) {
 			WRITE_ONCE(r->timed_out, true);
 			return;
@@ -942,7 +942,7 @@ static void switch_race_holder(struct switch_race *r)
 
 	fill_own_pcp();
 	pcp = pcp_lock_this_cpu(&mm_node()->node_zones[ZONE_DMA32], &flags);
-	__atomic_store_n(&r->phase, 1, __ATOMIC_RELEASE);
+	smp_store_release(&r->phase, 1);
 	wait_phase(r, 3);
 	udelay(2000);
 	if (pcp)
@@ -957,15 +957,15 @@ static void switch_race_fn(void *arg)
 		switch_race_holder(r);
 	} else if (arch_cpu_id() == r->role_cpu[1]) {
 		wait_phase(r, 1);
-		__atomic_store_n(&r->phase, 2, __ATOMIC_RELEASE);
+		smp_store_release(&r->phase, 2);
 		drain_all_pages(NULL);	/* every node's lists: held up by the holder */
-		__atomic_store_n(&r->drain_done, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r->drain_done, 1);
 	} else if (arch_cpu_id() == r->role_cpu[2]) {
 		fill_own_pcp();
 		wait_phase(r, 2);
 		udelay(500);	/* the drainer takes pcp_drain_lock meanwhile */
-		r->window = !__atomic_load_n(&r->drain_done, __ATOMIC_ACQUIRE);
-		__atomic_store_n(&r->phase, 3, __ATOMIC_RELEASE);
+		r->window = !smp_load_acquire(&r->drain_done);
+		smp_store_release(&r->phase, 3);
 		pcp_switch_lock_model(pcp_lock_model_name(pcp_lock_model));
 		r->switcher_left = dma32_pcp()->count;
 	}
@@ -1022,7 +1022,7 @@ static bool wait_flag_us(int *flag, u64 us)
 {
 	u64 end = arch_cycles() + us_to_cycles(us);
 
-	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+	while (!smp_load_acquire(flag))
 		if (arch_cycles() > end)
 			return false;
 		else
@@ -1037,10 +1037,10 @@ static bool cpu1_in_refill(struct refill_race *r, struct zone *zone)
 {
 	const spinlock_t *lock = &zone->pcp[1].lock;
 
-	if (READ_RACY(pcp_lock_model) == PCP_LOCK_IRQOFF) {
+	if (READ_ONCE(pcp_lock_model) == PCP_LOCK_IRQOFF) {
 		if (wait_flag_us(&r->allocating, 5000000))
 			udelay(20000);
-		return __atomic_load_n(&r->allocating, __ATOMIC_ACQUIRE);
+		return smp_load_acquire(&r->allocating);
 	}
 	for (u64 end = arch_cycles() + us_to_cycles(5000000); arch_cycles() < end; arch_cpu_relax())
 		if (READ_ONCE(lock->locked) && READ_ONCE(lock->owner_cpu) == 1)
@@ -1063,24 +1063,24 @@ static void refill_race_fn(void *arg)
 	case 0: {
 		unsigned long flags = spin_lock_irqsave(&zone->lock);
 
-		__atomic_store_n(&r->step, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r->step, 1);
 		r->in_refill = cpu1_in_refill(r, zone);
-		__atomic_store_n(&r->step, 2, __ATOMIC_RELEASE);
+		smp_store_release(&r->step, 2);
 		r->returned_early = wait_flag_us(&r->drained, 200000) && r->in_refill;
 		spin_unlock_irqrestore(&zone->lock, flags);
 		break;
 	}
 	case 1:
 		wait_flag_us(&r->step, 60000000);
-		__atomic_store_n(&r->allocating, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r->allocating, 1);
 		r->page = alloc_pages(GFP_DMA32 | __GFP_NOWARN, 0);
 		break;
 	case 2:
-		while (__atomic_load_n(&r->step, __ATOMIC_ACQUIRE) < 2)
+		while (smp_load_acquire(&r->step) < 2)
 			arch_cpu_relax();
 		zone_pcp_disable(zone);
 		r->left = zone_pcp_count(zone);
-		__atomic_store_n(&r->drained, 1, __ATOMIC_RELEASE);
+		smp_store_release(&r->drained, 1);
 		break;
 	}
 }

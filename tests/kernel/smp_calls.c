@@ -22,16 +22,16 @@ static void hit(void *arg)
 static void reset_hits(void)
 {
 	memset(hits, 0, sizeof(hits));
-	__atomic_store_n(&total_hits, 0, __ATOMIC_RELAXED);
+	WRITE_ONCE(total_hits, 0);
 }
 
 /* Wait up to 5 s for total_hits to reach want; returns what it reached. */
 static u32 wait_total_hits(u32 want)
 {
-	for (unsigned int ms = 0; ms < 5000 && __atomic_load_n(&total_hits, __ATOMIC_RELAXED) < want;
+	for (unsigned int ms = 0; ms < 5000 && READ_ONCE(total_hits) < want;
 	     ms++)
 		mdelay(1);
-	return __atomic_load_n(&total_hits, __ATOMIC_RELAXED);
+	return READ_ONCE(total_hits);
 }
 
 /* Without wait, a call to all others still runs exactly once on each of them. */

@@ -85,7 +85,7 @@ MUTATIONS = [
 			spin_lock(&pcp->lock);
 		count = pcp->count;
 		if (count) {
-			int chunk = MIN(count, READ_RACY(pcp->batch) << PCP_BATCH_SCALE_MAX);
+			int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
 			free_pcppages_bulk(zone, chunk, pcp, 0);
 			pcp_stat(zone, cpu)->drained += (u64)(count - pcp->count);
@@ -96,10 +96,10 @@ MUTATIONS = [
 			spin_unlock(&pcp->lock);
 	} while (count);
 """, """\
-	int count = READ_RACY(pcp->count);
+	int count = READ_ONCE(pcp->count);
 
 	while (count) {
-		int chunk = MIN(count, READ_RACY(pcp->batch) << PCP_BATCH_SCALE_MAX);
+		int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 		unsigned long flags = irqsave ? spin_lock_irqsave(&pcp->lock) : 0;
 
 		if (!irqsave)
@@ -242,10 +242,10 @@ MUTATIONS = [
         edits=[("""\
 		list_del(&page->lru);
 		__clear_page_flag(page, PG_pcp);
-		WRITE_RACY(pcp->count, pcp->count - (1 << order));
+		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 """, """\
 		list_del(&page->lru);
-		WRITE_RACY(pcp->count, pcp->count - (1 << order));
+		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
     ),
@@ -268,10 +268,10 @@ MUTATIONS = [
         file="mm/pcp.c",
         says="a refill of order-n blocks adds the number of blocks to pcp->count, not pages",
         edits=[("""\
-			WRITE_RACY(pcp->count, pcp->count +
+			WRITE_ONCE(pcp->count, pcp->count +
 				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
 """, """\
-			WRITE_RACY(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
+			WRITE_ONCE(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
     ),
@@ -280,7 +280,7 @@ MUTATIONS = [
         file="mm/pcp.c",
         says="a refill puts pages on the list without adding them to pcp->count",
         edits=[("""\
-			WRITE_RACY(pcp->count, pcp->count +
+			WRITE_ONCE(pcp->count, pcp->count +
 				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
 """, """\
 			rmqueue_bulk(zone, order, batch, list, mt);
@@ -352,9 +352,9 @@ MUTATIONS = [
         says="spin_unlock() clears the lock word with a relaxed store: the critical "
              "section's writes may become visible after the next owner's reads",
         edits=[("""\
-	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELEASE);
+	smp_store_release(&lock->locked, 0);
 """, """\
-	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELAXED);
+	WRITE_ONCE(lock->locked, 0);
 """)],
         tests=["tsan:alloc_pages_concurrent_random_orders", "tsan:pcp_stress_random_orders"],
     ),
@@ -379,7 +379,7 @@ MUTATIONS = [
              "the cache line bounces between CPUs (Linux before 292648ac5cf1)",
         edits=[("""\
 	if (gup_has_pinned_mode == GUP_HAS_PINNED_ONCE &&
-	    (__atomic_load_n(&mm->flags, __ATOMIC_RELAXED) & (1ul << MMF_HAS_PINNED)))
+	    (READ_ONCE(mm->flags) & (1ul << MMF_HAS_PINNED)))
 		return;
 """, "")],
         tests=["host:gup_host_has_pinned_written_once", "kernel:4:gup.gup_has_pinned*"],
