@@ -9,6 +9,7 @@
 #include "mm/arch_mm.h"
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
+#include "kernel/math.h"
 #include "kernel/string.h"
 
 static const char *const zone_names[MAX_NR_ZONES] = { "DMA", "DMA32", "Normal" };
@@ -30,25 +31,6 @@ BUILD_BUG_ON(ZONE_DMA_END_PFN % MAX_ORDER_NR_PAGES || ZONE_DMA32_END_PFN % MAX_O
 /* A section holds whole MAX_ORDER blocks, so buddies share a memory-map array. */
 BUILD_BUG_ON(PFN_SECTION_SHIFT < MAX_ORDER);
 BUILD_BUG_ON(sizeof(struct page) != 32);
-
-/* Floor of the square root, by bits (no division, no floating point). */
-unsigned long int_sqrt(unsigned long x)
-{
-	unsigned long r = 0, bit = 1ul << (sizeof(long) * 8 - 2);
-
-	while (bit > x)
-		bit >>= 2;
-	while (bit) {
-		if (x >= r + bit) {
-			x -= r + bit;
-			r = (r >> 1) + bit;
-		} else {
-			r >>= 1;
-		}
-		bit >>= 2;
-	}
-	return r;
-}
 
 /*
  * Give the machine's nodes consecutive free node_data[] slots, nid order (the kernel's,

@@ -31,9 +31,4 @@ void pcp_stats_sum_machine(const struct mm_machine *m, int cpu, struct pcp_stats
  * (numa_hit ... remote_home) run on, for the end-of-run summary. Other CPUs quiet. */
 void pcp_stats_reset(const struct mm_machine *m);
 
-/* ---- mm_init.c ---- */
-
-/* Floor of the square root (min_free_kbytes = sqrt(lowmem KiB * 16), as Linux). */
-unsigned long int_sqrt(unsigned long x);
-
 #endif

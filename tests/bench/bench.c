@@ -1,6 +1,7 @@
 /* The benchmark registry and the BENCH output lines (tests/bench/bench.h). */
 #include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
+#include "kernel/math.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"
 
@@ -81,21 +82,6 @@ u64 bench_mean(const u64 *v, unsigned int n)
 	return n ? sum / n : 0;
 }
 
-static u64 isqrt(u64 x)
-{
-	u64 r = 0;
-
-	for (u64 bit = 1ull << 62; bit; bit >>= 2) {
-		if (x >= r + bit) {
-			x -= r + bit;
-			r = (r >> 1) + bit;
-		} else {
-			r >>= 1;
-		}
-	}
-	return r;
-}
-
 /* Sample standard deviation / mean, in hundredths of a percent. */
 u64 bench_rel_stddev_centi(const u64 *v, unsigned int n)
 {
@@ -107,7 +93,7 @@ u64 bench_rel_stddev_centi(const u64 *v, unsigned int n)
 		s64 d = (s64)(v[i] - mean);
 		var += (u64)(d * d) / (n - 1);
 	}
-	return isqrt(var) * 10000 / mean;
+	return int_sqrt(var) * 10000 / mean;
 }
 
 void bench_emit(const char *bench, const char *metric, const char *unit, bool higher,

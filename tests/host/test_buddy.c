@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tests/host/harness.h"
+#include "kernel/math.h"
 
 #define GFP_TEST_MOVABLE (__GFP_MOVABLE | __GFP_MEMALLOC | __GFP_NOWARN)
 
