@@ -18,6 +18,18 @@ enum mem_type {
 	MEM_BAD = 5,
 };
 
+/* The one label of each type, for the boot log's memory map and memblock's messages. */
+static inline const char *mem_type_name(u32 type)
+{
+	static const char *const names[] = {
+		[MEM_USABLE] = "usable", [MEM_RESERVED] = "reserved",
+		[MEM_ACPI_RECLAIMABLE] = "ACPI reclaimable", [MEM_ACPI_NVS] = "ACPI NVS",
+		[MEM_BAD] = "bad RAM",
+	};
+
+	return type < ARRAY_SIZE(names) && names[type] ? names[type] : "unknown";
+}
+
 struct mem_region {
 	u64 base;
 	u64 length;

@@ -24,18 +24,6 @@ u64 boot_tsc_start;	/* kernel/timer.h */
 extern char __kernel_phys_start[], __kernel_phys_end[];
 void arch_early_init(void);
 
-static const char *mem_type_name(u32 type)
-{
-	switch (type) {
-	case MEM_USABLE: return "usable";
-	case MEM_RESERVED: return "reserved";
-	case MEM_ACPI_RECLAIMABLE: return "ACPI reclaimable";
-	case MEM_ACPI_NVS: return "ACPI NVS";
-	case MEM_BAD: return "bad RAM";
-	default: return "unknown";
-	}
-}
-
 /* The loader's memory map as a table, as given (unsorted input is shown unsorted). */
 static void print_memory_map(const struct boot_info *bi)
 {

@@ -172,14 +172,6 @@ int memblock_set_node(struct memblock *mb, u64 base, u64 size, int nid)
 	return type_set_node(&mb->memory, base, clamp_end(base, size), nid);
 }
 
-static const char *mem_type_name(u32 type)
-{
-	static const char *const names[] = { "?", "usable", "reserved", "ACPI-reclaim",
-					     "ACPI-NVS", "bad" };
-
-	return type < ARRAY_SIZE(names) ? names[type] : "unknown";
-}
-
 /* Returns true if entry e is worth using, after saying why not. */
 static bool mmap_entry_ok(struct memblock *mb, const struct mem_region *e, unsigned int i)
 {
