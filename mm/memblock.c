@@ -49,19 +49,15 @@ static unsigned int normalize(struct memblock_region *r, unsigned int n)
 	return out;
 }
 
-/* Add [base, end) to t. Leaves t unchanged and returns -1 if the result would not fit. */
-static int type_add(struct memblock_type *t, u64 base, u64 end)
+/*
+ * The shared tail of type_add() and type_cut(): tmp (n regions, sorted, merged) becomes t's
+ * table, unless it does not fit, which leaves t unchanged and says what was refused.
+ */
+static int type_replace(struct memblock_type *t, const struct memblock_region *tmp,
+			unsigned int n, const char *refused, u64 base, u64 end)
 {
-	struct memblock_region tmp[MEMBLOCK_MAX_REGIONS + 1];
-	unsigned int n;
-
-	if (base >= end)
-		return 0;
-	memcpy(tmp, t->regions, t->cnt * sizeof(tmp[0]));
-	tmp[t->cnt] = (struct memblock_region){ base, end - base, 0 };
-	n = normalize(tmp, t->cnt + 1);
 	if (n > MEMBLOCK_MAX_REGIONS) {
-		printk("memblock: %s table full, [0x%llx-0x%llx) dropped\n", t->name,
+		printk("memblock: %s table full, cannot %s [0x%llx-0x%llx)\n", t->name, refused,
 		       (unsigned long long)base, (unsigned long long)end);
 		return -1;
 	}
@@ -70,7 +66,22 @@ static int type_add(struct memblock_type *t, u64 base, u64 end)
 	return 0;
 }
 
-/* Remove [base, end) from t; a region straddling it splits in two. */
+/* Add [base, end) to t. Leaves t unchanged and returns -1 if the result would not fit. */
+static int type_add(struct memblock_type *t, u64 base, u64 end)
+{
+	struct memblock_region tmp[MEMBLOCK_MAX_REGIONS + 1];
+
+	if (base >= end)
+		return 0;
+	memcpy(tmp, t->regions, t->cnt * sizeof(tmp[0]));
+	tmp[t->cnt] = (struct memblock_region){ base, end - base, 0 };
+	return type_replace(t, tmp, normalize(tmp, t->cnt + 1), "add", base, end);
+}
+
+/*
+ * Remove [base, end) from t; a region straddling it splits in two. Only one region can
+ * straddle both ends, so tmp holds at most t->cnt + 1 pieces.
+ */
 static int type_cut(struct memblock_type *t, u64 base, u64 end)
 {
 	struct memblock_region tmp[MEMBLOCK_MAX_REGIONS + 1];
@@ -87,15 +98,8 @@ static int type_cut(struct memblock_type *t, u64 base, u64 end)
 			tmp[n++] = (struct memblock_region){ rb, base - rb, t->regions[i].nid };
 		if (re > end)
 			tmp[n++] = (struct memblock_region){ end, re - end, t->regions[i].nid };
-		if (n > MEMBLOCK_MAX_REGIONS) {
-			printk("memblock: %s table full, cannot cut [0x%llx-0x%llx)\n", t->name,
-			       (unsigned long long)base, (unsigned long long)end);
-			return -1;
-		}
 	}
-	memcpy(t->regions, tmp, n * sizeof(tmp[0]));
-	t->cnt = n;
-	return 0;
+	return type_replace(t, tmp, n, "cut", base, end);
 }
 
 /* Cut t's regions at base and end, then give the pieces inside [base, end) node nid. */
