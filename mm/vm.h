@@ -7,6 +7,7 @@
 #define MM_VM_H
 
 #include "kernel/compiler.h"
+#include "kernel/errno.h"
 #include "kernel/spinlock.h"
 #include "kernel/list.h"
 #include <arch/pgtable.h>
@@ -127,12 +128,6 @@ static inline void set_pte(pte_t *p, pte_t e)
 }
 u64 mm_sum_stat(const struct mm_struct *mm, size_t offset);
 #define MM_STAT(mm, field) mm_sum_stat(mm, offsetof(struct mm_cpu_stats, field))
-
-#define EFAULT 14
-#define ENOMEM 12
-#define EINVAL 22
-#define EBUSY 16
-#define EAGAIN 11
 
 #include "kernel/arch.h"
 static inline struct mm_cpu_stats *mm_this_cpu_stats(struct mm_struct *mm)
