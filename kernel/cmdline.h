@@ -101,8 +101,6 @@ void cmdline_init(const char *cmdline);
  * is not all of it, cut it to whole words and say what was dropped. Before cmdline_init().
  */
 void cmdline_fit(char *buf, size_t cap, size_t wanted);
-/* The command line as given, for printing. */
-const char *cmdline_get(void);
 /* Print every registered option with its help line. */
 void cmdline_print_options(void);
 

@@ -9,8 +9,6 @@
 extern const struct cmdline_option *const __start_cmdline_options[];
 extern const struct cmdline_option *const __stop_cmdline_options[];
 
-static const char *boot_cmdline = "";
-
 static size_t nr_options(void)
 {
 	return (size_t)(__stop_cmdline_options - __start_cmdline_options);
@@ -96,16 +94,10 @@ void cmdline_init(const char *cmdline)
 	bool unknown_seen = false;
 	unsigned int failed;
 
-	boot_cmdline = cmdline;
 	failed = cmdline_apply(cmdline, __start_cmdline_options, nr_options(), report,
 			       &unknown_seen);
 	if (unknown_seen)
 		cmdline_print_options();
 	if (failed)
 		printk("cmdline: %u word(s) ignored, boot continues\n", failed);
-}
-
-const char *cmdline_get(void)
-{
-	return boot_cmdline;
 }

@@ -288,11 +288,6 @@ static bool type_contains(const struct memblock_type *t, u64 addr)
 	return i < t->cnt && t->regions[i].base <= addr;
 }
 
-bool memblock_is_memory(const struct memblock *mb, u64 addr)
-{
-	return type_contains(&mb->memory, addr);
-}
-
 int memblock_nid(const struct memblock *mb, u64 addr)
 {
 	unsigned int i = first_after(&mb->memory, addr);
@@ -304,15 +299,6 @@ int memblock_nid(const struct memblock *mb, u64 addr)
 bool memblock_is_reserved(const struct memblock *mb, u64 addr)
 {
 	return type_contains(&mb->reserved, addr);
-}
-
-u64 memblock_phys_mem_size(const struct memblock *mb)
-{
-	u64 total = 0;
-
-	for (unsigned int i = 0; i < mb->memory.cnt; i++)
-		total += mb->memory.regions[i].size;
-	return total;
 }
 
 u64 memblock_end_of_ram(const struct memblock *mb)

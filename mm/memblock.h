@@ -58,9 +58,7 @@ u64 memblock_alloc_node(struct memblock *mb, u64 size, u64 align, int nid);
  * each call stores the next range in [*start, *end) and returns false when there is none.
  */
 bool memblock_next_free(const struct memblock *mb, u64 *cursor, u64 *start, u64 *end);
-bool memblock_is_memory(const struct memblock *mb, u64 addr);
 bool memblock_is_reserved(const struct memblock *mb, u64 addr);
-u64 memblock_phys_mem_size(const struct memblock *mb);
 u64 memblock_end_of_ram(const struct memblock *mb);
 void memblock_dump(const struct memblock *mb);
 
