@@ -21,7 +21,10 @@
 #define SPIN_IRQSAFE 0x1u	/* must be held with IRQs off (e.g. zone->lock) */
 #define SPIN_HOLDTIME 0x2u	/* time every hold (two cycle-counter reads; max_hold_cycles) */
 
-/* Statistics, updated only by the holder, so plain (non-atomic) arithmetic is safe. */
+/*
+ * Statistics. The holder updates all but trylock_failed with plain arithmetic (it is alone);
+ * trylock_failed is counted by the CPUs that did not get the lock, atomically.
+ */
 struct lock_stats {
 	u64 acquisitions;	/* successful lock + trylock */
 	u64 contended;		/* acquisitions that had to wait at least once */

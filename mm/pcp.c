@@ -152,8 +152,9 @@ static inline void pcp_assert_held(struct per_cpu_pages *pcp)
 /*
  * Take this CPU's pcp of zone for a fast path, or return NULL (the caller then goes to the
  * buddy lists). There is no preemption in this kernel, so the CPU cannot change between
- * arch_cpu_id() and the lock (Linux pins the task first: pitfall 1.9.6). The model is read
- * once and kept in the pcp, so pcp_unlock() undoes exactly what this did.
+ * arch_cpu_id() and the lock (Linux pins the task first: pcpu_task_pin() in 4b23a68f9536
+ * "mm/page_alloc: protect PCP lists with a spinlock"). The model is read once and kept in
+ * the pcp, so pcp_unlock() undoes exactly what this did.
  */
 static struct per_cpu_pages *pcp_trylock(struct zone *zone, unsigned long *flags)
 {

@@ -1,4 +1,5 @@
-/* x86-64 side of the kernel/arch.h contract: small inline accessors, the only home of inline asm. */
+/* x86-64 side of the kernel/arch.h contract: the small inline accessors generic code calls
+ * (the asm that only arch/x86_64 needs stays in its own files: apic.c, gdt.c, trap.c, ...). */
 #ifndef ARCH_X86_64_ARCH_OPS_H
 #define ARCH_X86_64_ARCH_OPS_H
 
