@@ -42,10 +42,6 @@ typedef unsigned int gfp_t;
 struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int order);
 /* Free 2^order pages from alloc_pages*(): drops a reference, frees on the last one. */
 void __free_pages(struct page *page, unsigned int order);
-/* Fill the NULL entries of pages[nr] with order-0 pages under one pcp lock hold; returns
- * how many entries are non-NULL afterwards. */
-unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int nr,
-				   struct page **pages);
 
 static inline void get_page(struct page *page)
 {

@@ -15,6 +15,14 @@
 int zone_batchsize(const struct zone *zone);
 int zone_highsize(const struct zone *zone, int batch, unsigned int nr_cpus);
 
+/*
+ * Fill the NULL entries of pages[nr] with order-0 pages under one pcp lock hold; returns how
+ * many entries are non-NULL afterwards. Linux's alloc_pages_bulk(); no kernel code here
+ * needs a batch yet, so only the lab calls it (it stays exercised for when one does).
+ */
+unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int nr,
+				   struct page **pages);
+
 /* Hold this CPU's pcp of zone as a fast path does (NULL if busy), to race it in tests. */
 struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags);
 void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, unsigned long flags);
