@@ -6,7 +6,6 @@
 #include "kernel/spinlock.h"
 #include "kernel/arch.h"
 #include "kernel/string.h"
-#include <arch/console.h>
 
 #define PRINTK_LINE_MAX 512
 

@@ -1,5 +1,6 @@
-# Host test harness for mm/: the real mm/*.c and kernel/spinlock.c built for Linux userspace
-# against tests/host/shim/, three ways (plain, ASan+UBSan, TSan for the concurrent tests).
+# Host test harness for mm/: the real mm/*.c and kernel/{printk,spinlock,lockdep,...}.c built
+# for Linux userspace against tests/host/shim/, three ways (plain, ASan+UBSan, TSan for the
+# concurrent tests).
 # Included by the top Makefile; `make host-test` builds and runs all three.
 
 HOST_CC    ?= $(CC)
@@ -7,7 +8,7 @@ HOST_BUILD := $(BUILD)/host
 # Every mm/ source: the page allocator, and what it calls into (page_alloc.c checks pins
 # through gup.c, which needs vm.c; fail_page_alloc.c's boot options parse with cmdline.c).
 HOST_MM_SRC := $(wildcard mm/*.c)
-HOST_SRC   := $(HOST_MM_SRC) kernel/spinlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c kernel/acpi_numa.c \
+HOST_SRC   := $(HOST_MM_SRC) kernel/printk.c kernel/spinlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c kernel/acpi_numa.c \
 	kernel/acpi.c tests/host/harness.c \
 	tests/host/bench_host.c tests/lab/gup_test.c \
 	tests/host/preempt.c \
@@ -26,8 +27,7 @@ HOST_CFLAGS := \
 	-MMD \
 	-MP \
 	-I. \
-	-Itests/host/shim \
-	-Iarch/x86_64/include
+	-Itests/host/shim
 HOST_VARIANT_FLAGS_plain := -O2
 HOST_VARIANT_FLAGS_asan  := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all

@@ -2,10 +2,9 @@
 #ifndef ARCH_CONSOLE_H
 #define ARCH_CONSOLE_H
 
-#include "kernel/compiler.h"
+#include "kernel/arch.h"	/* arch_console_write(), the part generic code uses */
 
 void arch_console_init(void);
-void arch_console_write(const char *s, size_t len);
 /* Read one byte from the console, or -1 if none is waiting. */
 int arch_console_getc(void);
 /* Leave QEMU through isa-debug-exit (status (code << 1) | 1); halts if the device is absent. */
