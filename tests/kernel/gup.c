@@ -233,7 +233,7 @@ static void gup_large_page_exact_pincount(struct ktest *t)
 
 struct race_ctx {
 	struct mm_struct *mm;
-	volatile bool stop;
+	bool stop;		/* READ_ONCE/WRITE_ONCE */
 	int seq;		/* odd while CPU 0 is inside mm_munmap() */
 	int in_window;		/* walkers between a pmd read and the reads of its table */
 	u64 rounds, walks, pinned, bad, in_unmap;
