@@ -1,8 +1,10 @@
 /*
- * Host test runner: runs the test tables (all, or only the concurrent ones with -c), one
- * fresh simulated RAM per test, and ends with "N passed, N failed, N skipped". -v shows the
- * console; -t SECONDS is the per-test watchdog (a hung test is reported as failed, not waited
- * for). --pct runs concurrent tests under the deterministic scheduler (usage()).
+ * Host test runner: runs the ktest suites linked in (tests/host/test_*.c; all cases, or only
+ * the KTEST_CASE_CONCURRENT ones with -c), each case on fresh simulated RAM, prints KTAP and
+ * ends with "N passed, N failed, N skipped". -v shows the console; -t SECONDS is the per-case
+ * watchdog (a hung case is reported as failed, not waited for). --pct runs concurrent cases
+ * under the deterministic scheduler (usage()). The checks themselves are ktest's portable
+ * core (tests/ktest/ktest_check.c), as in the kernel.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,32 +17,14 @@
 #include "tests/host/harness.h"
 #include "kernel/lockdep.h"
 
-static unsigned int failures_in_test;
 bool host_bad_pages_expected;
-static bool skipped_in_test;
-static char skip_reason[256];
 
-void host_fail(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("    FAIL %s:%d: ", file, line);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	__atomic_fetch_add(&failures_in_test, 1, __ATOMIC_RELAXED);
-}
-
-void host_skip(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(skip_reason, sizeof(skip_reason), fmt, ap);
-	va_end(ap);
-	skipped_in_test = true;
-}
+/* The suites, bracketed by the linker as in the kernel (linker.ld there, ld's default here). */
+extern const struct ktest_suite *const __start_ktest_suites[];
+extern const struct ktest_suite *const __stop_ktest_suites[];
+#define for_each_suite(s)                                                  \
+	for (const struct ktest_suite *const *s = __start_ktest_suites; \
+	     s < __stop_ktest_suites; s++)
 
 struct pglist_data *test_node_create(const struct mem_region *map, unsigned int n,
 				     unsigned int nr_cpus)
@@ -121,15 +105,11 @@ void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_siz
 	free(t);
 }
 
-static const struct host_test *const test_tables[] = { memblock_tests, buddy_tests, pcp_tests,
-						       concurrent_tests, gup_tests,
-						       fail_page_alloc_tests, lockdep_tests,
-						       numa_tests };
-
 /* The watchdog: a test still running after this many seconds is a hang (a deadlock, a
  * livelock): report it as failed, with its console, and stop; the later tests do not run. */
 static unsigned int test_timeout = 300;
-static const char *volatile running_test;
+static const char *volatile running_test;	/* the running case's name */
+static const char *last_skip_reason = "";	/* of the last case run_one() ran */
 
 static void watchdog_fired(int sig)
 {
@@ -139,7 +119,7 @@ static void watchdog_fired(int sig)
 	if (fired++)
 		_exit(1);	/* the report itself hung (console lock held): just stop */
 	alarm(5);
-	printf("not ok %s # TIMEOUT: still running after %u s (hung?)\n--- console of %s ---\n",
+	printf("  not ok %s # TIMEOUT: still running after %u s (hung?)\n--- console of %s ---\n",
 	       running_test, test_timeout, running_test);
 	host_console_dump();
 	printf("--- end of console ---\n0 passed, 1 failed, 0 skipped\n");
@@ -147,53 +127,88 @@ static void watchdog_fired(int sig)
 	_exit(1);
 }
 
-enum result { PASSED, FAILED, SKIPPED };
-
-/* Run one test on fresh simulated RAM; quiet: print only the failed checks, if any. */
-static enum result run_one(const struct host_test *t, bool quiet)
+/* A per-case seed: the case's name hashed (FNV-1a), so a case's numbers do not depend on
+ * which others ran. */
+static u64 host_case_seed(const char *name)
 {
+	u64 h = 0xcbf29ce484222325ull;
+
+	for (const char *p = name; *p; p++)
+		h = (h ^ (u8)*p) * 0x100000001b3ull;
+	return ktest_splitmix64(&h);
+}
+
+/* The case with KT_ASSERT's and KT_SKIP's way back (as the kernel's runner, minus traps). */
+static void exec_case(struct ktest *t, const struct ktest_suite *s, const struct ktest_case *c)
+{
+	void *jmp[5];
+
+	t->abort_ctx = jmp;
+	if (__builtin_setjmp(jmp) == 0) {
+		if (s->init && s->init(t))
+			KT_FAIL(t, "suite init failed");
+		else
+			c->run(t);
+	}
+	if (s->exit)
+		s->exit(t);
+	t->abort_ctx = NULL;
+}
+
+/* Run case n of s on fresh simulated RAM; quiet: print only a failure, with its console. */
+static enum ktest_status run_one(const struct ktest_suite *s, const struct ktest_case *c,
+				 unsigned int n, bool quiet)
+{
+	struct ktest t;
 	unsigned long reports;
 
-	running_test = t->name;
+	running_test = c->name;
 	alarm(test_timeout);
 	host_console_reset();
 	host_phys_reset();
 	host_cpu_id = 0;
 	host_irqs_off = 0;
-	failures_in_test = 0;
-	skipped_in_test = false;
 	host_bad_page_reports = 0;
 	host_bad_pages_expected = false;
 	reports = lockdep_report_count();
-	t->fn();
+	ktest_case_init(&t, s->name, c, 0, host_case_seed(c->name));
+	exec_case(&t, s, c);
 	alarm(0);
 	if (host_bad_page_reports && !host_bad_pages_expected)
-		host_fail(__FILE__, __LINE__, "%lu unexpected 'BUG: Bad page state' reports",
-			  host_bad_page_reports);
+		KT_FAIL(&t, "%lu unexpected 'BUG: Bad page state' reports", host_bad_page_reports);
 	if (lockdep_report_count() != reports)
-		host_fail(__FILE__, __LINE__, "lockdep reported a possible deadlock (see the console)");
-	if (failures_in_test) {
-		printf("not ok %s\n", t->name);
+		KT_FAIL(&t, "lockdep reported a possible deadlock (see the console)");
+	if (t.status == KTEST_FAIL) {
+		printf("  not ok %u %s\n", n, c->name);
 		if (!quiet || host_verbose) {
-			printf("--- console of %s ---\n", t->name);
+			printf("--- console of %s ---\n", c->name);
 			host_console_dump();
 			printf("--- end of console ---\n");
 		}
-		return FAILED;
+	} else if (!quiet) {
+		printf("  ok %u %s%s%s\n", n, c->name, t.status == KTEST_SKIP ? " # SKIP " : "",
+		       t.status == KTEST_SKIP ? t.skip_reason : "");
 	}
-	if (skipped_in_test) {
-		if (!quiet)
-			printf("ok %s # skipped: %s\n", t->name, skip_reason);
-		return SKIPPED;
-	}
-	if (!quiet)
-		printf("ok %s\n", t->name);
-	return PASSED;
+	last_skip_reason = t.status == KTEST_SKIP ? t.skip_reason : "";
+	return t.status;
 }
 
-static bool selected(const struct host_test *t, const char *filter, bool only_concurrent)
+/* By name, as `mmtest FILTER` always did: FILTER is part of the case's or the suite's name. */
+static bool selected(const struct ktest_suite *s, const struct ktest_case *c, const char *filter,
+		     bool only_concurrent)
 {
-	return (!filter || strstr(t->name, filter)) && (!only_concurrent || t->concurrent);
+	return (!filter || strstr(c->name, filter) || strstr(s->name, filter)) &&
+	       (!only_concurrent || c->concurrent);
+}
+
+static unsigned int selected_cases(const struct ktest_suite *s, const char *filter,
+				   bool only_concurrent)
+{
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < s->nr_cases; i++)
+		n += selected(s, &s->cases[i], filter, only_concurrent);
+	return n;
 }
 
 struct pct_args {
@@ -201,19 +216,20 @@ struct pct_args {
 	unsigned int depth, runs;
 };
 
-static enum result pct_run(const struct host_test *t, u64 seed, unsigned int depth, u64 k,
-			   u64 *steps)
+static enum ktest_status pct_run(const struct ktest_suite *s, const struct ktest_case *c,
+				 u64 seed, unsigned int depth, u64 k, u64 *steps)
 {
-	enum result r;
+	enum ktest_status r;
 	u64 switches;
 
 	host_pct_begin(seed, depth, k);
-	r = run_one(t, true);
+	r = run_one(s, c, 1, true);
 	host_pct_end(steps, &switches);
-	printf("pct %s seed=%llu: %s (%llu steps, %llu switches)%s%s\n", t->name,
-	       (unsigned long long)seed, r == FAILED ? "FAILED" : r == SKIPPED ? "no race" : "ok",
+	printf("pct %s seed=%llu: %s (%llu steps, %llu switches)%s%s\n", c->name,
+	       (unsigned long long)seed,
+	       r == KTEST_FAIL ? "FAILED" : r == KTEST_SKIP ? "no race" : "ok",
 	       (unsigned long long)*steps, (unsigned long long)switches,
-	       r == SKIPPED ? ": " : "", r == SKIPPED ? skip_reason : "");
+	       r == KTEST_SKIP ? ": " : "", r == KTEST_SKIP ? last_skip_reason : "");
 	return r;
 }
 
@@ -222,42 +238,68 @@ static enum result pct_run(const struct host_test *t, u64 seed, unsigned int dep
  * k (steps per run, for the change points) is measured by one run without change points
  * unless --steps gives it. A failing seed replays exactly with the printed command.
  */
+/* One concurrent case, a->runs times; returns true if some run failed. */
+static bool pct_case(const struct pct_args *a, const struct ktest_suite *s,
+		     const struct ktest_case *c)
+{
+	unsigned int caught = 0, raced = 0;
+	u64 steps = a->steps, first = 0;
+
+	if (!steps) {
+		pct_run(s, c, a->seed, 1, 0, &steps);
+		printf("pct %s: k = %llu steps (measured with seed %llu, depth 1)\n", c->name,
+		       (unsigned long long)steps, (unsigned long long)a->seed);
+	}
+	for (unsigned int r = 0; r < a->runs; r++) {
+		u64 seed = a->seed + r, n;
+		enum ktest_status res = pct_run(s, c, seed, a->depth, steps, &n);
+
+		raced += res != KTEST_SKIP;
+		if (res == KTEST_FAIL && !caught)
+			first = seed;
+		caught += res == KTEST_FAIL;
+	}
+	printf("pct %s: failed %u of %u runs (%u raced), depth %u, k %llu\n", c->name, caught,
+	       a->runs, raced, a->depth, (unsigned long long)steps);
+	if (caught)
+		printf("pct %s: replay the first failure with: mmtest --pct %llu --depth %u "
+		       "--steps %llu --runs 1 %s\n", c->name, (unsigned long long)first, a->depth,
+		       (unsigned long long)steps, c->name);
+	return caught > 0;
+}
+
+/*
+ * Deterministic mode: each selected concurrent case `runs` times, seeds seed, seed + 1, ...
+ * k (steps per run, for the change points) is measured by one run without change points
+ * unless --steps gives it. A failing seed replays exactly with the printed command.
+ */
 static unsigned int pct_main(const struct pct_args *a, const char *filter)
 {
-	unsigned int failed_tests = 0;
+	unsigned int failed_cases = 0;
 
-	for (unsigned int k = 0; k < ARRAY_SIZE(test_tables); k++)
-		for (const struct host_test *t = test_tables[k]; t->name; t++) {
-			unsigned int caught = 0, raced = 0;
-			u64 steps = a->steps, first = 0;
+	for_each_suite(s)
+		for (size_t i = 0; i < (*s)->nr_cases; i++)
+			if (selected(*s, &(*s)->cases[i], filter, true))
+				failed_cases += pct_case(a, *s, &(*s)->cases[i]);
+	return failed_cases;
+}
 
-			if (!selected(t, filter, true))
-				continue;
-			if (!steps) {
-				pct_run(t, a->seed, 1, 0, &steps);
-				printf("pct %s: k = %llu steps (measured with seed %llu, depth 1)\n",
-				       t->name, (unsigned long long)steps,
-				       (unsigned long long)a->seed);
-			}
-			for (unsigned int r = 0; r < a->runs; r++) {
-				u64 seed = a->seed + r, n;
-				enum result res = pct_run(t, seed, a->depth, steps, &n);
+/* One suite as a KTAP subtest; adds its results to count[] (by enum ktest_status). */
+static void run_suite(const struct ktest_suite *s, unsigned int number, const char *filter,
+		      bool only_concurrent, unsigned int count[3])
+{
+	unsigned int n = 0, mine[3] = { 0, 0, 0 };
 
-				raced += res != SKIPPED;
-				if (res == FAILED && !caught)
-					first = seed;
-				caught += res == FAILED;
-			}
-			printf("pct %s: failed %u of %u runs (%u raced), depth %u, k %llu\n", t->name,
-			       caught, a->runs, raced, a->depth, (unsigned long long)steps);
-			if (caught)
-				printf("pct %s: replay the first failure with: mmtest --pct %llu --depth "
-				       "%u --steps %llu --runs 1 %s\n", t->name,
-				       (unsigned long long)first, a->depth, (unsigned long long)steps,
-				       t->name);
-			failed_tests += caught > 0;
-		}
-	return failed_tests;
+	printf("  KTAP version 1\n  # Subtest: %s\n  1..%u\n", s->name,
+	       selected_cases(s, filter, only_concurrent));
+	for (size_t i = 0; i < s->nr_cases; i++)
+		if (selected(s, &s->cases[i], filter, only_concurrent))
+			mine[run_one(s, &s->cases[i], ++n, false)]++;
+	printf("  # %s: %u passed, %u failed, %u skipped\n%s %u %s\n", s->name, mine[KTEST_PASS],
+	       mine[KTEST_FAIL], mine[KTEST_SKIP], mine[KTEST_FAIL] ? "not ok" : "ok", number,
+	       s->name);
+	for (int k = 0; k < 3; k++)
+		count[k] += mine[k];
 }
 
 static void usage(void)
@@ -275,7 +317,8 @@ int main(int argc, char **argv)
 	bool only_concurrent = false, pct = false;
 	struct pct_args pa = { .depth = 3, .runs = 1 };
 	const char *filter = NULL;
-	unsigned int passed = 0, failed = 0, skipped = 0;
+	unsigned int count[3] = { 0, 0, 0 };	/* by enum ktest_status */
+	unsigned int nr_suites = 0, number = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--bench")) {
@@ -314,16 +357,13 @@ int main(int argc, char **argv)
 	host_phys_init(4 * GiB + 512 * MiB);
 	if (pct)
 		return pct_main(&pa, filter) ? 1 : 0;
-	for (unsigned int k = 0; k < ARRAY_SIZE(test_tables); k++)
-		for (const struct host_test *t = test_tables[k]; t->name; t++) {
-			if (!selected(t, filter, only_concurrent))
-				continue;
-			switch (run_one(t, false)) {
-			case PASSED: passed++; break;
-			case FAILED: failed++; break;
-			case SKIPPED: skipped++; break;
-			}
-		}
-	printf("%u passed, %u failed, %u skipped\n", passed, failed, skipped);
-	return failed ? 1 : 0;
+	for_each_suite(s)
+		nr_suites += selected_cases(*s, filter, only_concurrent) > 0;
+	printf("KTAP version 1\n1..%u\n", nr_suites);
+	for_each_suite(s)
+		if (selected_cases(*s, filter, only_concurrent))
+			run_suite(*s, ++number, filter, only_concurrent, count);
+	printf("%u passed, %u failed, %u skipped\n", count[KTEST_PASS], count[KTEST_FAIL],
+	       count[KTEST_SKIP]);
+	return count[KTEST_FAIL] ? 1 : 0;
 }

@@ -9,7 +9,7 @@ HOST_BUILD := $(BUILD)/host
 # through gup.c, which needs vm.c; fail_page_alloc.c's boot options parse with cmdline.c).
 HOST_MM_SRC := $(wildcard mm/*.c)
 HOST_SRC   := $(HOST_MM_SRC) kernel/printk.c kernel/spinlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c kernel/acpi_numa.c \
-	kernel/acpi.c tests/host/harness.c \
+	kernel/acpi.c tests/ktest/ktest_check.c tests/host/harness.c \
 	tests/host/bench_host.c tests/lab/gup_test.c \
 	tests/host/preempt.c \
 	$(wildcard tests/host/test_*.c) \

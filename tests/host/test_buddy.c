@@ -43,7 +43,7 @@ static unsigned long take_small_blocks(struct zone *zone, struct page **pages, u
  * order o splits the block into one free block at each order o..9 and returns its first
  * page; freeing merges everything back into the single order-10 block.
  */
-static void alloc_pages_split_merge_every_order(void)
+static void alloc_pages_split_merge_every_order(struct ktest *t)
 {
 	const struct mem_region map[] = { { 16 * MiB, 4 * MiB, MEM_USABLE },
 					  { 64 * MiB, 2 * MiB, MEM_USABLE } };
@@ -53,25 +53,25 @@ static void alloc_pages_split_merge_every_order(void)
 	struct zone *zone;
 	unsigned long n;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	buddy_only(pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	n = take_small_blocks(zone, small, orders);
-	EXPECT_EQ(zone->free_area[MAX_ORDER].nr_free, 1);
+	KT_EXPECT_EQ(t, zone->free_area[MAX_ORDER].nr_free, 1);
 	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
 		struct page *page = alloc_pages_node(pgdat, GFP_TEST_MOVABLE, o);
 
-		ASSERT(page);
-		EXPECT_EQ(page_to_pfn(page), (16 * MiB) >> PAGE_SHIFT);
+		KT_ASSERT_TRUE(t, page);
+		KT_EXPECT_EQ(t, page_to_pfn(page), (16 * MiB) >> PAGE_SHIFT);
 		for (unsigned int j = 0; j <= MAX_ORDER; j++)
-			EXPECT_EQ(zone->free_area[j].nr_free, j >= o && j < MAX_ORDER);
+			KT_EXPECT_EQ(t, zone->free_area[j].nr_free, j >= o && j < MAX_ORDER);
 		__free_pages(page, o);
 		for (unsigned int j = 0; j <= MAX_ORDER; j++)
-			EXPECT_EQ(zone->free_area[j].nr_free, j == MAX_ORDER);
+			KT_EXPECT_EQ(t, zone->free_area[j].nr_free, j == MAX_ORDER);
 	}
 	for (unsigned long i = 0; i < n; i++)
 		__free_pages(small[i], orders[i]);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -79,7 +79,7 @@ static void alloc_pages_split_merge_every_order(void)
  * 2^order) and inside a zone; freeing all of them restores every count. The allocations may
  * wait (__GFP_DIRECT_RECLAIM), so the last blocks on this CPU's lists are drained and taken
  * too: nothing stays free. */
-static void alloc_pages_alignment_random_orders(void)
+static void alloc_pages_alignment_random_orders(struct ktest *t)
 {
 	const struct mem_region map[] = { { 1 * MiB, 79 * MiB, MEM_USABLE } };
 	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
@@ -87,7 +87,7 @@ static void alloc_pages_alignment_random_orders(void)
 	static u8 orders[40000];
 	unsigned long n = 0, before;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	before = node_free_pages(pgdat);
 	srand(1);
 	while (n < ARRAY_SIZE(pages)) {
@@ -96,55 +96,56 @@ static void alloc_pages_alignment_random_orders(void)
 
 		if (!page && !(page = alloc_pages_node(pgdat, GFP_TEST_MOVABLE | GFP_KERNEL, o = 0)))
 			break;
-		EXPECT_EQ(page_to_pfn(page) & ((1ul << o) - 1), 0);
-		EXPECT(zone_spans_pfn(page_zone(page), page_to_pfn(page) + (1ul << o) - 1));
+		KT_EXPECT_EQ(t, page_to_pfn(page) & ((1ul << o) - 1), 0);
+		KT_EXPECT_TRUE(t, zone_spans_pfn(page_zone(page),
+						 page_to_pfn(page) + (1ul << o) - 1));
 		pages[n] = page;
 		orders[n++] = (u8)o;
 	}
-	EXPECT_EQ(node_free_pages(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), 0);
 	for (unsigned long i = 0; i < n; i++)
 		__free_pages(pages[i], orders[i]);
-	EXPECT_EQ(node_free_pages(pgdat), before);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* Allocate order 0 until NULL (ignoring watermarks): exactly the free pages come out and
  * then none are left; freeing them restores the free count and every per-order count. */
-static void alloc_pages_exhaustion_restores_counts(void)
+static void alloc_pages_exhaustion_restores_counts(struct ktest *t)
 {
 	const struct mem_region map[] = { { 1 * MiB, 63 * MiB, MEM_USABLE } };
 	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
 	static struct page *pages[20000];
 	unsigned long before[NR_ORDERS], after[NR_ORDERS], free, n;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	buddy_only(pgdat);
 	free = node_free_pages(pgdat);
 	snapshot_nr_free(&pgdat->node_zones[ZONE_DMA32], before);
 	n = alloc_until_null(pgdat, GFP_TEST_MOVABLE, 0, pages, ARRAY_SIZE(pages));
-	EXPECT_EQ(n, free);
-	EXPECT_EQ(node_free_pages(pgdat), 0);
-	EXPECT(alloc_pages_node(pgdat, GFP_TEST_MOVABLE, 0) == NULL);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, n, free);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), 0);
+	KT_EXPECT_TRUE(t, alloc_pages_node(pgdat, GFP_TEST_MOVABLE, 0) == NULL);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	free_all(pages, n, 0);
 	snapshot_nr_free(&pgdat->node_zones[ZONE_DMA32], after);
-	EXPECT_EQ(node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
 	for (unsigned int o = 0; o <= MAX_ORDER; o++)
-		EXPECT_EQ(after[o], before[o]);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+		KT_EXPECT_EQ(t, after[o], before[o]);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* int_sqrt and the published min_free_kbytes examples: 512 MiB -> 2896 kB, 1 GiB -> 4096. */
-static void int_sqrt_min_free_kbytes_examples(void)
+static void int_sqrt_min_free_kbytes_examples(struct ktest *t)
 {
-	EXPECT_EQ(int_sqrt(0), 0);
-	EXPECT_EQ(int_sqrt(15), 3);
-	EXPECT_EQ(int_sqrt(16), 4);
-	EXPECT_EQ(int_sqrt(512 * 1024 * 16), 2896);
-	EXPECT_EQ(int_sqrt(1024 * 1024 * 16), 4096);
-	EXPECT_EQ(int_sqrt(~0ul), 0xfffffffful);
+	KT_EXPECT_EQ(t, int_sqrt(0), 0);
+	KT_EXPECT_EQ(t, int_sqrt(15), 3);
+	KT_EXPECT_EQ(t, int_sqrt(16), 4);
+	KT_EXPECT_EQ(t, int_sqrt(512 * 1024 * 16), 2896);
+	KT_EXPECT_EQ(t, int_sqrt(1024 * 1024 * 16), 4096);
+	KT_EXPECT_EQ(t, int_sqrt(~0ul), 0xfffffffful);
 }
 
 /*
@@ -156,7 +157,7 @@ static void int_sqrt_min_free_kbytes_examples(void)
  * Then: GFP_KERNEL allocations stop with exactly min pages free, GFP_ATOMIC ones at
  * min - min/2 - (min - min/2)/4 = 383, and __GFP_MEMALLOC ones at 0.
  */
-static void watermarks_linux_formula_and_limits(void)
+static void watermarks_linux_formula_and_limits(struct ktest *t)
 {
 	const struct mem_region map[] = { { 1 * GiB, 1 * GiB, MEM_USABLE } };
 	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
@@ -164,37 +165,37 @@ static void watermarks_linux_formula_and_limits(void)
 	struct zone *zone;
 	unsigned long n = 0;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	buddy_only(pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
-	EXPECT_EQ(zone->managed_pages, 260089);
-	EXPECT_EQ(pgdat->min_free_kbytes, 4079);
-	EXPECT_EQ(zone->_watermark[WMARK_MIN], 1019);
-	EXPECT_EQ(zone->_watermark[WMARK_LOW], 1279);
-	EXPECT_EQ(zone->_watermark[WMARK_HIGH], 1539);
+	KT_EXPECT_EQ(t, zone->managed_pages, 260089);
+	KT_EXPECT_EQ(t, pgdat->min_free_kbytes, 4079);
+	KT_EXPECT_EQ(t, zone->_watermark[WMARK_MIN], 1019);
+	KT_EXPECT_EQ(t, zone->_watermark[WMARK_LOW], 1279);
+	KT_EXPECT_EQ(t, zone->_watermark[WMARK_HIGH], 1539);
 	n += alloc_until_null(pgdat, GFP_KERNEL, 0, pages + n, ARRAY_SIZE(pages) - n);
-	EXPECT_EQ(zone_free_pages(zone), 1019);
+	KT_EXPECT_EQ(t, zone_free_pages(zone), 1019);
 	n += alloc_until_null(pgdat, GFP_ATOMIC, 0, pages + n, ARRAY_SIZE(pages) - n);
-	EXPECT_EQ(zone_free_pages(zone), 383);
+	KT_EXPECT_EQ(t, zone_free_pages(zone), 383);
 	n += alloc_until_null(pgdat, __GFP_MEMALLOC, 0, pages + n, ARRAY_SIZE(pages) - n);
-	EXPECT_EQ(zone_free_pages(zone), 0);
-	EXPECT_EQ(n, 260089);
+	KT_EXPECT_EQ(t, zone_free_pages(zone), 0);
+	KT_EXPECT_EQ(t, n, 260089);
 	free_all(pages, n, 0);
-	EXPECT_EQ(zone_free_pages(zone), 260089);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, zone_free_pages(zone), 260089);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* The three-zone machine used below: DMA [1M, 16M), DMA32 [16M, 272M), NORMAL [4G, 4G+256M).
  * The NORMAL part is above the boot direct map, so arch_map_direct() must map it. */
-static struct pglist_data *three_zone_node(void)
+static struct pglist_data *three_zone_node(struct ktest *t)
 {
 	const struct mem_region map[] = { { 4 * GiB, 256 * MiB, MEM_USABLE },
 					  { 1 * MiB, 271 * MiB, MEM_USABLE } };
 	unsigned long calls = host_map_direct_calls;
 	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
 
-	EXPECT_EQ(host_map_direct_calls, calls + 1);
+	KT_EXPECT_EQ(t, host_map_direct_calls, calls + 1);
 	return pgdat;
 }
 
@@ -209,44 +210,44 @@ static unsigned long zone_min_plus_reserve(struct zone *zone, enum zone_type hig
  * NORMAL page and goes down to DMA32's min and DMA's min + lowmem_reserve[DMA32]. GFP_DMA
  * finally takes DMA to its min. The reserves follow managed(upper zones) / 256.
  */
-static void alloc_pages_zone_fallback_lowmem_reserve(void)
+static void alloc_pages_zone_fallback_lowmem_reserve(struct ktest *t)
 {
-	struct pglist_data *pgdat = three_zone_node();
+	struct pglist_data *pgdat = three_zone_node(t);
 	static struct page *pages[200000];
 	struct zone *dma, *dma32, *normal;
 	unsigned long n, m, k;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	buddy_only(pgdat);
 	dma = &pgdat->node_zones[ZONE_DMA];
 	dma32 = &pgdat->node_zones[ZONE_DMA32];
 	normal = &pgdat->node_zones[ZONE_NORMAL];
-	EXPECT_EQ(normal->managed_pages, 65536);
-	EXPECT_EQ(dma->lowmem_reserve[ZONE_DMA32], dma32->managed_pages / 256);
-	EXPECT_EQ(dma->lowmem_reserve[ZONE_NORMAL],
+	KT_EXPECT_EQ(t, normal->managed_pages, 65536);
+	KT_EXPECT_EQ(t, dma->lowmem_reserve[ZONE_DMA32], dma32->managed_pages / 256);
+	KT_EXPECT_EQ(t, dma->lowmem_reserve[ZONE_NORMAL],
 		  (dma32->managed_pages + normal->managed_pages) / 256);
-	EXPECT_EQ(dma32->lowmem_reserve[ZONE_NORMAL], normal->managed_pages / 256);
-	EXPECT_EQ(normal->lowmem_reserve[ZONE_NORMAL], 0);
+	KT_EXPECT_EQ(t, dma32->lowmem_reserve[ZONE_NORMAL], normal->managed_pages / 256);
+	KT_EXPECT_EQ(t, normal->lowmem_reserve[ZONE_NORMAL], 0);
 
 	n = alloc_until_null(pgdat, GFP_KERNEL, 0, pages, ARRAY_SIZE(pages));
-	EXPECT(pages[0]->zone == ZONE_NORMAL);
-	EXPECT_EQ(zone_free_pages(normal), zone_min_plus_reserve(normal, ZONE_NORMAL));
-	EXPECT_EQ(zone_free_pages(dma32), zone_min_plus_reserve(dma32, ZONE_NORMAL));
-	EXPECT_EQ(zone_free_pages(dma), zone_min_plus_reserve(dma, ZONE_NORMAL));
+	KT_EXPECT_TRUE(t, pages[0]->zone == ZONE_NORMAL);
+	KT_EXPECT_EQ(t, zone_free_pages(normal), zone_min_plus_reserve(normal, ZONE_NORMAL));
+	KT_EXPECT_EQ(t, zone_free_pages(dma32), zone_min_plus_reserve(dma32, ZONE_NORMAL));
+	KT_EXPECT_EQ(t, zone_free_pages(dma), zone_min_plus_reserve(dma, ZONE_NORMAL));
 
 	m = alloc_until_null(pgdat, GFP_DMA32, 0, pages + n, ARRAY_SIZE(pages) - n);
-	EXPECT(m > 0);
+	KT_EXPECT_TRUE(t, m > 0);
 	for (unsigned long i = n; i < n + m; i++)
-		EXPECT(pages[i]->zone != ZONE_NORMAL);
-	EXPECT_EQ(zone_free_pages(dma32), zone_min_plus_reserve(dma32, ZONE_DMA32));
-	EXPECT_EQ(zone_free_pages(dma), zone_min_plus_reserve(dma, ZONE_DMA32));
+		KT_EXPECT_TRUE(t, pages[i]->zone != ZONE_NORMAL);
+	KT_EXPECT_EQ(t, zone_free_pages(dma32), zone_min_plus_reserve(dma32, ZONE_DMA32));
+	KT_EXPECT_EQ(t, zone_free_pages(dma), zone_min_plus_reserve(dma, ZONE_DMA32));
 
 	k = alloc_until_null(pgdat, GFP_DMA, 0, pages + n + m, ARRAY_SIZE(pages) - n - m);
 	for (unsigned long i = n + m; i < n + m + k; i++)
-		EXPECT(pages[i]->zone == ZONE_DMA);
-	EXPECT_EQ(zone_free_pages(dma), dma->_watermark[WMARK_MIN]);
+		KT_EXPECT_TRUE(t, pages[i]->zone == ZONE_DMA);
+	KT_EXPECT_EQ(t, zone_free_pages(dma), dma->_watermark[WMARK_MIN]);
 	free_all(pages, n + m + k, 0);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -256,34 +257,34 @@ static void alloc_pages_zone_fallback_lowmem_reserve(void)
  * allocation is served from the stolen block without another fallback. A MOVABLE
  * allocation does not land in the stolen pageblocks.
  */
-static void alloc_pages_migratetype_fallback_steals(void)
+static void alloc_pages_migratetype_fallback_steals(struct ktest *t)
 {
 	const struct mem_region map[] = { { 16 * MiB, 64 * MiB, MEM_USABLE } };
 	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
 	struct page *a, *b, *m;
 	struct zone *zone;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	buddy_only(pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
-	EXPECT_EQ(zone->stat_fallback, 0);
+	KT_EXPECT_EQ(t, zone->stat_fallback, 0);
 	a = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-	ASSERT(a);
-	EXPECT_EQ(get_pageblock_migratetype(a), MIGRATE_UNMOVABLE);
-	EXPECT_EQ(zone->stat_fallback, 1);
-	EXPECT_EQ(zone->stat_steal_block, 2);
+	KT_ASSERT_TRUE(t, a);
+	KT_EXPECT_EQ(t, get_pageblock_migratetype(a), MIGRATE_UNMOVABLE);
+	KT_EXPECT_EQ(t, zone->stat_fallback, 1);
+	KT_EXPECT_EQ(t, zone->stat_steal_block, 2);
 	b = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-	ASSERT(b);
-	EXPECT_EQ(zone->stat_fallback, 1);
-	EXPECT_EQ(page_to_pfn(b) >> MAX_ORDER, page_to_pfn(a) >> MAX_ORDER);
+	KT_ASSERT_TRUE(t, b);
+	KT_EXPECT_EQ(t, zone->stat_fallback, 1);
+	KT_EXPECT_EQ(t, page_to_pfn(b) >> MAX_ORDER, page_to_pfn(a) >> MAX_ORDER);
 	m = alloc_pages_node(pgdat, GFP_USER, 0);
-	ASSERT(m);
-	EXPECT_EQ(get_pageblock_migratetype(m), MIGRATE_MOVABLE);
-	EXPECT(page_to_pfn(m) >> MAX_ORDER != page_to_pfn(a) >> MAX_ORDER);
+	KT_ASSERT_TRUE(t, m);
+	KT_EXPECT_EQ(t, get_pageblock_migratetype(m), MIGRATE_MOVABLE);
+	KT_EXPECT_TRUE(t, page_to_pfn(m) >> MAX_ORDER != page_to_pfn(a) >> MAX_ORDER);
 	__free_pages(a, 0);
 	__free_pages(b, 0);
 	__free_pages(m, 0);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -296,7 +297,7 @@ static struct pglist_data *small_node(void)
 
 /* Freeing a page twice: the second free reports "double free" naming the pfn, and changes
  * nothing (free count as after the first free). */
-static void free_pages_double_free_reported(void)
+static void free_pages_double_free_reported(struct ktest *t)
 {
 	struct pglist_data *pgdat = small_node();
 	struct page *page;
@@ -304,136 +305,136 @@ static void free_pages_double_free_reported(void)
 	char pfn[32];
 
 	host_bad_pages_expected = true;	/* provoked on purpose below */
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-	ASSERT(page);
+	KT_ASSERT_TRUE(t, page);
 	__free_pages(page, 0);
 	free = node_free_pages(pgdat);
 	__free_pages(page, 0);
 	snprintf(pfn, sizeof(pfn), "pfn 0x%lx ", page_to_pfn(page));
-	EXPECT(host_console_contains("double free"));
-	EXPECT(host_console_contains(pfn));
-	EXPECT_EQ(pgdat->bad_pages, 1);
-	EXPECT_EQ(node_free_pages(pgdat), free);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_TRUE(t, host_console_contains("double free"));
+	KT_EXPECT_TRUE(t, host_console_contains(pfn));
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 1);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* Freeing with the wrong order (2 instead of 0, then 0 instead of 3): reported, and the
  * block is freed at the order it was allocated with, so no page is lost or doubled. */
-static void free_pages_wrong_order_reported(void)
+static void free_pages_wrong_order_reported(struct ktest *t)
 {
 	struct pglist_data *pgdat = small_node();
 	struct page *p0, *p3;
 	unsigned long free;
 
 	host_bad_pages_expected = true;	/* provoked on purpose below */
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	free = node_free_pages(pgdat);
 	p0 = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 	p3 = alloc_pages_node(pgdat, GFP_KERNEL, 3);
-	ASSERT(p0 && p3);
+	KT_ASSERT_TRUE(t, p0 && p3);
 	__free_pages(p0, 2);
 	__free_pages(p3, 0);
-	EXPECT(host_console_contains("freed with order 2, allocated with order 0"));
-	EXPECT(host_console_contains("freed with order 0, allocated with order 3"));
-	EXPECT_EQ(pgdat->bad_pages, 2);
-	EXPECT_EQ(node_free_pages(pgdat), free);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_TRUE(t, host_console_contains("freed with order 2, allocated with order 0"));
+	KT_EXPECT_TRUE(t, host_console_contains("freed with order 0, allocated with order 3"));
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 2);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* Freeing a reserved page (the memory map's own memory) is refused with a report. */
-static void free_pages_reserved_page_reported(void)
+static void free_pages_reserved_page_reported(struct ktest *t)
 {
 	struct pglist_data *pgdat = small_node();
 	struct page *reserved;
 	unsigned long free;
 
 	host_bad_pages_expected = true;	/* provoked on purpose below */
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	free = node_free_pages(pgdat);
 	reserved = pfn_to_page(pgdat, pgdat->node_end_pfn - 1);	/* memblock allocs are top-down */
-	ASSERT(PageReserved(reserved));
+	KT_ASSERT_TRUE(t, PageReserved(reserved));
 	__free_pages(reserved, 0);
 	put_page(reserved);
-	EXPECT(host_console_contains("freeing a reserved page"));
-	EXPECT_EQ(pgdat->bad_pages, 2);
-	EXPECT(PageReserved(reserved) && page_count(reserved) == 1);
-	EXPECT_EQ(node_free_pages(pgdat), free);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_TRUE(t, host_console_contains("freeing a reserved page"));
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 2);
+	KT_EXPECT_TRUE(t, PageReserved(reserved) && page_count(reserved) == 1);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* A write into a freed page is caught when the page is next allocated (poisoning). */
-static void alloc_pages_poison_catches_use_after_free(void)
+static void alloc_pages_poison_catches_use_after_free(struct ktest *t)
 {
 	struct pglist_data *pgdat = small_node();
 	struct page *page, *again;
 
 	host_bad_pages_expected = true;	/* provoked on purpose below */
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	buddy_only(pgdat);
 	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-	ASSERT(page);
+	KT_ASSERT_TRUE(t, page);
 	__free_pages(page, 0);
 	((u8 *)page_address(page))[100] = 0x42;	/* the bug under test */
 	again = alloc_pages_node(pgdat, GFP_KERNEL, 0);	/* LIFO: the same page comes back */
-	EXPECT(again == page);
-	EXPECT(host_console_contains("use after free: byte at offset 100 is 0x42"));
-	EXPECT_EQ(pgdat->bad_pages, 1);
+	KT_EXPECT_TRUE(t, again == page);
+	KT_EXPECT_TRUE(t, host_console_contains("use after free: byte at offset 100 is 0x42"));
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 1);
 	__free_pages(again, 0);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* get_page/put_page: the block survives while references remain, and the last put frees
  * all 2^order pages. __GFP_ZERO pages read as zero even after poisoning. */
-static void put_page_frees_on_last_reference(void)
+static void put_page_frees_on_last_reference(struct ktest *t)
 {
 	struct pglist_data *pgdat = small_node();
 	struct page *page;
 	unsigned long free;
 	const u8 *bytes;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	buddy_only(pgdat);
 	free = node_free_pages(pgdat);
 	page = alloc_pages_node(pgdat, GFP_KERNEL | __GFP_ZERO, 2);
-	ASSERT(page);
+	KT_ASSERT_TRUE(t, page);
 	bytes = page_address(page);
 	for (unsigned long i = 0; i < 4 * PAGE_SIZE; i++)
 		if (bytes[i])
-			EXPECT_EQ(bytes[i], 0);
+			KT_EXPECT_EQ(t, bytes[i], 0);
 	get_page(page);
 	put_page(page);
-	EXPECT_EQ(node_free_pages(pgdat), free - 4);
-	EXPECT_EQ(page_count(page), 1);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free - 4);
+	KT_EXPECT_EQ(t, page_count(page), 1);
 	put_page(page);
-	EXPECT_EQ(node_free_pages(pgdat), free);
-	EXPECT_EQ(pgdat->bad_pages, 0);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* mm_verify() is not blind: a free block that lost its PG_buddy flag is reported, and the
  * report goes away when the flag is restored. */
-static void mm_verify_detects_corruption(void)
+static void mm_verify_detects_corruption(struct ktest *t)
 {
 	struct pglist_data *pgdat = small_node();
 	struct zone *zone;
 	struct page *head;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
-	ASSERT(zone->free_area[MAX_ORDER].nr_free);
+	KT_ASSERT_TRUE(t, zone->free_area[MAX_ORDER].nr_free);
 	head = list_first_entry(&zone->free_area[MAX_ORDER].free_list[MIGRATE_MOVABLE],
 				struct page, lru);
 	head->flags &= (u8)~PG_buddy;
-	EXPECT(mm_verify(pgdat) > 0);
-	EXPECT(host_console_contains("mm_verify"));
+	KT_EXPECT_TRUE(t, mm_verify(pgdat) > 0);
+	KT_EXPECT_TRUE(t, host_console_contains("mm_verify"));
 	head->flags |= PG_buddy;
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -443,75 +444,75 @@ static void mm_verify_detects_corruption(void)
  * allocation gets another page. Here the page sits at the head of this CPU's order-0 list.
  * When the stale user drops its reference the page comes back and nothing is lost.
  */
-static void alloc_pages_discards_free_page_in_use_pcp(void)
+static void alloc_pages_discards_free_page_in_use_pcp(struct ktest *t)
 {
 	struct pglist_data *pgdat = small_node();
 	struct page *stale, *got;
 	unsigned long free;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	host_bad_pages_expected = true;	/* provoked on purpose below */
 	free = node_free_pages(pgdat);
 	stale = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-	ASSERT(stale);
+	KT_ASSERT_TRUE(t, stale);
 	__free_pages(stale, 0);			/* head of this CPU's list (LIFO) */
-	ASSERT(PagePcp(stale));
+	KT_ASSERT_TRUE(t, PagePcp(stale));
 	WRITE_ONCE(stale->refcount, 1);	/* the stale user */
 	got = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-	EXPECT(got && got != stale);
-	EXPECT_EQ(pgdat->bad_pages, 1);
-	EXPECT(host_console_contains("free page in use"));
-	EXPECT(!PagePcp(stale) && page_count(stale) == 1);
+	KT_EXPECT_TRUE(t, got && got != stale);
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 1);
+	KT_EXPECT_TRUE(t, host_console_contains("free page in use"));
+	KT_EXPECT_TRUE(t, !PagePcp(stale) && page_count(stale) == 1);
 	__free_pages(got, 0);
 	if (got != stale)
 		put_page(stale);		/* the stale user lets go */
-	EXPECT_EQ(node_free_pages(pgdat), free);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* The same from the buddy lists: an order-4 block (no per-CPU list for that order) freed
  * and then used again sits alone on its free list; the next order-4 allocation skips it. */
-static void alloc_pages_discards_free_page_in_use_buddy(void)
+static void alloc_pages_discards_free_page_in_use_buddy(struct ktest *t)
 {
 	struct pglist_data *pgdat = small_node();
 	struct page *first, *stale, *got;
 	struct zone *zone;
 	unsigned long free;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	host_bad_pages_expected = true;	/* provoked on purpose below */
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	free = node_free_pages(pgdat);
 	first = alloc_pages_node(pgdat, GFP_KERNEL, 4);
 	stale = alloc_pages_node(pgdat, GFP_KERNEL, 4);	/* the free buddy of first */
-	ASSERT(first && stale);
+	KT_ASSERT_TRUE(t, first && stale);
 	__free_pages(stale, 4);				/* cannot merge: first is allocated */
-	ASSERT(list_first_entry(&zone->free_area[4].free_list[MIGRATE_UNMOVABLE], struct page,
-				lru) == stale);
+	KT_ASSERT_TRUE(t, list_first_entry(&zone->free_area[4].free_list[MIGRATE_UNMOVABLE],
+					   struct page, lru) == stale);
 	WRITE_ONCE(stale->refcount, 1);	/* the stale user */
 	got = alloc_pages_node(pgdat, GFP_KERNEL, 4);
-	EXPECT(got && got != stale);
-	EXPECT_EQ(pgdat->bad_pages, 1);
-	EXPECT(!PageBuddy(stale) && page_count(stale) == 1);
+	KT_EXPECT_TRUE(t, got && got != stale);
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 1);
+	KT_EXPECT_TRUE(t, !PageBuddy(stale) && page_count(stale) == 1);
 	__free_pages(got, 4);
 	__free_pages(first, 4);
 	if (got != stale)
 		put_page(stale);		/* the stale user lets go */
-	EXPECT_EQ(node_free_pages(pgdat), free);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* Orders above MAX_ORDER fail cleanly (NULL, a message), never split garbage. */
-static void alloc_pages_order_too_big(void)
+static void alloc_pages_order_too_big(struct ktest *t)
 {
 	struct pglist_data *pgdat = small_node();
 
-	ASSERT(pgdat);
-	EXPECT(alloc_pages_node(pgdat, GFP_KERNEL, MAX_ORDER + 1) == NULL);
-	EXPECT(host_console_contains("> MAX_ORDER"));
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_ASSERT_TRUE(t, pgdat);
+	KT_EXPECT_TRUE(t, alloc_pages_node(pgdat, GFP_KERNEL, MAX_ORDER + 1) == NULL);
+	KT_EXPECT_TRUE(t, host_console_contains("> MAX_ORDER"));
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -520,28 +521,28 @@ static void alloc_pages_order_too_big(void)
  * 4.5 GiB) and a region that cannot hold its memory map: the unmappable RAM is dropped with
  * a message, the rest works.
  */
-static void pgdat_init_ram_beyond_direct_map(void)
+static void pgdat_init_ram_beyond_direct_map(struct ktest *t)
 {
 	const struct mem_region map[] = { { 1 * MiB, 31 * MiB, MEM_USABLE },
 					  { 4 * GiB + 256 * MiB, 1 * GiB, MEM_USABLE } };
 	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
 
-	ASSERT(pgdat);
-	EXPECT(host_console_contains("cannot be mapped"));
-	EXPECT_EQ(pgdat->node_end_pfn, (4 * GiB + 512 * MiB) >> PAGE_SHIFT);
-	EXPECT(pgdat->node_zones[ZONE_NORMAL].managed_pages > 0);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_ASSERT_TRUE(t, pgdat);
+	KT_EXPECT_TRUE(t, host_console_contains("cannot be mapped"));
+	KT_EXPECT_EQ(t, pgdat->node_end_pfn, (4 * GiB + 512 * MiB) >> PAGE_SHIFT);
+	KT_EXPECT_TRUE(t, pgdat->node_zones[ZONE_NORMAL].managed_pages > 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* A node with no usable memory at all is refused with a message, not a crash. */
-static void pgdat_init_no_memory(void)
+static void pgdat_init_no_memory(struct ktest *t)
 {
 	const struct mem_region map[] = { { 1 * MiB, 31 * MiB, MEM_RESERVED },
 					  { 8 * GiB, 1 * GiB, MEM_USABLE } };
 
-	EXPECT(test_node_create(map, ARRAY_SIZE(map), 4) == NULL);
-	EXPECT(host_console_contains("no usable memory"));
+	KT_EXPECT_TRUE(t, test_node_create(map, ARRAY_SIZE(map), 4) == NULL);
+	KT_EXPECT_TRUE(t, host_console_contains("no usable memory"));
 }
 
 /*
@@ -549,7 +550,7 @@ static void pgdat_init_no_memory(void)
  * RAM to 2 GiB with a reserved chunk, RAM above 4 GiB, an unsorted and a zero-length entry),
  * the low 1 MiB and the kernel image reserved. Dumps print; mm_verify passes.
  */
-static void mm_init_from_boot_info(void)
+static void mm_init_from_boot_info(struct ktest *t)
 {
 	static struct boot_info bi;
 	const struct mem_region map[] = {
@@ -563,46 +564,44 @@ static void mm_init_from_boot_info(void)
 	bi.nr_mmap = ARRAY_SIZE(map);
 	bi.kernel_phys_start = 2 * MiB;
 	bi.kernel_phys_end = 3 * MiB + 12345;
-	ASSERT(mm_init(&bi) == 0);
+	KT_ASSERT_TRUE(t, mm_init(&bi) == 0);
 	pgdat = mm_node();
-	EXPECT(PageReserved(pfn_to_page(pgdat, (2 * MiB) >> PAGE_SHIFT)));
-	EXPECT(PageReserved(pfn_to_page(pgdat, (3 * MiB + 12345) >> PAGE_SHIFT)));
-	EXPECT(PageReserved(pfn_to_page(pgdat, (200 * MiB) >> PAGE_SHIFT)));
-	EXPECT(pgdat->node_zones[ZONE_NORMAL].managed_pages > 0);
-	EXPECT(host_console_contains("mm: "));
+	KT_EXPECT_TRUE(t, PageReserved(pfn_to_page(pgdat, (2 * MiB) >> PAGE_SHIFT)));
+	KT_EXPECT_TRUE(t, PageReserved(pfn_to_page(pgdat, (3 * MiB + 12345) >> PAGE_SHIFT)));
+	KT_EXPECT_TRUE(t, PageReserved(pfn_to_page(pgdat, (200 * MiB) >> PAGE_SHIFT)));
+	KT_EXPECT_TRUE(t, pgdat->node_zones[ZONE_NORMAL].managed_pages > 0);
+	KT_EXPECT_TRUE(t, host_console_contains("mm: "));
 	show_buddyinfo(pgdat);
 	show_zoneinfo(pgdat);
 	show_pagetypeinfo(pgdat);
-	EXPECT(host_console_contains("Node 0, zone   Normal"));
-	EXPECT(host_console_contains("Number of blocks type"));
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_TRUE(t, host_console_contains("Node 0, zone   Normal"));
+	KT_EXPECT_TRUE(t, host_console_contains("Number of blocks type"));
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	/* Unregistered: host_phys_reset() wipes node0's pcps and memory map before the next
 	 * test, whose nodes reuse that memory, and pcp_switch_lock_model() drains every
 	 * registered node (a stale node0 there drained zeroed, never-initialised pcp locks). */
 	pgdat_destroy(pgdat);
 }
 
-const struct host_test buddy_tests[] = {
-	{ "alloc_pages_split_merge_every_order", alloc_pages_split_merge_every_order, false },
-	{ "alloc_pages_alignment_random_orders", alloc_pages_alignment_random_orders, false },
-	{ "alloc_pages_exhaustion_restores_counts", alloc_pages_exhaustion_restores_counts, false },
-	{ "int_sqrt_min_free_kbytes_examples", int_sqrt_min_free_kbytes_examples, false },
-	{ "watermarks_linux_formula_and_limits", watermarks_linux_formula_and_limits, false },
-	{ "alloc_pages_zone_fallback_lowmem_reserve", alloc_pages_zone_fallback_lowmem_reserve, false },
-	{ "alloc_pages_migratetype_fallback_steals", alloc_pages_migratetype_fallback_steals, false },
-	{ "free_pages_double_free_reported", free_pages_double_free_reported, false },
-	{ "free_pages_wrong_order_reported", free_pages_wrong_order_reported, false },
-	{ "free_pages_reserved_page_reported", free_pages_reserved_page_reported, false },
-	{ "alloc_pages_poison_catches_use_after_free", alloc_pages_poison_catches_use_after_free, false },
-	{ "alloc_pages_discards_free_page_in_use_pcp", alloc_pages_discards_free_page_in_use_pcp,
-	  false },
-	{ "alloc_pages_discards_free_page_in_use_buddy",
-	  alloc_pages_discards_free_page_in_use_buddy, false },
-	{ "put_page_frees_on_last_reference", put_page_frees_on_last_reference, false },
-	{ "mm_verify_detects_corruption", mm_verify_detects_corruption, false },
-	{ "alloc_pages_order_too_big", alloc_pages_order_too_big, false },
-	{ "pgdat_init_ram_beyond_direct_map", pgdat_init_ram_beyond_direct_map, false },
-	{ "pgdat_init_no_memory", pgdat_init_no_memory, false },
-	{ "mm_init_from_boot_info", mm_init_from_boot_info, false },
-	{ NULL, NULL, false },
+static const struct ktest_case buddy_cases[] = {
+	KTEST_CASE(alloc_pages_split_merge_every_order),
+	KTEST_CASE(alloc_pages_alignment_random_orders),
+	KTEST_CASE(alloc_pages_exhaustion_restores_counts),
+	KTEST_CASE(int_sqrt_min_free_kbytes_examples),
+	KTEST_CASE(watermarks_linux_formula_and_limits),
+	KTEST_CASE(alloc_pages_zone_fallback_lowmem_reserve),
+	KTEST_CASE(alloc_pages_migratetype_fallback_steals),
+	KTEST_CASE(free_pages_double_free_reported),
+	KTEST_CASE(free_pages_wrong_order_reported),
+	KTEST_CASE(free_pages_reserved_page_reported),
+	KTEST_CASE(alloc_pages_poison_catches_use_after_free),
+	KTEST_CASE(alloc_pages_discards_free_page_in_use_pcp),
+	KTEST_CASE(alloc_pages_discards_free_page_in_use_buddy),
+	KTEST_CASE(put_page_frees_on_last_reference),
+	KTEST_CASE(mm_verify_detects_corruption),
+	KTEST_CASE(alloc_pages_order_too_big),
+	KTEST_CASE(pgdat_init_ram_beyond_direct_map),
+	KTEST_CASE(pgdat_init_no_memory),
+	KTEST_CASE(mm_init_from_boot_info),
 };
+KTEST_SUITE(host_buddy, buddy_cases);

@@ -56,7 +56,7 @@ static void *stress_cpu(void *p)
 /* 8 CPUs x 10000 random operations on a 64 MiB node: afterwards every page is accounted
  * for once and the free count is exactly what it was. Race window: CPUs that met inside the
  * buddy lists (contended zone->lock acquisitions). */
-static void alloc_pages_concurrent_random_orders(void)
+static void alloc_pages_concurrent_random_orders(struct ktest *t)
 {
 	const struct mem_region map[] = { { 16 * MiB, 64 * MiB, MEM_USABLE } };
 	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), NR_TEST_CPUS);
@@ -64,7 +64,7 @@ static void alloc_pages_concurrent_random_orders(void)
 	unsigned long free;
 	u64 contended;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	free = node_free_pages(pgdat);
 	for (unsigned int i = 0; i < NR_TEST_CPUS; i++)
 		args[i] = (struct stress_arg){ .pgdat = pgdat, .seed = i + 1, .ops = 10000 };
@@ -72,13 +72,13 @@ static void alloc_pages_concurrent_random_orders(void)
 	contended = pgdat->node_zones[ZONE_DMA32].lock.stats.contended;
 	printk("random orders: zone->lock contended %llu times\n", (unsigned long long)contended);
 	drain_all_pages_node(pgdat);
-	EXPECT_EQ(node_free_pages(pgdat), free);
-	EXPECT_EQ(pgdat->bad_pages, 0);
-	EXPECT_EQ(host_warnings, 0);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 0);
+	KT_EXPECT_EQ(t, host_warnings, 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 	if (!contended)
-		host_skip("no race: the CPUs never met inside zone->lock");
+		KT_SKIP(t, "no race: the CPUs never met inside zone->lock");
 }
 
 struct exhaust_arg {
@@ -99,14 +99,14 @@ static void *exhaust_cpu(void *p)
  * mm_verify), nobody hangs; freeing restores the free count exactly. Race window: failing
  * allocations that drained the other CPUs' lists and retried (GFP_KERNEL: they may wait, so
  * they drain; an atomic allocation would not). */
-static void alloc_pages_concurrent_exhaustion(void)
+static void alloc_pages_concurrent_exhaustion(struct ktest *t)
 {
 	const struct mem_region map[] = { { 16 * MiB, 32 * MiB, MEM_USABLE } };
 	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), NR_TEST_CPUS);
 	struct exhaust_arg args[NR_TEST_CPUS];
 	unsigned long nfree, total = 0;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	nfree = node_free_pages(pgdat);
 	for (unsigned int i = 0; i < NR_TEST_CPUS; i++)
 		args[i] = (struct exhaust_arg){ .pgdat = pgdat, .max = nfree,
@@ -114,17 +114,17 @@ static void alloc_pages_concurrent_exhaustion(void)
 	run_on_cpus(NR_TEST_CPUS, exhaust_cpu, args, sizeof(args[0]));
 	for (unsigned int i = 0; i < NR_TEST_CPUS; i++)
 		total += args[i].n;
-	EXPECT_EQ(total, nfree);
-	EXPECT(pgdat->drain_retries > 0);
-	EXPECT_EQ(node_free_pages(pgdat), 0);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, total, nfree);
+	KT_EXPECT_TRUE(t, pgdat->drain_retries > 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	for (unsigned int i = 0; i < NR_TEST_CPUS; i++) {
 		free_all(args[i].pages, args[i].n, 0);
 		free(args[i].pages);
 	}
 	drain_all_pages_node(pgdat);
-	EXPECT_EQ(node_free_pages(pgdat), nfree);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), nfree);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -181,27 +181,26 @@ static void *irq_inside_cpu(void *p)
  * CPU spins. A cross-CPU call to a CPU that holds a spinlock with interrupts on runs before
  * the unlock. (With interrupts off it would wait: gup-fast's protection.)
  */
-static void host_irq_arrives_inside_critical_section(void)
+static void host_irq_arrives_inside_critical_section(struct ktest *t)
 {
 	struct irq_inside ii = { 0 };
 	struct irq_inside *args[2] = { &ii, &ii };
 
 	if (host_pct_on()) {	/* one thread at a time: cpu0 would never let cpu1 call */
-		host_skip("not under --pct");
+		KT_SKIP(t, "not under --pct");
 		return;
 	}
 	spin_lock_init(&ii.lock, "irq_inside", 0);
 	run_on_cpus(2, irq_inside_cpu, args, sizeof(args[0]));
 	printk("the call ran %s the critical section, after %lu interleave points in it\n",
 	       ii.ran_inside ? "inside" : "AFTER", ii.points);
-	EXPECT(ii.ran);
-	EXPECT(ii.ran_inside);
+	KT_EXPECT_TRUE(t, ii.ran);
+	KT_EXPECT_TRUE(t, ii.ran_inside);
 }
 
-const struct host_test concurrent_tests[] = {
-	{ "alloc_pages_concurrent_random_orders", alloc_pages_concurrent_random_orders, true },
-	{ "alloc_pages_concurrent_exhaustion", alloc_pages_concurrent_exhaustion, true },
-	{ "host_irq_arrives_inside_critical_section", host_irq_arrives_inside_critical_section,
-	  true },
-	{ NULL, NULL, false },
+static const struct ktest_case concurrent_cases[] = {
+	KTEST_CASE_CONCURRENT(alloc_pages_concurrent_random_orders),
+	KTEST_CASE_CONCURRENT(alloc_pages_concurrent_exhaustion),
+	KTEST_CASE_CONCURRENT(host_irq_arrives_inside_critical_section),
 };
+KTEST_SUITE(host_concurrent, concurrent_cases);

@@ -51,30 +51,30 @@ static unsigned int attempts(struct pglist_data *pgdat, gfp_t gfp, unsigned int 
 }
 
 /* The boot syntax: four comma-separated numbers, times -1 for no limit, nothing else. */
-static void fail_host_parse_boot_syntax(void)
+static void fail_host_parse_boot_syntax(struct ktest *t)
 {
 	struct fault_attr a = { 0 };
 	static const char *const bad[] = { "", "1,10,0", "1,10,0,-1,5", "1,101,0,-1", "1,10,-1,-1",
 					   "1,10,0,-2", "-1,10,0,-1", "1,10,0,x", "1 ,10,0,-1" };
 
-	EXPECT_EQ(fault_attr_parse("4,25,8,5", &a), 0);
-	EXPECT_EQ(a.interval, 4);
-	EXPECT_EQ(a.probability, 25);
-	EXPECT_EQ(a.space, 8);
-	EXPECT_EQ(a.times, 5);
-	EXPECT_EQ(fault_attr_parse("1,10,0,-1", &a), 0);
-	EXPECT_EQ(a.times, -1);
+	KT_EXPECT_EQ(t, fault_attr_parse("4,25,8,5", &a), 0);
+	KT_EXPECT_EQ(t, a.interval, 4);
+	KT_EXPECT_EQ(t, a.probability, 25);
+	KT_EXPECT_EQ(t, a.space, 8);
+	KT_EXPECT_EQ(t, a.times, 5);
+	KT_EXPECT_EQ(t, fault_attr_parse("1,10,0,-1", &a), 0);
+	KT_EXPECT_EQ(t, a.times, -1);
 	for (unsigned int i = 0; i < ARRAY_SIZE(bad); i++)
 		if (fault_attr_parse(bad[i], &a))
 			continue;
 		else
-			host_fail(__FILE__, __LINE__, "'%s' was accepted", bad[i]);
-	EXPECT_EQ(a.interval, 1);	/* a bad string leaves the settings alone */
+			KT_FAIL(t, "'%s' was accepted", bad[i]);
+	KT_EXPECT_EQ(t, a.interval, 1);	/* a bad string leaves the settings alone */
 }
 
 /* interval 4, probability 100, space 8, times 5: calls 1-7 use up space, then calls 11, 15,
  * 19, 23 and 27 fail, and nothing after them. */
-static void fail_host_space_interval_times(void)
+static void fail_host_space_interval_times(struct ktest *t)
 {
 	struct pglist_data *pgdat = fail_node();
 	struct fault_attr a = { .interval = 4, .probability = 100, .space = 8, .times = 5 };
@@ -84,19 +84,19 @@ static void fail_host_space_interval_times(void)
 	for (unsigned int call = 11; call <= 27; call += 4)
 		want |= 1ull << (call - 1);
 	fail_page_alloc_configure(&a);
-	EXPECT_EQ(attempts(pgdat, GFP_KERNEL, 64, &fails), 5);
+	KT_EXPECT_EQ(t, attempts(pgdat, GFP_KERNEL, 64, &fails), 5);
 	fail_page_alloc_get(&a);
 	fail_page_alloc_configure(NULL);
-	EXPECT_EQ(fails, want);
-	EXPECT_EQ(a.times, 0);
-	EXPECT_EQ(a.space, 1);
+	KT_EXPECT_EQ(t, fails, want);
+	KT_EXPECT_EQ(t, a.times, 0);
+	KT_EXPECT_EQ(t, a.space, 1);
 	drain_all_pages_node(pgdat);
-	EXPECT_EQ(node_free_pages(pgdat), before);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
 	test_node_destroy(pgdat);
 }
 
 /* The same seed fails the same calls; another seed others; about 10% of 2000 either way. */
-static void fail_host_seed_repeats(void)
+static void fail_host_seed_repeats(struct ktest *t)
 {
 	struct pglist_data *pgdat = fail_node();
 	u64 f1 = 0, f2 = 0, f3 = 0;
@@ -114,10 +114,10 @@ static void fail_host_seed_repeats(void)
 	fail_page_alloc_configure(&a);
 	n = attempts(pgdat, GFP_KERNEL, 2000, NULL);
 	fail_page_alloc_configure(NULL);
-	EXPECT(f1 != 0);
-	EXPECT_EQ(f1, f2);
-	EXPECT(f1 != f3);
-	EXPECT(n >= 100 && n <= 300);
+	KT_EXPECT_TRUE(t, f1 != 0);
+	KT_EXPECT_EQ(t, f1, f2);
+	KT_EXPECT_TRUE(t, f1 != f3);
+	KT_EXPECT_TRUE(t, n >= 100 && n <= 300);
 	test_node_destroy(pgdat);
 }
 
@@ -160,7 +160,7 @@ static void *irq_only_cpu(void *p)
 }
 
 /* irq_only at 100%: the task-context calls all succeed, the cross-CPU call's all fail. */
-static void fail_host_irq_only(void)
+static void fail_host_irq_only(struct ktest *t)
 {
 	struct pglist_data *pgdat = fail_node();
 	struct irq_arg irq = { pgdat, 0 };
@@ -172,8 +172,8 @@ static void fail_host_irq_only(void)
 	fail_page_alloc_configure(&a);
 	run_on_cpus(2, irq_only_cpu, s, sizeof(s[0]));
 	fail_page_alloc_configure(NULL);
-	EXPECT_EQ(s[0].own_failed, 0);
-	EXPECT_EQ(irq.failed, 16);
+	KT_EXPECT_EQ(t, s[0].own_failed, 0);
+	KT_EXPECT_EQ(t, irq.failed, 16);
 	test_node_destroy(pgdat);
 }
 
@@ -235,7 +235,7 @@ static void *churn_and_pin(void *p)
  * unpopulated mapping, with 10% of allocations failed: every CPU saw failures, pins balance,
  * every page returned was pinned, and after unmapping the free count is exact.
  */
-static void fail_host_concurrent_nothing_lost(void)
+static void fail_host_concurrent_nothing_lost(struct ktest *t)
 {
 	struct pglist_data *pgdat = fail_node();
 	struct mm_struct *mm = mm_create(pgdat);
@@ -245,7 +245,7 @@ static void fail_host_concurrent_nothing_lost(void)
 	struct gup_totals g0, g1;
 	u64 inj = injected();
 
-	ASSERT(mm && mm_mmap_anon(mm, BASE, 256 * PAGE_SIZE, true, false, false) == 0);
+	KT_ASSERT_TRUE(t, mm && mm_mmap_anon(mm, BASE, 256 * PAGE_SIZE, true, false, false) == 0);
 	drain_all_pages_node(pgdat);
 	before = node_free_pages(pgdat);
 	gup_read_totals(&g0);
@@ -256,29 +256,29 @@ static void fail_host_concurrent_nothing_lost(void)
 	fail_page_alloc_configure(NULL);
 	gup_read_totals(&g1);
 	for (unsigned int i = 0; i < FAIL_CPUS; i++) {
-		EXPECT(args[i].failed > 0);
-		EXPECT_EQ(args[i].bad, 0);
+		KT_EXPECT_TRUE(t, args[i].failed > 0);
+		KT_EXPECT_EQ(t, args[i].bad, 0);
 		pinned += args[i].pinned;
 		short_pins += args[i].short_pins;
 	}
-	EXPECT(short_pins > 0);
+	KT_EXPECT_TRUE(t, short_pins > 0);
 	/* Balanced; more taken than returned if a lockless walk put a pin back (an entry
 	 * changed under it). */
-	EXPECT_EQ(g1.pins_acquired - g0.pins_acquired, g1.pins_released - g0.pins_released);
-	EXPECT(g1.pins_acquired - g0.pins_acquired >= pinned);
-	EXPECT(g1.longterm_migrated > g0.longterm_migrated);
-	EXPECT(injected() > inj);
+	KT_EXPECT_EQ(t, g1.pins_acquired - g0.pins_acquired, g1.pins_released - g0.pins_released);
+	KT_EXPECT_TRUE(t, g1.pins_acquired - g0.pins_acquired >= pinned);
+	KT_EXPECT_TRUE(t, g1.longterm_migrated > g0.longterm_migrated);
+	KT_EXPECT_TRUE(t, injected() > inj);
 	mm_munmap(mm, BASE, 256 * PAGE_SIZE);
 	drain_all_pages_node(pgdat);
-	EXPECT_EQ(node_free_pages(pgdat), before);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	mm_destroy(mm);
 	test_node_destroy(pgdat);
 }
 
 /* mm_create() (three allocations) and a populated mapping with a huge VMA, 200 times at 10%:
  * some fail at each step, all give back what they took. */
-static void fail_host_mm_create_nothing_lost(void)
+static void fail_host_mm_create_nothing_lost(struct ktest *t)
 {
 	struct pglist_data *pgdat = fail_node();
 	struct fault_attr a = percent(10, 99);
@@ -297,20 +297,20 @@ static void fail_host_mm_create_nothing_lost(void)
 		mm_destroy(mm);
 	}
 	fail_page_alloc_configure(NULL);
-	EXPECT(no_mm > 0);
-	EXPECT(no_populate > 0);
+	KT_EXPECT_TRUE(t, no_mm > 0);
+	KT_EXPECT_TRUE(t, no_populate > 0);
 	drain_all_pages_node(pgdat);
-	EXPECT_EQ(node_free_pages(pgdat), before);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
-const struct host_test fail_page_alloc_tests[] = {
-	{ "fail_host_parse_boot_syntax", fail_host_parse_boot_syntax, false },
-	{ "fail_host_space_interval_times", fail_host_space_interval_times, false },
-	{ "fail_host_seed_repeats", fail_host_seed_repeats, false },
-	{ "fail_host_irq_only", fail_host_irq_only, true },
-	{ "fail_host_concurrent_nothing_lost", fail_host_concurrent_nothing_lost, true },
-	{ "fail_host_mm_create_nothing_lost", fail_host_mm_create_nothing_lost, false },
-	{ NULL, NULL, false },
+static const struct ktest_case fail_page_alloc_cases[] = {
+	KTEST_CASE(fail_host_parse_boot_syntax),
+	KTEST_CASE(fail_host_space_interval_times),
+	KTEST_CASE(fail_host_seed_repeats),
+	KTEST_CASE_CONCURRENT(fail_host_irq_only),
+	KTEST_CASE_CONCURRENT(fail_host_concurrent_nothing_lost),
+	KTEST_CASE(fail_host_mm_create_nothing_lost),
 };
+KTEST_SUITE(host_fail_page_alloc, fail_page_alloc_cases);

@@ -23,25 +23,25 @@ static struct pglist_data *gup_node(unsigned int cpus)
 }
 
 /* Pin 32 pages and unpin them: acquired - released goes up by 32 and back. */
-static void gup_host_pin_unpin_balance(void)
+static void gup_host_pin_unpin_balance(struct ktest *t)
 {
 	struct pglist_data *pgdat = gup_node(1);
 	struct mm_struct *mm = mm_create(pgdat);
 	struct gup_totals a, b, c;
 	struct page *pages[32];
 
-	ASSERT(mm && mm_mmap_anon(mm, BASE, 32 * PAGE_SIZE, true, false, true) == 0);
+	KT_ASSERT_TRUE(t, mm && mm_mmap_anon(mm, BASE, 32 * PAGE_SIZE, true, false, true) == 0);
 	gup_read_totals(&a);
-	EXPECT_EQ(pin_user_pages_fast(mm, BASE, 32, FOLL_WRITE, pages), 32);
-	EXPECT(page_maybe_dma_pinned(pages[5]));
+	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE, 32, FOLL_WRITE, pages), 32);
+	KT_EXPECT_TRUE(t, page_maybe_dma_pinned(pages[5]));
 	gup_read_totals(&b);
-	EXPECT_EQ(b.pins_acquired - a.pins_acquired, 32);
+	KT_EXPECT_EQ(t, b.pins_acquired - a.pins_acquired, 32);
 	unpin_user_pages(pages, 32);
 	gup_read_totals(&c);
-	EXPECT_EQ(c.pins_acquired - c.pins_released, a.pins_acquired - a.pins_released);
-	EXPECT(!page_maybe_dma_pinned(pages[5]));
+	KT_EXPECT_EQ(t, c.pins_acquired - c.pins_released, a.pins_acquired - a.pins_released);
+	KT_EXPECT_TRUE(t, !page_maybe_dma_pinned(pages[5]));
 	mm_destroy(mm);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -66,7 +66,7 @@ static void *pin_loop(void *p)
 	return NULL;
 }
 
-static u64 flag_writes_for(const char *mode, unsigned int cpus, unsigned int pins)
+static u64 flag_writes_for(struct ktest *t, const char *mode, unsigned int cpus, unsigned int pins)
 {
 	struct pglist_data *pgdat = gup_node(cpus);
 	struct mm_struct *mm = mm_create(pgdat);
@@ -79,7 +79,7 @@ static u64 flag_writes_for(const char *mode, unsigned int cpus, unsigned int pin
 		args[i] = (struct pin_arg){ mm, pins, 0 };
 	run_on_cpus(cpus, pin_loop, args, sizeof(args[0]));
 	for (unsigned int i = 0; i < cpus; i++)
-		EXPECT_EQ(args[i].failures, 0);
+		KT_EXPECT_EQ(t, args[i].failures, 0);
 	writes = MM_STAT(mm, flag_writes);
 	gup_set_has_pinned_mode("once");
 	mm_destroy(mm);
@@ -92,12 +92,12 @@ static u64 flag_writes_for(const char *mode, unsigned int cpus, unsigned int pin
  * conditional, not unique: in `once` mode each of 8 threads x 500 pins writes mm->flags at
  * most once (if it read the bit clear), so 1..8 writes; `always` writes 4000 times.
  */
-static void gup_host_has_pinned_written_once(void)
+static void gup_host_has_pinned_written_once(struct ktest *t)
 {
-	u64 once = flag_writes_for("once", GUP_TEST_CPUS, 500);
+	u64 once = flag_writes_for(t, "once", GUP_TEST_CPUS, 500);
 
-	EXPECT(once >= 1 && once <= GUP_TEST_CPUS);
-	EXPECT_EQ(flag_writes_for("always", GUP_TEST_CPUS, 500), GUP_TEST_CPUS * 500);
+	KT_EXPECT_TRUE(t, once >= 1 && once <= GUP_TEST_CPUS);
+	KT_EXPECT_EQ(t, flag_writes_for(t, "always", GUP_TEST_CPUS, 500), GUP_TEST_CPUS * 500);
 }
 
 /* ---- unmapping while other CPUs walk (the page-table free protocol) ---- */
@@ -219,7 +219,7 @@ static void *unmap_race_cpu(void *p)
  * (interrupts off); without the shootdown, or with interrupts on, they read freed tables.
  * (gup_fast_unmap_while_walker_reads_table stops one walk there on purpose instead.)
  */
-static void gup_host_unmap_vs_fast_walk(void)
+static void gup_host_unmap_vs_fast_walk(struct ktest *t)
 {
 	struct pglist_data *pgdat = gup_node(UNMAP_CPUS);
 	struct mm_struct *mm = mm_create(pgdat);
@@ -228,7 +228,7 @@ static void gup_host_unmap_vs_fast_walk(void)
 	struct unmap_race *args[UNMAP_CPUS];
 	unsigned long pinned = 0, bad = 0;
 
-	ASSERT(mm);
+	KT_ASSERT_TRUE(t, mm);
 	for (int i = 0; i < UNMAP_CPUS; i++)
 		args[i] = &ur;
 	unmap_race = &ur;
@@ -243,37 +243,37 @@ static void gup_host_unmap_vs_fast_walk(void)
 	printk("unmap vs walk: %lu pages pinned, %lu walks in their window during an unmap, "
 	       "%llu poisoned entries read, %lu bad pages\n", pinned, ur.in_unmap,
 	       (unsigned long long)MM_STAT(mm, poison_reads), bad);
-	EXPECT_EQ(MM_STAT(mm, poison_reads), 0);
-	EXPECT_EQ(bad, 0);
+	KT_EXPECT_EQ(t, MM_STAT(mm, poison_reads), 0);
+	KT_EXPECT_EQ(t, bad, 0);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 	if (!pinned || !ur.in_unmap)
-		host_skip("no race: %lu pages pinned, %lu walks in their window during an unmap",
+		KT_SKIP(t, "no race: %lu pages pinned, %lu walks in their window during an unmap",
 			  pinned, ur.in_unmap);
 }
 
 /* FOLL_LONGTERM moves MOVABLE pages to UNMOVABLE copies; the data survives. */
-static void gup_host_longterm_migrates(void)
+static void gup_host_longterm_migrates(struct ktest *t)
 {
 	struct pglist_data *pgdat = gup_node(1);
 	struct mm_struct *mm = mm_create(pgdat);
 	struct page *pages[16], *p;
 
-	ASSERT(mm_mmap_anon(mm, BASE, 16 * PAGE_SIZE, true, false, true) == 0);
+	KT_ASSERT_TRUE(t, mm_mmap_anon(mm, BASE, 16 * PAGE_SIZE, true, false, true) == 0);
 	for (int i = 0; i < 16; i++) {
-		ASSERT(get_user_pages_fast(mm, BASE + i * PAGE_SIZE, 1, 0, &p) == 1);
+		KT_ASSERT_TRUE(t, get_user_pages_fast(mm, BASE + i * PAGE_SIZE, 1, 0, &p) == 1);
 		memset(page_address(p), i + 1, PAGE_SIZE);
 		put_user_pages(&p, 1);
 	}
-	EXPECT_EQ(pin_user_pages_fast(mm, BASE, 16, FOLL_LONGTERM, pages), 16);
+	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE, 16, FOLL_LONGTERM, pages), 16);
 	for (int i = 0; i < 16; i++) {
-		EXPECT(pages[i]->mt != MIGRATE_MOVABLE);
-		EXPECT_EQ(((u8 *)page_address(pages[i]))[100], i + 1);
+		KT_EXPECT_TRUE(t, pages[i]->mt != MIGRATE_MOVABLE);
+		KT_EXPECT_EQ(t, ((u8 *)page_address(pages[i]))[100], i + 1);
 	}
 	unpin_user_pages(pages, 16);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -316,7 +316,7 @@ static void *longterm_pin_thread(void *p)
 
 /* pin_user_pages() in a thread: its result, or the process ends if it is still running
  * after 10 s (it would hold mm->lock forever, so nothing after it could run). */
-static long longterm_pin_or_die(struct mm_struct *mm, struct page **pages)
+static long longterm_pin_or_die(struct ktest *t, struct mm_struct *mm, struct page **pages)
 {
 	struct longterm_arg a = { mm, pages, 0, 0 };
 	u64 deadline = arch_cycles() + 10000000000ull;
@@ -325,7 +325,7 @@ static long longterm_pin_or_die(struct mm_struct *mm, struct page **pages)
 	pthread_create(&tid, NULL, longterm_pin_thread, &a);
 	while (!smp_load_acquire(&a.done)) {
 		if (arch_cycles() > deadline) {
-			host_fail(__FILE__, __LINE__, "pin_user_pages(FOLL_LONGTERM) of %d held "
+			KT_FAIL(t, "pin_user_pages(FOLL_LONGTERM) of %d held "
 				  "pages still running after 10 s (livelock under mm->lock)",
 				  HELD_PAGES);
 			printf("not ok gup_host_longterm_held_pages_busy (stopping: mm->lock is held)\n");
@@ -342,7 +342,7 @@ static long longterm_pin_or_die(struct mm_struct *mm, struct page **pages)
  * them ends (bounded retries, not a livelock over the same 64) with -EBUSY, pins nothing,
  * leaves every page where it was and leaks no copy. Once released, the same pin moves all.
  */
-static void gup_host_longterm_held_pages_busy(void)
+static void gup_host_longterm_held_pages_busy(struct ktest *t)
 {
 	struct pglist_data *pgdat = gup_node(1);
 	unsigned long free_before = node_free_pages(pgdat);
@@ -351,28 +351,28 @@ static void gup_host_longterm_held_pages_busy(void)
 	struct gup_totals a, b;
 	unsigned long free_mapped;
 
-	ASSERT(mm_mmap_anon(mm, BASE, HELD_PAGES * PAGE_SIZE, true, false, true) == 0);
-	ASSERT(get_user_pages_fast(mm, BASE, HELD_PAGES, 0, held) == HELD_PAGES);
+	KT_ASSERT_TRUE(t, mm_mmap_anon(mm, BASE, HELD_PAGES * PAGE_SIZE, true, false, true) == 0);
+	KT_ASSERT_TRUE(t, get_user_pages_fast(mm, BASE, HELD_PAGES, 0, held) == HELD_PAGES);
 	free_mapped = node_free_pages(pgdat);
 	gup_read_totals(&a);
-	EXPECT_EQ(longterm_pin_or_die(mm, pinned), -EBUSY);
+	KT_EXPECT_EQ(t, longterm_pin_or_die(t, mm, pinned), -EBUSY);
 	gup_read_totals(&b);
-	EXPECT_EQ(b.pins_acquired - a.pins_acquired, 0);
-	EXPECT_EQ(b.longterm_migrated - a.longterm_migrated, 0);
+	KT_EXPECT_EQ(t, b.pins_acquired - a.pins_acquired, 0);
+	KT_EXPECT_EQ(t, b.longterm_migrated - a.longterm_migrated, 0);
 	for (int i = 0; i < HELD_PAGES; i++) {
-		EXPECT_EQ(page_count(held[i]), 2);	/* the mapping's and ours */
-		EXPECT(held[i]->mt == MIGRATE_MOVABLE);
+		KT_EXPECT_EQ(t, page_count(held[i]), 2);	/* the mapping's and ours */
+		KT_EXPECT_TRUE(t, held[i]->mt == MIGRATE_MOVABLE);
 	}
-	EXPECT_EQ(node_free_pages(pgdat), free_mapped);	/* no copy leaked */
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_mapped);	/* no copy leaked */
 	put_user_pages(held, HELD_PAGES);
-	EXPECT_EQ(longterm_pin_or_die(mm, pinned), HELD_PAGES);
+	KT_EXPECT_EQ(t, longterm_pin_or_die(t, mm, pinned), HELD_PAGES);
 	gup_read_totals(&a);
-	EXPECT_EQ(a.longterm_migrated - b.longterm_migrated, HELD_PAGES);
+	KT_EXPECT_EQ(t, a.longterm_migrated - b.longterm_migrated, HELD_PAGES);
 	unpin_user_pages(pinned, HELD_PAGES);
-	EXPECT_EQ(mapped_pages(mm, BASE, HELD_PAGES), HELD_PAGES);
+	KT_EXPECT_EQ(t, mapped_pages(mm, BASE, HELD_PAGES), HELD_PAGES);
 	mm_destroy(mm);
-	EXPECT_EQ(node_free_pages(pgdat), free_before);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -432,7 +432,7 @@ static void *migrate_race_cpu(void *p)
  * being migrated: a fault that finds a page being moved waits (counted: the race window)
  * and installs nothing, so rss stays equal to the pages mapped and no page is lost.
  */
-static void gup_host_migration_vs_faults(void)
+static void gup_host_migration_vs_faults(struct ktest *t)
 {
 	struct pglist_data *pgdat = gup_node(RACE_CPUS);
 	unsigned long free_before = node_free_pages(pgdat);
@@ -441,7 +441,7 @@ static void gup_host_migration_vs_faults(void)
 	struct migrate_race r = { mm, 0, 0, 0 }, *args[RACE_CPUS];
 	struct gup_totals a, b;
 
-	ASSERT(mm_mmap_anon(mm, BASE, nr * PAGE_SIZE, true, false, true) == 0);
+	KT_ASSERT_TRUE(t, mm_mmap_anon(mm, BASE, nr * PAGE_SIZE, true, false, true) == 0);
 	for (int i = 0; i < RACE_CPUS; i++)
 		args[i] = &r;
 	gup_read_totals(&a);
@@ -450,14 +450,15 @@ static void gup_host_migration_vs_faults(void)
 	printf("  %lu faults during migration: %llu found their page being moved and waited, "
 	       "%llu pages migrated\n", r.faults, (unsigned long long)MM_STAT(mm, migration_waits),
 	       (unsigned long long)(b.longterm_migrated - a.longterm_migrated));
-	EXPECT(MM_STAT(mm, migration_waits) > 0);	/* else the race was not exercised */
-	EXPECT_EQ(r.errors, 0);
-	EXPECT_EQ(b.longterm_migrated - a.longterm_migrated, nr);
-	EXPECT_EQ(mm->rss, nr);
-	EXPECT_EQ(mapped_pages(mm, BASE, nr), nr);
+	/* else the race was not exercised */
+	KT_EXPECT_TRUE(t, MM_STAT(mm, migration_waits) > 0);
+	KT_EXPECT_EQ(t, r.errors, 0);
+	KT_EXPECT_EQ(t, b.longterm_migrated - a.longterm_migrated, nr);
+	KT_EXPECT_EQ(t, mm->rss, nr);
+	KT_EXPECT_EQ(t, mapped_pages(mm, BASE, nr), nr);
 	mm_destroy(mm);
-	EXPECT_EQ(node_free_pages(pgdat), free_before);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -465,7 +466,7 @@ static void gup_host_migration_vs_faults(void)
  * 2^21 pins of one order-0 page would take its 32-bit count past INT_MAX (1 + 2^21 x 1024):
  * the last one is refused with -ENOMEM and a warning; all the others unpin cleanly.
  */
-static void gup_host_pin_count_overflow(void)
+static void gup_host_pin_count_overflow(struct ktest *t)
 {
 	struct pglist_data *pgdat = gup_node(1);
 	unsigned long free_before = node_free_pages(pgdat), warnings = host_warnings;
@@ -474,25 +475,26 @@ static void gup_host_pin_count_overflow(void)
 	struct page *page = NULL, *p;
 	long pinned = 0;
 
-	ASSERT(mm_mmap_anon(mm, BASE, PAGE_SIZE, true, false, true) == 0);
+	KT_ASSERT_TRUE(t, mm_mmap_anon(mm, BASE, PAGE_SIZE, true, false, true) == 0);
 	while (pinned < max_pins && pin_user_pages_fast(mm, BASE, 1, 0, &p) == 1) {
 		page = p;
 		pinned++;
 	}
-	EXPECT_EQ(pinned, max_pins);
-	EXPECT_EQ(host_warnings, warnings);
-	EXPECT_EQ(pin_user_pages_fast(mm, BASE, 1, 0, &p), -ENOMEM);
-	EXPECT_EQ(host_warnings - warnings, 2);	/* the fast path refuses, then the slow path */
-	EXPECT(host_console_contains("page_ref_would_overflow"));
-	ASSERT(page);
-	EXPECT_EQ(page_count(page), 1 + max_pins * GUP_PIN_COUNTING_BIAS);
+	KT_EXPECT_EQ(t, pinned, max_pins);
+	KT_EXPECT_EQ(t, host_warnings, warnings);
+	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE, 1, 0, &p), -ENOMEM);
+	/* the fast path refuses, then the slow path */
+	KT_EXPECT_EQ(t, host_warnings - warnings, 2);
+	KT_EXPECT_TRUE(t, host_console_contains("page_ref_would_overflow"));
+	KT_ASSERT_TRUE(t, page);
+	KT_EXPECT_EQ(t, page_count(page), 1 + max_pins * GUP_PIN_COUNTING_BIAS);
 	while (pinned--)
 		unpin_user_page(page);
-	EXPECT_EQ(page_count(page), 1);
-	EXPECT(!page_maybe_dma_pinned(page));
+	KT_EXPECT_EQ(t, page_count(page), 1);
+	KT_EXPECT_TRUE(t, !page_maybe_dma_pinned(page));
 	mm_destroy(mm);
-	EXPECT_EQ(node_free_pages(pgdat), free_before);
-	EXPECT_EQ(pgdat->bad_pages, 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 0);
 	host_warnings = warnings;
 	test_node_destroy(pgdat);
 }
@@ -501,21 +503,21 @@ static void gup_host_pin_count_overflow(void)
  * 1100 plain references look like a pin to page_maybe_dma_pinned() (a false positive it is
  * allowed), but __free_pages() must not refuse them: the last of 1101 frees the page.
  */
-static void gup_host_free_pages_many_refs(void)
+static void gup_host_free_pages_many_refs(struct ktest *t)
 {
 	struct pglist_data *pgdat = gup_node(1);
 	unsigned long free_before = node_free_pages(pgdat);
 	struct page *page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 
-	ASSERT(page);
+	KT_ASSERT_TRUE(t, page);
 	for (int i = 0; i < 1100; i++)
 		get_page(page);
-	EXPECT(page_maybe_dma_pinned(page));
+	KT_EXPECT_TRUE(t, page_maybe_dma_pinned(page));
 	for (int i = 0; i < 1101; i++)
 		__free_pages(page, 0);
-	EXPECT_EQ(pgdat->bad_pages, 0);
-	EXPECT_EQ(node_free_pages(pgdat), free_before);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -587,7 +589,7 @@ static void *table_race_cpu(void *p)
  * only when the two threads really run at once (on a loaded host they often share a core),
  * so attempts go on until 500 faults saw it, or 40 attempts.
  */
-static void gup_host_munmap_keeps_table_of_other_vma(void)
+static void gup_host_munmap_keeps_table_of_other_vma(struct ktest *t)
 {
 	struct pglist_data *pgdat = gup_node(2);
 	unsigned long free_before = node_free_pages(pgdat), overlapped = 0, errors = 0;
@@ -603,13 +605,13 @@ static void gup_host_munmap_keeps_table_of_other_vma(void)
 	}
 	printf("  %lu of %d faults saw the other CPU begin a munmap in their page table\n",
 	       overlapped, attempt * TABLE_ROUNDS);
-	EXPECT(overlapped > 0);	/* else the race was not exercised */
-	EXPECT_EQ(errors, 0);
-	EXPECT_EQ(mm->rss, 1);
-	EXPECT_EQ(MM_STAT(mm, poison_reads), 0);
+	KT_EXPECT_TRUE(t, overlapped > 0);	/* else the race was not exercised */
+	KT_EXPECT_EQ(t, errors, 0);
+	KT_EXPECT_EQ(t, mm->rss, 1);
+	KT_EXPECT_EQ(t, MM_STAT(mm, poison_reads), 0);
 	mm_destroy(mm);
-	EXPECT_EQ(node_free_pages(pgdat), free_before);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -675,55 +677,56 @@ static void *vma_race_cpu(void *p)
  * changed under them, needs the two threads on two cores at once and is only printed).
  * In the TSan build the old plain reads and writes of the table are reported as a race.
  */
-static void gup_host_fault_finds_vma_being_moved(void)
+static void gup_host_fault_finds_vma_being_moved(struct ktest *t)
 {
 	struct pglist_data *pgdat = gup_node(2);
 	unsigned long free_before = node_free_pages(pgdat);
 	struct mm_struct *mm = mm_create(pgdat);
 	struct vma_race r = { .mm = mm }, *args[2] = { &r, &r };
 
-	ASSERT(mm_mmap_anon(mm, BASE + 2 * MiB, PAGE_SIZE, true, false, false) == 0);
+	KT_ASSERT_TRUE(t, mm_mmap_anon(mm, BASE + 2 * MiB, PAGE_SIZE, true, false, false) == 0);
 	run_on_cpus(2, vma_race_cpu, args, sizeof(args[0]));
 	printf("  %lu VMA lookups, %lu while the other CPU was changing the table, %llu repeated "
 	       "because it changed under them\n", r.lookups, r.overlapped,
 	       (unsigned long long)MM_STAT(mm, vma_retries));
-	EXPECT(r.overlapped > 0);	/* else the race was not exercised */
-	EXPECT_EQ(r.errors, 0);
+	KT_EXPECT_TRUE(t, r.overlapped > 0);	/* else the race was not exercised */
+	KT_EXPECT_EQ(t, r.errors, 0);
 	mm_destroy(mm);
-	EXPECT_EQ(node_free_pages(pgdat), free_before);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* FOLL_LONGTERM over a page someone else has pinned: that page cannot move, so migration
  * must leave it mapped where it is (the earlier pin keeps seeing what the mm sees), and the
  * long-term pin of it fails instead of landing on a copy. The other pages still move. */
-static void pin_user_pages_longterm_leaves_pinned_page(void)
+static void pin_user_pages_longterm_leaves_pinned_page(struct ktest *t)
 {
 	struct pglist_data *pgdat = gup_node(1);
 	struct mm_struct *mm = mm_create(pgdat);
 	struct page *held, *now, *pages[4];
 	long n;
 
-	ASSERT(mm_mmap_anon(mm, BASE, 4 * PAGE_SIZE, true, false, true) == 0);
-	ASSERT(pin_user_pages_fast(mm, BASE, 1, FOLL_WRITE, &held) == 1);
-	EXPECT_EQ(held->mt, MIGRATE_MOVABLE);
+	KT_ASSERT_TRUE(t, mm_mmap_anon(mm, BASE, 4 * PAGE_SIZE, true, false, true) == 0);
+	KT_ASSERT_TRUE(t, pin_user_pages_fast(mm, BASE, 1, FOLL_WRITE, &held) == 1);
+	KT_EXPECT_EQ(t, held->mt, MIGRATE_MOVABLE);
 	memset(page_address(held), 0x5a, PAGE_SIZE);
 	n = pin_user_pages(mm, BASE, 4, FOLL_LONGTERM | FOLL_WRITE, pages);
-	EXPECT(n <= 0);		/* the first page cannot be long-term pinned */
+	KT_EXPECT_TRUE(t, n <= 0);		/* the first page cannot be long-term pinned */
 	if (n > 0)
 		unpin_user_pages(pages, (unsigned long)n);
-	ASSERT(get_user_pages_fast(mm, BASE, 1, 0, &now) == 1);
-	EXPECT(now == held);	/* still mapped: the pin and the mm see the same page */
-	EXPECT_EQ(((u8 *)page_address(now))[7], 0x5a);
+	KT_ASSERT_TRUE(t, get_user_pages_fast(mm, BASE, 1, 0, &now) == 1);
+	/* still mapped: the pin and the mm see the same page */
+	KT_EXPECT_TRUE(t, now == held);
+	KT_EXPECT_EQ(t, ((u8 *)page_address(now))[7], 0x5a);
 	put_user_pages(&now, 1);
-	EXPECT_EQ(pin_user_pages(mm, BASE + PAGE_SIZE, 3, FOLL_LONGTERM, pages), 3);
+	KT_EXPECT_EQ(t, pin_user_pages(mm, BASE + PAGE_SIZE, 3, FOLL_LONGTERM, pages), 3);
 	for (int i = 0; i < 3; i++)
-		EXPECT(pages[i]->mt != MIGRATE_MOVABLE);
+		KT_EXPECT_TRUE(t, pages[i]->mt != MIGRATE_MOVABLE);
 	unpin_user_pages(pages, 3);
 	unpin_user_page(held);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -786,7 +789,7 @@ static void *walk_race_cpu(void *p)
  * for the walker's interrupts), no freed page table is read, and the walk returns nothing:
  * the entry was gone before the walk finished with it.
  */
-static void gup_fast_walk_race(enum gup_race_point point)
+static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
 {
 	struct pglist_data *pgdat = gup_node(2);
 	struct mm_struct *mm = mm_create(pgdat);
@@ -795,11 +798,11 @@ static void gup_fast_walk_race(enum gup_race_point point)
 	struct gup_totals a, b;
 	int level;
 
-	ASSERT(mm && mm_mmap_anon(mm, BASE, PAGE_SIZE, true, false, true) == 0);
+	KT_ASSERT_TRUE(t, mm && mm_mmap_anon(mm, BASE, PAGE_SIZE, true, false, true) == 0);
 	spin_lock(&mm->lock);
 	w.slot = __mm_find_leaf(mm, BASE, &level);
 	spin_unlock(&mm->lock);
-	ASSERT(w.slot && level == 1);
+	KT_ASSERT_TRUE(t, w.slot && level == 1);
 	w.mapped = ptep_get(w.slot);
 	gup_read_totals(&a);
 	walk_race = &w;
@@ -812,52 +815,50 @@ static void gup_fast_walk_race(enum gup_race_point point)
 	       w.cleared_in_window ? "cleared in the window" : "NOT CLEARED",
 	       w.unmap_done_in_window ? "RETURNED DURING" : "waited for", w.got,
 	       (unsigned long long)MM_STAT(mm, poison_reads));
-	EXPECT(w.hooked && w.cleared_in_window);	/* the window was exercised */
-	EXPECT(!w.unmap_done_in_window);
-	EXPECT_EQ(MM_STAT(mm, poison_reads), 0);
-	EXPECT(w.got <= 0);
+	KT_EXPECT_TRUE(t, w.hooked && w.cleared_in_window);	/* the window was exercised */
+	KT_EXPECT_TRUE(t, !w.unmap_done_in_window);
+	KT_EXPECT_EQ(t, MM_STAT(mm, poison_reads), 0);
+	KT_EXPECT_TRUE(t, w.got <= 0);
 	if (w.got > 0)
 		unpin_user_pages(&w.page, (unsigned long)w.got);
 	gup_read_totals(&b);
-	EXPECT_EQ(b.pins_acquired - b.pins_released, a.pins_acquired - a.pins_released);
+	KT_EXPECT_EQ(t, b.pins_acquired - b.pins_released, a.pins_acquired - a.pins_released);
 	mm_destroy(mm);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* The walker has read the pmd entry and is about to read the page table below it when the
  * unmap starts: the table must still be there (not freed, not poisoned) when it does. */
-static void gup_fast_unmap_while_walker_reads_table(void)
+static void gup_fast_unmap_while_walker_reads_table(struct ktest *t)
 {
-	gup_fast_walk_race(GUP_RACE_PTE_TABLE);
+	gup_fast_walk_race(t, GUP_RACE_PTE_TABLE);
 }
 
 /* The walker has read a pte and is about to grab its page when the unmap clears the entry:
  * the grab succeeds (the page is not freed before the shootdown), and the re-check of the
  * entry must make the walker let go of it. */
-static void gup_fast_unmap_while_walker_grabs_page(void)
+static void gup_fast_unmap_while_walker_grabs_page(struct ktest *t)
 {
-	gup_fast_walk_race(GUP_RACE_GRAB);
+	gup_fast_walk_race(t, GUP_RACE_GRAB);
 }
 
-const struct host_test gup_tests[] = {
-	{ "gup_host_pin_unpin_balance", gup_host_pin_unpin_balance, false },
-	{ "gup_host_has_pinned_written_once", gup_host_has_pinned_written_once, true },
-	{ "gup_host_unmap_vs_fast_walk", gup_host_unmap_vs_fast_walk, true },
-	{ "gup_host_longterm_migrates", gup_host_longterm_migrates, false },
-	{ "gup_host_longterm_held_pages_busy", gup_host_longterm_held_pages_busy, false },
-	{ "gup_host_migration_vs_faults", gup_host_migration_vs_faults, true },
-	{ "gup_host_munmap_keeps_table_of_other_vma", gup_host_munmap_keeps_table_of_other_vma, true },
-	{ "gup_host_fault_finds_vma_being_moved", gup_host_fault_finds_vma_being_moved, true },
-	{ "gup_host_pin_count_overflow", gup_host_pin_count_overflow, false },
-	{ "gup_host_free_pages_many_refs", gup_host_free_pages_many_refs, false },
-	{ "pin_user_pages_longterm_leaves_pinned_page", pin_user_pages_longterm_leaves_pinned_page,
-	  false },
-	{ "gup_fast_unmap_while_walker_reads_table", gup_fast_unmap_while_walker_reads_table,
-	  true },
-	{ "gup_fast_unmap_while_walker_grabs_page", gup_fast_unmap_while_walker_grabs_page, true },
-	{ NULL, NULL, false },
+static const struct ktest_case gup_cases[] = {
+	KTEST_CASE(gup_host_pin_unpin_balance),
+	KTEST_CASE_CONCURRENT(gup_host_has_pinned_written_once),
+	KTEST_CASE_CONCURRENT(gup_host_unmap_vs_fast_walk),
+	KTEST_CASE(gup_host_longterm_migrates),
+	KTEST_CASE(gup_host_longterm_held_pages_busy),
+	KTEST_CASE_CONCURRENT(gup_host_migration_vs_faults),
+	KTEST_CASE_CONCURRENT(gup_host_munmap_keeps_table_of_other_vma),
+	KTEST_CASE_CONCURRENT(gup_host_fault_finds_vma_being_moved),
+	KTEST_CASE(gup_host_pin_count_overflow),
+	KTEST_CASE(gup_host_free_pages_many_refs),
+	KTEST_CASE(pin_user_pages_longterm_leaves_pinned_page),
+	KTEST_CASE_CONCURRENT(gup_fast_unmap_while_walker_reads_table),
+	KTEST_CASE_CONCURRENT(gup_fast_unmap_while_walker_grabs_page),
 };
+KTEST_SUITE(host_gup, gup_cases);
 
 /* ---- --gup-bench: gup_test -a on real host threads ---- */
 

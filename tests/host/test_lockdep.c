@@ -42,7 +42,7 @@ static void *order_cpu(void *arg)
 
 /* Two CPUs, opposite orders, at different times: no deadlock happens, lockdep reports the
  * cycle when CPU 1 closes it. */
-static void lockdep_host_order_inversion_reported(void)
+static void lockdep_host_order_inversion_reported(struct ktest *t)
 {
 	struct lockdep_expect e;
 
@@ -51,14 +51,16 @@ static void lockdep_host_order_inversion_reported(void)
 	step = 0;
 	lockdep_expect_begin(&e);
 	run_on_cpus(2, order_cpu, NULL, 0);
-	EXPECT_EQ(lockdep_expect_end(&e), LOCKDEP_CIRCULAR);
-	EXPECT(!strcmp(e.first, "&lock_b") && !strcmp(e.second, "&lock_a"));
-	EXPECT(host_console_contains("possible circular locking dependency"));
+	KT_EXPECT_EQ(t, lockdep_expect_end(&e), LOCKDEP_CIRCULAR);
+	KT_EXPECT_TRUE(t, !strcmp(e.first, "&lock_b") && !strcmp(e.second, "&lock_a"));
+	KT_EXPECT_TRUE(t, host_console_contains("possible circular locking dependency"));
 }
 
 static void irq_takes_lock(void *arg)
 {
-	EXPECT(arch_in_irq() > 0);
+	struct ktest *t = arg;
+
+	KT_EXPECT_TRUE(t, arch_in_irq() > 0);
 	spin_lock(&lock_irq);
 	spin_unlock(&lock_irq);
 }
@@ -67,6 +69,8 @@ static void irq_takes_lock(void *arg)
  * cross-CPU call (its simulated interrupt) that takes the same lock. */
 static void *irq_cpu(void *arg)
 {
+	struct ktest *t = *(struct ktest **)arg;
+
 	if (arch_cpu_id() == 0) {
 		spin_lock(&lock_irq);
 		spin_unlock(&lock_irq);
@@ -74,27 +78,29 @@ static void *irq_cpu(void *arg)
 		wait_step(2);
 	} else {
 		wait_step(1);
-		EXPECT_EQ(smp_call_function_single(0, irq_takes_lock, NULL, true), 0);
+		KT_EXPECT_EQ(t, smp_call_function_single(0, irq_takes_lock, t, true), 0);
 		next_step();
 	}
 	return NULL;
 }
 
-static void lockdep_host_irq_unsafe_use_reported(void)
+static void lockdep_host_irq_unsafe_use_reported(struct ktest *t)
 {
+	struct ktest *args[2] = { t, t };
 	struct lockdep_expect e;
 
 	spin_lock_init(&lock_irq, "host_irq", 0);
 	step = 0;
 	lockdep_expect_begin(&e);
-	run_on_cpus(2, irq_cpu, NULL, 0);
-	EXPECT_EQ(lockdep_expect_end(&e), LOCKDEP_INCONSISTENT);
-	EXPECT(host_console_contains("inconsistent {HARDIRQ-ON-W} -> {IN-HARDIRQ-W} usage"));
+	run_on_cpus(2, irq_cpu, args, sizeof(args[0]));
+	KT_EXPECT_EQ(t, lockdep_expect_end(&e), LOCKDEP_INCONSISTENT);
+	KT_EXPECT_TRUE(t, host_console_contains("inconsistent {HARDIRQ-ON-W} -> {IN-HARDIRQ-W} "
+						"usage"));
 }
 
 /* A zeroed lock (never initialised: freed or wiped memory) is reported, not given a class
  * of its own; the validator stays on in the scope, and the lock still works. */
-static void lockdep_host_uninitialised_lock_reported(void)
+static void lockdep_host_uninitialised_lock_reported(struct ktest *t)
 {
 	static spinlock_t zeroed;
 	struct lockdep_expect e;
@@ -103,14 +109,15 @@ static void lockdep_host_uninitialised_lock_reported(void)
 	lockdep_expect_begin(&e);
 	spin_lock(&zeroed);
 	spin_unlock(&zeroed);
-	EXPECT_EQ(lockdep_expect_end(&e), LOCKDEP_UNINITIALISED);
-	EXPECT(host_console_contains("taken without spin_lock_init()"));
-	EXPECT(lockdep_enabled());
+	KT_EXPECT_EQ(t, lockdep_expect_end(&e), LOCKDEP_UNINITIALISED);
+	KT_EXPECT_TRUE(t, host_console_contains("taken without spin_lock_init()"));
+	KT_EXPECT_TRUE(t, lockdep_enabled());
 }
 
 /* ---- bug (a)'s pattern: a GFP_ATOMIC allocation in an interrupt on an exhausted node ---- */
 
 struct atomic_irq {
+	struct ktest *t;
 	struct pglist_data *pgdat;
 	struct page **pages;		/* CPU 0's allocations */
 	unsigned long held;
@@ -136,6 +143,7 @@ static void atomic_alloc_in_irq(void *arg)
 static void *atomic_irq_cpu(void *arg)
 {
 	struct atomic_irq *a = *(struct atomic_irq **)arg;
+	struct ktest *t = a->t;
 
 	if (arch_cpu_id() == 0) {
 		a->held = alloc_until_null(a->pgdat, GFP_ATOMIC | __GFP_NOWARN, 0, a->pages,
@@ -144,7 +152,7 @@ static void *atomic_irq_cpu(void *arg)
 		wait_step(2);
 	} else {
 		wait_step(1);
-		EXPECT_EQ(smp_call_function_single(0, atomic_alloc_in_irq, a, true), 0);
+		KT_EXPECT_EQ(t, smp_call_function_single(0, atomic_alloc_in_irq, a, true), 0);
 		next_step();
 	}
 	return NULL;
@@ -158,43 +166,41 @@ static void *atomic_irq_cpu(void *arg)
  * Expects no report and a clean failure (NULL). The host twin of lockdep_mm's kernel case;
  * make mutate's drain-in-interrupt mutant is killed here.
  */
-static void lockdep_host_atomic_alloc_in_irq_under_pressure(void)
+static void lockdep_host_atomic_alloc_in_irq_under_pressure(struct ktest *t)
 {
 	const struct mem_region map[] = { { 16 * MiB, 16 * MiB, MEM_USABLE } };
 	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 2);
-	struct atomic_irq a = { .pgdat = pgdat };
+	struct atomic_irq a = { .t = t, .pgdat = pgdat };
 	struct atomic_irq *args[2] = { &a, &a };
 	enum pcp_lock_model old = pcp_lock_model;
 	struct lockdep_expect e;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	zone_pcp_update(pgdat, 2);
 	a.pages = calloc(node_free_pages(pgdat), sizeof(*a.pages));
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
 	step = 0;
 	lockdep_expect_begin(&e);
 	run_on_cpus(2, atomic_irq_cpu, args, sizeof(args[0]));
-	EXPECT_EQ(lockdep_expect_end(&e), LOCKDEP_NONE);
+	KT_EXPECT_EQ(t, lockdep_expect_end(&e), LOCKDEP_NONE);
 	pcp_lock_model = old;
 	printk("held %lu pages; the interrupt's GFP_ATOMIC allocation %s, %llu drain rounds\n",
 	       a.held, a.got ? "succeeded" : "failed", (unsigned long long)a.drains);
-	EXPECT(a.held > 0);
-	EXPECT(a.in_irq > 0);
-	EXPECT(a.got == NULL);
-	EXPECT_EQ(a.fails, 1);	/* it did reach the slow path, and gave up there */
+	KT_EXPECT_TRUE(t, a.held > 0);
+	KT_EXPECT_TRUE(t, a.in_irq > 0);
+	KT_EXPECT_TRUE(t, a.got == NULL);
+	KT_EXPECT_EQ(t, a.fails, 1);	/* it did reach the slow path, and gave up there */
 	free_all(a.pages, a.held, 0);
 	free(a.pages);
 	drain_all_pages_node(pgdat);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
-const struct host_test lockdep_tests[] = {
-	{ "lockdep_host_order_inversion_reported", lockdep_host_order_inversion_reported, true },
-	{ "lockdep_host_irq_unsafe_use_reported", lockdep_host_irq_unsafe_use_reported, true },
-	{ "lockdep_host_uninitialised_lock_reported", lockdep_host_uninitialised_lock_reported,
-	  false },
-	{ "lockdep_host_atomic_alloc_in_irq_under_pressure",
-	  lockdep_host_atomic_alloc_in_irq_under_pressure, true },
-	{ NULL, NULL, false },
+static const struct ktest_case lockdep_cases[] = {
+	KTEST_CASE_CONCURRENT(lockdep_host_order_inversion_reported),
+	KTEST_CASE_CONCURRENT(lockdep_host_irq_unsafe_use_reported),
+	KTEST_CASE(lockdep_host_uninitialised_lock_reported),
+	KTEST_CASE_CONCURRENT(lockdep_host_atomic_alloc_in_irq_under_pressure),
 };
+KTEST_SUITE(host_lockdep, lockdep_cases);

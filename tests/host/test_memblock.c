@@ -1,13 +1,13 @@
 /* Host tests of mm/memblock.c: building RAM tables from bad memory maps, and allocating. */
 #include "tests/host/harness.h"
 
-static void expect_regions(const struct memblock_type *t, const struct memblock_region *want,
-			   unsigned int n)
+static void expect_regions(struct ktest *t, const struct memblock_type *type,
+			   const struct memblock_region *want, unsigned int n)
 {
-	EXPECT_EQ(t->cnt, n);
-	for (unsigned int i = 0; i < n && i < t->cnt; i++) {
-		EXPECT_EQ(t->regions[i].base, want[i].base);
-		EXPECT_EQ(t->regions[i].size, want[i].size);
+	KT_EXPECT_EQ(t, type->cnt, n);
+	for (unsigned int i = 0; i < n && i < type->cnt; i++) {
+		KT_EXPECT_EQ(t, type->regions[i].base, want[i].base);
+		KT_EXPECT_EQ(t, type->regions[i].size, want[i].size);
 	}
 }
 
@@ -16,7 +16,7 @@ static void expect_regions(const struct memblock_type *t, const struct memblock_
  *   [8M, 12M) [1M, 3M) [2M, 5M) [5M, 6M)  ->  [1M, 6M) [8M, 12M)
  * Expect two sorted, merged regions and nothing rejected.
  */
-static void memblock_add_mmap_unsorted_overlapping(void)
+static void memblock_add_mmap_unsorted_overlapping(struct ktest *t)
 {
 	const struct mem_region map[] = {
 		{ 8 * MiB, 4 * MiB, MEM_USABLE }, { 1 * MiB, 2 * MiB, MEM_USABLE },
@@ -27,15 +27,15 @@ static void memblock_add_mmap_unsorted_overlapping(void)
 
 	memblock_init(&mb, 4 * GiB);
 	memblock_add_mmap(&mb, map, ARRAY_SIZE(map));
-	expect_regions(&mb.memory, want, ARRAY_SIZE(want));
-	EXPECT_EQ(mb.rejected, 0);
+	expect_regions(t, &mb.memory, want, ARRAY_SIZE(want));
+	KT_EXPECT_EQ(t, mb.rejected, 0);
 }
 
 /*
  * Zero-length, unaligned and sub-page entries: [1M+100, 2M-1) shrinks to [1M+4K, 2M-4K);
  * zero-length and "less than a page" entries are rejected with a message.
  */
-static void memblock_add_mmap_zero_length_unaligned(void)
+static void memblock_add_mmap_zero_length_unaligned(struct ktest *t)
 {
 	const struct mem_region map[] = {
 		{ 1 * MiB + 100, 1 * MiB - 101, MEM_USABLE }, { 4 * MiB, 0, MEM_USABLE },
@@ -46,17 +46,17 @@ static void memblock_add_mmap_zero_length_unaligned(void)
 
 	memblock_init(&mb, 4 * GiB);
 	memblock_add_mmap(&mb, map, ARRAY_SIZE(map));
-	expect_regions(&mb.memory, want, ARRAY_SIZE(want));
-	EXPECT_EQ(mb.rejected, 3);
-	EXPECT(host_console_contains("zero length"));
-	EXPECT(host_console_contains("holds no whole page"));
+	expect_regions(t, &mb.memory, want, ARRAY_SIZE(want));
+	KT_EXPECT_EQ(t, mb.rejected, 3);
+	KT_EXPECT_TRUE(t, host_console_contains("zero length"));
+	KT_EXPECT_TRUE(t, host_console_contains("holds no whole page"));
 }
 
 /*
  * A reserved entry listed before the usable one it overlaps still wins:
  *   reserved [4M, 5M+1), usable [0, 16M)  ->  [0, 4M) [5M+4K, 16M)
  */
-static void memblock_add_mmap_reserved_wins_overlap(void)
+static void memblock_add_mmap_reserved_wins_overlap(struct ktest *t)
 {
 	const struct mem_region map[] = {
 		{ 4 * MiB, 1 * MiB + 1, MEM_RESERVED }, { 0, 16 * MiB, MEM_USABLE },
@@ -68,29 +68,29 @@ static void memblock_add_mmap_reserved_wins_overlap(void)
 
 	memblock_init(&mb, 4 * GiB);
 	memblock_add_mmap(&mb, map, ARRAY_SIZE(map));
-	expect_regions(&mb.memory, want, ARRAY_SIZE(want));
+	expect_regions(t, &mb.memory, want, ARRAY_SIZE(want));
 }
 
 /* An entry whose end wraps past 2^64 is clamped, not taken as tiny. Expect one region
  * from 1 GiB to the top page. */
-static void memblock_add_mmap_wrapping_entry(void)
+static void memblock_add_mmap_wrapping_entry(struct ktest *t)
 {
 	const struct mem_region map[] = { { 1 * GiB, ~0ull, MEM_USABLE } };
 	struct memblock mb;
 
 	memblock_init(&mb, 4 * GiB);
 	memblock_add_mmap(&mb, map, ARRAY_SIZE(map));
-	EXPECT_EQ(mb.memory.cnt, 1);
-	EXPECT_EQ(mb.memory.regions[0].base, 1 * GiB);
-	EXPECT_EQ(mb.memory.regions[0].base + mb.memory.regions[0].size, ~0ull - 4095);
-	EXPECT_EQ(mb.rejected, 1);
+	KT_EXPECT_EQ(t, mb.memory.cnt, 1);
+	KT_EXPECT_EQ(t, mb.memory.regions[0].base, 1 * GiB);
+	KT_EXPECT_EQ(t, mb.memory.regions[0].base + mb.memory.regions[0].size, ~0ull - 4095);
+	KT_EXPECT_EQ(t, mb.rejected, 1);
 }
 
 /*
  * Free ranges skip reservations: memory [1M, 8M), reserved [2M, 3M) and [3M, 4M+1):
  * expect free [1M, 2M) then [4M+4K, 8M).
  */
-static void memblock_next_free_skips_reserved(void)
+static void memblock_next_free_skips_reserved(struct ktest *t)
 {
 	struct memblock mb;
 	u64 cursor = 0, s, e;
@@ -99,14 +99,14 @@ static void memblock_next_free_skips_reserved(void)
 	memblock_add(&mb, 1 * MiB, 7 * MiB);
 	memblock_reserve(&mb, 2 * MiB, 1 * MiB);
 	memblock_reserve(&mb, 3 * MiB, 1 * MiB + 1);
-	EXPECT_EQ(mb.reserved.cnt, 1);
-	ASSERT(memblock_next_free(&mb, &cursor, &s, &e));
-	EXPECT_EQ(s, 1 * MiB);
-	EXPECT_EQ(e, 2 * MiB);
-	ASSERT(memblock_next_free(&mb, &cursor, &s, &e));
-	EXPECT_EQ(s, 4 * MiB + 4096);
-	EXPECT_EQ(e, 8 * MiB);
-	EXPECT(!memblock_next_free(&mb, &cursor, &s, &e));
+	KT_EXPECT_EQ(t, mb.reserved.cnt, 1);
+	KT_ASSERT_TRUE(t, memblock_next_free(&mb, &cursor, &s, &e));
+	KT_EXPECT_EQ(t, s, 1 * MiB);
+	KT_EXPECT_EQ(t, e, 2 * MiB);
+	KT_ASSERT_TRUE(t, memblock_next_free(&mb, &cursor, &s, &e));
+	KT_EXPECT_EQ(t, s, 4 * MiB + 4096);
+	KT_EXPECT_EQ(t, e, 8 * MiB);
+	KT_EXPECT_TRUE(t, !memblock_next_free(&mb, &cursor, &s, &e));
 }
 
 /*
@@ -114,7 +114,7 @@ static void memblock_next_free_skips_reserved(void)
  * [1M, 64M), limit 32M. Expect 30M for a 2M-aligned 1 MiB block (the highest 2M-aligned
  * start that fits below 32M), then a page just below the limit, in the gap above it.
  */
-static void memblock_alloc_top_down_below_limit(void)
+static void memblock_alloc_top_down_below_limit(struct ktest *t)
 {
 	struct memblock mb;
 	u64 a, b;
@@ -123,33 +123,33 @@ static void memblock_alloc_top_down_below_limit(void)
 	memblock_add(&mb, 1 * MiB, 63 * MiB);
 	a = memblock_alloc(&mb, 1 * MiB, 2 * MiB);
 	b = memblock_alloc(&mb, 4096, 4096);
-	EXPECT_EQ(a, 30 * MiB);
-	EXPECT_EQ(b, 32 * MiB - 4096);
-	EXPECT(memblock_is_reserved(&mb, a) && memblock_is_reserved(&mb, b));
-	EXPECT_EQ(*(u64 *)arch_phys_to_virt(a), 0);
-	EXPECT_EQ(memblock_alloc(&mb, 64 * MiB, 4096), 0);
+	KT_EXPECT_EQ(t, a, 30 * MiB);
+	KT_EXPECT_EQ(t, b, 32 * MiB - 4096);
+	KT_EXPECT_TRUE(t, memblock_is_reserved(&mb, a) && memblock_is_reserved(&mb, b));
+	KT_EXPECT_EQ(t, *(u64 *)arch_phys_to_virt(a), 0);
+	KT_EXPECT_EQ(t, memblock_alloc(&mb, 64 * MiB, 4096), 0);
 }
 
 /* The region table has a fixed size: 200 disjoint entries fill it; the excess is dropped
  * with a message and nothing crashes. */
-static void memblock_add_table_full(void)
+static void memblock_add_table_full(struct ktest *t)
 {
 	struct memblock mb;
 
 	memblock_init(&mb, 4 * GiB);
 	for (u64 i = 0; i < 200; i++)
 		memblock_add(&mb, i * 2 * MiB, MiB);
-	EXPECT_EQ(mb.memory.cnt, MEMBLOCK_MAX_REGIONS);
-	EXPECT(host_console_contains("table full"));
+	KT_EXPECT_EQ(t, mb.memory.cnt, MEMBLOCK_MAX_REGIONS);
+	KT_EXPECT_TRUE(t, host_console_contains("table full"));
 }
 
-const struct host_test memblock_tests[] = {
-	{ "memblock_add_mmap_unsorted_overlapping", memblock_add_mmap_unsorted_overlapping, false },
-	{ "memblock_add_mmap_zero_length_unaligned", memblock_add_mmap_zero_length_unaligned, false },
-	{ "memblock_add_mmap_reserved_wins_overlap", memblock_add_mmap_reserved_wins_overlap, false },
-	{ "memblock_add_mmap_wrapping_entry", memblock_add_mmap_wrapping_entry, false },
-	{ "memblock_next_free_skips_reserved", memblock_next_free_skips_reserved, false },
-	{ "memblock_alloc_top_down_below_limit", memblock_alloc_top_down_below_limit, false },
-	{ "memblock_add_table_full", memblock_add_table_full, false },
-	{ NULL, NULL, false },
+static const struct ktest_case memblock_cases[] = {
+	KTEST_CASE(memblock_add_mmap_unsorted_overlapping),
+	KTEST_CASE(memblock_add_mmap_zero_length_unaligned),
+	KTEST_CASE(memblock_add_mmap_reserved_wins_overlap),
+	KTEST_CASE(memblock_add_mmap_wrapping_entry),
+	KTEST_CASE(memblock_next_free_skips_reserved),
+	KTEST_CASE(memblock_alloc_top_down_below_limit),
+	KTEST_CASE(memblock_add_table_full),
 };
+KTEST_SUITE(host_memblock, memblock_cases);

@@ -74,27 +74,28 @@ static unsigned int zonelist_nodes(struct pglist_data *pgdat, int *order)
  * never merge.
  *   [0 ---- 32M)[32M -- 48M)[48M -- 64M)    nodes 0 | 1 | 0
  */
-static void memblock_set_node_splits_and_merges(void)
+static void memblock_set_node_splits_and_merges(struct ktest *t)
 {
 	struct memblock mb;
 
 	memblock_init(&mb, 4 * GiB);
 	memblock_add(&mb, 0, 64 * MiB);
-	EXPECT_EQ(memblock_set_node(&mb, 32 * MiB, 16 * MiB, 1), 0);
-	ASSERT(mb.memory.cnt == 3);
-	EXPECT(mb.memory.regions[1].base == 32 * MiB && mb.memory.regions[1].nid == 1);
-	EXPECT(mb.memory.regions[2].nid == 0 && memblock_nid(&mb, 50 * MiB) == 0);
-	EXPECT_EQ(memblock_nid(&mb, 40 * MiB), 1);
-	EXPECT_EQ(memblock_nid(&mb, 100 * MiB), -1);
+	KT_EXPECT_EQ(t, memblock_set_node(&mb, 32 * MiB, 16 * MiB, 1), 0);
+	KT_ASSERT_TRUE(t, mb.memory.cnt == 3);
+	KT_EXPECT_TRUE(t, mb.memory.regions[1].base == 32 * MiB && mb.memory.regions[1].nid == 1);
+	KT_EXPECT_TRUE(t, mb.memory.regions[2].nid == 0 && memblock_nid(&mb, 50 * MiB) == 0);
+	KT_EXPECT_EQ(t, memblock_nid(&mb, 40 * MiB), 1);
+	KT_EXPECT_EQ(t, memblock_nid(&mb, 100 * MiB), -1);
 	memblock_remove(&mb, 36 * MiB, 4 * MiB);	/* cuts keep the node */
-	EXPECT_EQ(memblock_nid(&mb, 44 * MiB), 1);
+	KT_EXPECT_EQ(t, memblock_nid(&mb, 44 * MiB), 1);
 	memblock_set_node(&mb, 0, 64 * MiB, 0);
-	EXPECT_EQ(mb.memory.cnt, 2);		/* [0, 36M) [40M, 64M): the hole stays */
-	EXPECT(memblock_nid(&mb, 44 * MiB) == 0 && mb.memory.regions[0].size == 36 * MiB);
+	KT_EXPECT_EQ(t, mb.memory.cnt, 2);		/* [0, 36M) [40M, 64M): the hole stays */
+	KT_EXPECT_TRUE(t, memblock_nid(&mb, 44 * MiB) == 0 &&
+		       mb.memory.regions[0].size == 36 * MiB);
 }
 
 /* memblock_alloc_node() takes node 1's memory when it has room, else any node's. */
-static void memblock_alloc_node_prefers_node(void)
+static void memblock_alloc_node_prefers_node(struct ktest *t)
 {
 	struct memblock mb;
 	u64 a, b;
@@ -104,9 +105,9 @@ static void memblock_alloc_node_prefers_node(void)
 	memblock_add(&mb, 512 * MiB, 8 * MiB);
 	memblock_set_node(&mb, 512 * MiB, 8 * MiB, 1);
 	a = memblock_alloc_node(&mb, 4 * MiB, PAGE_SIZE, 1);
-	EXPECT(a >= 512 * MiB && a < 520 * MiB);
+	KT_EXPECT_TRUE(t, a >= 512 * MiB && a < 520 * MiB);
 	b = memblock_alloc_node(&mb, 6 * MiB, PAGE_SIZE, 1);	/* no room left on node 1 */
-	EXPECT(b >= 256 * MiB && b < 264 * MiB);
+	KT_EXPECT_TRUE(t, b >= 256 * MiB && b < 264 * MiB);
 }
 
 /*
@@ -114,7 +115,7 @@ static void memblock_alloc_node_prefers_node(void)
  * (node 0 sees node 1 at 40, node 1 sees node 0 at 30). Expect 0 2 3 1 / 1 3 0 2 /
  * 2 1 3 0 / 3 0 1 2, every node's memory map and per-CPU lists in its own memory.
  */
-static void numa_zonelist_follows_own_row(void)
+static void numa_zonelist_follows_own_row(struct ktest *t)
 {
 	static const u8 dist[MAX_NUMA_NODES][MAX_NUMA_NODES] = {
 		{ 10, 40, 20, 30 }, { 30, 10, 40, 20 }, { 40, 20, 10, 30 }, { 20, 30, 40, 10 } };
@@ -125,18 +126,20 @@ static void numa_zonelist_follows_own_row(void)
 	struct mm_machine *m = machine_create(&tm, 4, size, dist, NULL);
 	int order[MAX_NUMA_NODES];
 
-	ASSERT(m);
+	KT_ASSERT_TRUE(t, m);
 	for (unsigned int nid = 0; nid < 4; nid++) {
 		struct zone *zone = &m->node[nid]->node_zones[ZONE_DMA32];
 		u64 pcp_phys = arch_virt_to_phys(zone->pcp);
 
-		ASSERT(zonelist_nodes(m->node[nid], order) == 4);
+		KT_ASSERT_TRUE(t, zonelist_nodes(m->node[nid], order) == 4);
 		for (int i = 0; i < 4; i++)
-			EXPECT_EQ(order[i], want[nid][i]);
-		EXPECT(pcp_phys >= 256 * MiB * (nid + 1) && pcp_phys < 256 * MiB * (nid + 1) + 32 * MiB);
-		EXPECT_EQ(m->node[nid]->memmap_bytes, PAGES_PER_SECTION * sizeof(struct page));
+			KT_EXPECT_EQ(t, order[i], want[nid][i]);
+		KT_EXPECT_TRUE(t, pcp_phys >= 256 * MiB * (nid + 1) &&
+			       pcp_phys < 256 * MiB * (nid + 1) + 32 * MiB);
+		KT_EXPECT_EQ(t, m->node[nid]->memmap_bytes,
+			     PAGES_PER_SECTION * sizeof(struct page));
 	}
-	EXPECT_EQ(mm_verify_machine(m), 0);
+	KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
 	mm_machine_destroy(m);
 }
 
@@ -147,7 +150,7 @@ static void numa_zonelist_follows_own_row(void)
  *   [256M ........ 368M)[368M .. 384M | 384M ....... 448M)
  *        node 0            node 1 -> 0     node 1
  */
-static void numa_section_holds_one_node(void)
+static void numa_section_holds_one_node(struct ktest *t)
 {
 	static struct test_machine tm;
 	struct pglist_data *nodes[2] = { &tm.nodes[0], &tm.nodes[1] };
@@ -158,14 +161,14 @@ static void numa_section_holds_one_node(void)
 	memblock_init(&tm.mb, host_boot_map_limit);
 	memblock_add(&tm.mb, 256 * MiB, 192 * MiB);
 	memblock_set_node(&tm.mb, 368 * MiB, 80 * MiB, 1);
-	ASSERT(mm_machine_init(m, nodes, 2, &tm.mb, "t", 1, NULL, NULL) == 0);
-	EXPECT(host_console_contains("goes to node 0"));
+	KT_ASSERT_TRUE(t, mm_machine_init(m, nodes, 2, &tm.mb, "t", 1, NULL, NULL) == 0);
+	KT_EXPECT_TRUE(t, host_console_contains("goes to node 0"));
 	free1 = node_free_pages(m->node[1]);
-	EXPECT(free1 > 60 * MiB / PAGE_SIZE && free1 <= 64 * MiB / PAGE_SIZE);
-	EXPECT_EQ(node_managed_pages(m->node[0]) + node_managed_pages(m->node[1]),
+	KT_EXPECT_TRUE(t, free1 > 60 * MiB / PAGE_SIZE && free1 <= 64 * MiB / PAGE_SIZE);
+	KT_EXPECT_EQ(t, node_managed_pages(m->node[0]) + node_managed_pages(m->node[1]),
 		  machine_managed_pages(m));
-	EXPECT_EQ(m->node[1]->node_start_pfn, (384 * MiB) >> PAGE_SHIFT);
-	EXPECT_EQ(mm_verify_machine(m), 0);
+	KT_EXPECT_EQ(t, m->node[1]->node_start_pfn, (384 * MiB) >> PAGE_SHIFT);
+	KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
 	mm_machine_destroy(m);
 }
 
@@ -231,14 +234,14 @@ static void *remote_race_cpu(void *p)
  * each node has exactly its free pages back, no page changed node, mm_verify passes, and
  * the drainer found remote pages on the lists while the churners ran (else: nothing tested).
  */
-static void numa_remote_free_vs_drain(void)
+static void numa_remote_free_vs_drain(struct ktest *t)
 {
 	static const unsigned int size[2] = { 64, 64 };
 	static const u8 even_odd[NUMA_TEST_CPUS] = { 0, 1, 0, 1, 0, 1, 0, 1 };
 	static struct test_machine tm;
 	struct mm_machine *m = machine_create(&tm, 2, size, NULL, even_odd);
 
-	ASSERT(m);
+	KT_ASSERT_TRUE(t, m);
 	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
 		struct remote_race r = { .m = m, .ops = 4000, .churning = NUMA_TEST_CPUS - 1 };
 		struct remote_arg args[NUMA_TEST_CPUS];
@@ -259,13 +262,13 @@ static void numa_remote_free_vs_drain(void)
 			zone_pcp_enable(&m->node[nid]->node_zones[ZONE_DMA32]);
 		}
 		node_counts(m, after);
-		EXPECT_EQ(left, 0);
-		EXPECT_EQ(after[0], before[0]);
-		EXPECT_EQ(after[1], before[1]);
-		EXPECT_EQ(r.moved, 0);
-		EXPECT(frees >= (NUMA_TEST_CPUS - 1) * 1000);
-		EXPECT(r.drains_with_pages > 0);
-		EXPECT_EQ(mm_verify_machine(m), 0);
+		KT_EXPECT_EQ(t, left, 0);
+		KT_EXPECT_EQ(t, after[0], before[0]);
+		KT_EXPECT_EQ(t, after[1], before[1]);
+		KT_EXPECT_EQ(t, r.moved, 0);
+		KT_EXPECT_TRUE(t, frees >= (NUMA_TEST_CPUS - 1) * 1000);
+		KT_EXPECT_TRUE(t, r.drains_with_pages > 0);
+		KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
 	}
 	pcp_switch_lock_model("trylock");
 	mm_machine_destroy(m);
@@ -276,7 +279,7 @@ static void numa_remote_free_vs_drain(void)
  * low watermark, then numa_miss on node 1 and numa_foreign on node 0, exactly one per
  * allocation; other_node counts node 1's allocations (the CPU is on node 0).
  */
-static void numa_exhaustion_counts_miss_and_foreign(void)
+static void numa_exhaustion_counts_miss_and_foreign(struct ktest *t)
 {
 	static const unsigned int size[2] = { 16, 16 };
 	static struct test_machine tm;
@@ -286,7 +289,7 @@ static void numa_exhaustion_counts_miss_and_foreign(void)
 	struct numa_stats s0, s1;
 	unsigned long n = 0, local = 0, remote = 0, before[2], after[2];
 
-	ASSERT(m);
+	KT_ASSERT_TRUE(t, m);
 	z0 = &m->node[0]->node_zones[ZONE_DMA32];
 	z1 = &m->node[1]->node_zones[ZONE_DMA32];
 	node_counts(m, before);
@@ -297,31 +300,30 @@ static void numa_exhaustion_counts_miss_and_foreign(void)
 		else
 			remote++;
 	}
-	EXPECT_EQ(remote, 100);
-	EXPECT_EQ(local + remote, n);
+	KT_EXPECT_EQ(t, remote, 100);
+	KT_EXPECT_EQ(t, local + remote, n);
 	zone_numa_stats(z0, &s0);
 	zone_numa_stats(z1, &s1);
-	EXPECT_EQ(s0.numa_hit, local);
-	EXPECT_EQ(s0.numa_foreign, remote);
-	EXPECT_EQ(s1.numa_miss, remote);
-	EXPECT_EQ(s1.other_node, remote);
-	EXPECT_EQ(s0.local_node, local);
-	EXPECT(zone_free_pages(z0) <= z0->_watermark[WMARK_LOW]);
+	KT_EXPECT_EQ(t, s0.numa_hit, local);
+	KT_EXPECT_EQ(t, s0.numa_foreign, remote);
+	KT_EXPECT_EQ(t, s1.numa_miss, remote);
+	KT_EXPECT_EQ(t, s1.other_node, remote);
+	KT_EXPECT_EQ(t, s0.local_node, local);
+	KT_EXPECT_TRUE(t, zone_free_pages(z0) <= z0->_watermark[WMARK_LOW]);
 	free_all(held, n, 0);
 	node_counts(m, after);
-	EXPECT_EQ(after[0], before[0]);
-	EXPECT_EQ(after[1], before[1]);
-	EXPECT_EQ(mm_verify_machine(m), 0);
+	KT_EXPECT_EQ(t, after[0], before[0]);
+	KT_EXPECT_EQ(t, after[1], before[1]);
+	KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
 	mm_machine_destroy(m);
 }
 
-const struct host_test numa_tests[] = {
-	{ "memblock_set_node_splits_and_merges", memblock_set_node_splits_and_merges, false },
-	{ "memblock_alloc_node_prefers_node", memblock_alloc_node_prefers_node, false },
-	{ "numa_zonelist_follows_own_row", numa_zonelist_follows_own_row, false },
-	{ "numa_section_holds_one_node", numa_section_holds_one_node, false },
-	{ "numa_exhaustion_counts_miss_and_foreign", numa_exhaustion_counts_miss_and_foreign,
-	  false },
-	{ "numa_remote_free_vs_drain", numa_remote_free_vs_drain, true },
-	{ NULL, NULL, false },
+static const struct ktest_case numa_cases[] = {
+	KTEST_CASE(memblock_set_node_splits_and_merges),
+	KTEST_CASE(memblock_alloc_node_prefers_node),
+	KTEST_CASE(numa_zonelist_follows_own_row),
+	KTEST_CASE(numa_section_holds_one_node),
+	KTEST_CASE(numa_exhaustion_counts_miss_and_foreign),
+	KTEST_CASE_CONCURRENT(numa_remote_free_vs_drain),
 };
+KTEST_SUITE(host_numa, numa_cases);

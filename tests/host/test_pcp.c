@@ -36,22 +36,23 @@ static struct per_cpu_pages *this_pcp(struct pglist_data *pgdat)
 
 /* order_to_pindex and pindex_to_order round-trip for orders 0..3 and pageblock order, and
  * every (type, order <= 3) pair has its own list: 3 x 4 + 1 = 13 lists. */
-static void pcp_order_to_pindex_roundtrip(void)
+static void pcp_order_to_pindex_roundtrip(struct ktest *t)
 {
 	bool used[NR_PCP_LISTS] = { false };
 
-	EXPECT_EQ(NR_PCP_LISTS, 13);
+	KT_EXPECT_EQ(t, NR_PCP_LISTS, 13);
 	for (int mt = 0; mt < MIGRATE_PCPTYPES; mt++)
 		for (unsigned int o = 0; o <= PAGE_ALLOC_COSTLY_ORDER; o++) {
 			unsigned int p = order_to_pindex(mt, o);
 
-			EXPECT(p < NR_LOWORDER_PCP_LISTS && !used[p]);
+			KT_EXPECT_TRUE(t, p < NR_LOWORDER_PCP_LISTS && !used[p]);
 			used[p] = true;
-			EXPECT_EQ(pindex_to_order(p), o);
+			KT_EXPECT_EQ(t, pindex_to_order(p), o);
 		}
-	EXPECT_EQ(order_to_pindex(MIGRATE_MOVABLE, pageblock_order), NR_LOWORDER_PCP_LISTS);
-	EXPECT_EQ(pindex_to_order(NR_LOWORDER_PCP_LISTS), pageblock_order);
-	EXPECT(pcp_allowed_order(3) && pcp_allowed_order(pageblock_order) && !pcp_allowed_order(4));
+	KT_EXPECT_EQ(t, order_to_pindex(MIGRATE_MOVABLE, pageblock_order), NR_LOWORDER_PCP_LISTS);
+	KT_EXPECT_EQ(t, pindex_to_order(NR_LOWORDER_PCP_LISTS), pageblock_order);
+	KT_EXPECT_TRUE(t, pcp_allowed_order(3) && pcp_allowed_order(pageblock_order) &&
+		       !pcp_allowed_order(4));
 }
 
 /*
@@ -59,75 +60,75 @@ static void pcp_order_to_pindex_roundtrip(void)
  * a 4 GiB zone gives 63, 512 MiB gives 31, a tiny zone 1. high = max(low / cpus, 4 batch):
  * the worked example, 512 MiB and 4 CPUs with low = 905, gives 226.
  */
-static void pcp_batch_high_sizing(void)
+static void pcp_batch_high_sizing(struct ktest *t)
 {
 	struct zone z = { 0 };
 
 	z.managed_pages = (4ul << 30) >> PAGE_SHIFT;
-	EXPECT_EQ(zone_batchsize(&z), 63);
+	KT_EXPECT_EQ(t, zone_batchsize(&z), 63);
 	z.managed_pages = (512ul << 20) >> PAGE_SHIFT;
-	EXPECT_EQ(zone_batchsize(&z), 31);
+	KT_EXPECT_EQ(t, zone_batchsize(&z), 31);
 	z.managed_pages = 100;
-	EXPECT_EQ(zone_batchsize(&z), 1);
+	KT_EXPECT_EQ(t, zone_batchsize(&z), 1);
 	z._watermark[WMARK_LOW] = 905;
-	EXPECT_EQ(zone_highsize(&z, 31, 4), 226);
-	EXPECT_EQ(zone_highsize(&z, 31, 40), 124);
+	KT_EXPECT_EQ(t, zone_highsize(&z, 31, 4), 226);
+	KT_EXPECT_EQ(t, zone_highsize(&z, 31, 40), 124);
 }
 
 /* The boot pageset (high 0, batch 1, as after zone_pcp_disable) keeps nothing: every free
  * goes on to the buddy lists at once, and a refill takes one block. */
-static void pcp_boot_pageset_frees_to_buddy(void)
+static void pcp_boot_pageset_frees_to_buddy(struct ktest *t)
 {
 	struct pglist_data *pgdat = pcp_node(64, 4);
 	struct zone *zone;
 	struct page *page;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	zone_pcp_disable(zone);
-	EXPECT_EQ(this_pcp(pgdat)->high, 0);
-	EXPECT_EQ(this_pcp(pgdat)->batch, 1);
+	KT_EXPECT_EQ(t, this_pcp(pgdat)->high, 0);
+	KT_EXPECT_EQ(t, this_pcp(pgdat)->batch, 1);
 	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-	ASSERT(page);
-	EXPECT_EQ(this_pcp(pgdat)->count, 0);
+	KT_ASSERT_TRUE(t, page);
+	KT_EXPECT_EQ(t, this_pcp(pgdat)->count, 0);
 	__free_pages(page, 0);
-	EXPECT_EQ(this_pcp(pgdat)->count, 0);
-	EXPECT_EQ(zone_pcp_count(zone), 0);
+	KT_EXPECT_EQ(t, this_pcp(pgdat)->count, 0);
+	KT_EXPECT_EQ(t, zone_pcp_count(zone), 0);
 	zone_pcp_enable(zone);
-	EXPECT_EQ(this_pcp(pgdat)->high, zone->pageset_high);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, this_pcp(pgdat)->high, zone->pageset_high);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* An empty list refills max(batch >> order, 2) blocks under one zone->lock hold (batch 15
  * for a 256 MiB zone: 15, 7, 3, 2 blocks for orders 0..3); the page freed last is the next
  * one allocated (LIFO) and counts as a hit. */
-static void pcp_refill_size_per_order_and_lifo(void)
+static void pcp_refill_size_per_order_and_lifo(struct ktest *t)
 {
 	struct pglist_data *pgdat = pcp_node(256, 4);
 	struct per_cpu_pages *pcp;
 	struct pcp_stats st;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	pcp = this_pcp(pgdat);
-	EXPECT_EQ(pcp->batch, 15);
+	KT_EXPECT_EQ(t, pcp->batch, 15);
 	for (unsigned int o = 0; o <= PAGE_ALLOC_COSTLY_ORDER; o++) {
 		int before = pcp->count, refill = MAX(15 >> o, 2);
 		struct page *page = alloc_pages_node(pgdat, GFP_KERNEL, o), *again;
 
-		ASSERT(page);
-		EXPECT_EQ(pcp->count - before, (refill - 1) << o);
+		KT_ASSERT_TRUE(t, page);
+		KT_EXPECT_EQ(t, pcp->count - before, (refill - 1) << o);
 		__free_pages(page, o);
 		again = alloc_pages_node(pgdat, GFP_KERNEL, o);
-		EXPECT(again == page);
+		KT_EXPECT_TRUE(t, again == page);
 		__free_pages(again, o);
 	}
 	pcp_stats_sum(pgdat, 0, &st);
-	EXPECT_EQ(st.refill, 4);
-	EXPECT_EQ(st.alloc_hit, 4);
+	KT_EXPECT_EQ(t, st.refill, 4);
+	KT_EXPECT_EQ(t, st.alloc_hit, 4);
 	drain_local_pages_node(pgdat);
-	EXPECT_EQ(pcp->count, 0);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, pcp->count, 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -145,7 +146,7 @@ static int free_and_measure_spill(struct per_cpu_pages *pcp, struct page *page)
  * 2 batch, 4 batch, 8 batch, then clamped to high - batch. One allocation halves
  * free_factor (4 -> 2), so the next spill is 4 batch again.
  */
-static void pcp_spill_grows_then_allocation_halves(void)
+static void pcp_spill_grows_then_allocation_halves(struct ktest *t)
 {
 	struct pglist_data *pgdat = pcp_node(256, 4);
 	static struct page *pages[4000];
@@ -154,11 +155,11 @@ static void pcp_spill_grows_then_allocation_halves(void)
 	unsigned long i = 0, n;
 	struct page *one;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	pcp = this_pcp(pgdat);
 	batch = pcp->batch;
 	n = alloc_until_null(pgdat, GFP_KERNEL, 0, pages, ARRAY_SIZE(pages));
-	ASSERT(n == ARRAY_SIZE(pages));
+	KT_ASSERT_TRUE(t, n == ARRAY_SIZE(pages));
 	drain_local_pages_node(pgdat);
 	pcp->high = 16 * batch;
 	pcp->free_factor = 0;
@@ -168,26 +169,26 @@ static void pcp_spill_grows_then_allocation_halves(void)
 		if (s)
 			spills[nspill++] = s;
 	}
-	EXPECT_EQ(spills[0], batch);
-	EXPECT_EQ(spills[1], 2 * batch);
-	EXPECT_EQ(spills[2], 4 * batch);
-	EXPECT_EQ(spills[3], 8 * batch);
-	EXPECT_EQ(spills[4], 15 * batch);
-	EXPECT_EQ(pcp->free_factor, 4);
+	KT_EXPECT_EQ(t, spills[0], batch);
+	KT_EXPECT_EQ(t, spills[1], 2 * batch);
+	KT_EXPECT_EQ(t, spills[2], 4 * batch);
+	KT_EXPECT_EQ(t, spills[3], 8 * batch);
+	KT_EXPECT_EQ(t, spills[4], 15 * batch);
+	KT_EXPECT_EQ(t, pcp->free_factor, 4);
 	one = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-	EXPECT_EQ(pcp->free_factor, 2);
+	KT_EXPECT_EQ(t, pcp->free_factor, 2);
 	while (i < n) {
 		int s = free_and_measure_spill(pcp, pages[i++]);
 
 		if (s) {
-			EXPECT_EQ(s, 4 * batch);
+			KT_EXPECT_EQ(t, s, 4 * batch);
 			break;
 		}
 	}
 	__free_pages(one, 0);
 	free_all(pages + i, n - i, 0);
 	drain_local_pages_node(pgdat);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -195,35 +196,35 @@ static void pcp_spill_grows_then_allocation_halves(void)
  * free_high: an order-1..3 free while frees dominate (free_factor > 0) empties the whole
  * pcp; right after an allocation (free_factor halved to 0) it does not.
  */
-static void pcp_free_high_drains_whole_list(void)
+static void pcp_free_high_drains_whole_list(struct ktest *t)
 {
 	struct pglist_data *pgdat = pcp_node(256, 4);
 	struct page *o0[3], *o1a, *o1b;
 	struct per_cpu_pages *pcp;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	pcp = this_pcp(pgdat);
 	for (int k = 0; k < 3; k++)
 		o0[k] = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 	o1a = alloc_pages_node(pgdat, GFP_KERNEL, 1);
 	o1b = alloc_pages_node(pgdat, GFP_KERNEL, 1);
-	ASSERT(o0[0] && o0[1] && o0[2] && o1a && o1b);
-	EXPECT_EQ(pcp->free_factor, 0);
+	KT_ASSERT_TRUE(t, o0[0] && o0[1] && o0[2] && o1a && o1b);
+	KT_EXPECT_EQ(t, pcp->free_factor, 0);
 	__free_pages(o1a, 1);			/* free_factor 0: stays on the list */
-	EXPECT(pcp->count > 0 && PagePcp(o1a));
+	KT_EXPECT_TRUE(t, pcp->count > 0 && PagePcp(o1a));
 	pcp->free_factor = 1;			/* as after a spill with no allocation since */
 	for (int k = 0; k < 3; k++)
 		__free_pages(o0[k], 0);
 	__free_pages(o1b, 1);			/* high-order free with free_factor > 0 */
-	EXPECT_EQ(pcp->count, 0);
-	EXPECT(!PagePcp(o1a) && !PagePcp(o1b));
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, pcp->count, 0);
+	KT_EXPECT_TRUE(t, !PagePcp(o1a) && !PagePcp(o1b));
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
 /* alloc_pages_bulk fills only the empty slots, with distinct pages, taking the pcp once;
  * when this CPU's pcp is busy it still returns one page through the buddy lists. */
-static void pcp_alloc_pages_bulk_fills_array(void)
+static void pcp_alloc_pages_bulk_fills_array(struct ktest *t)
 {
 	struct pglist_data *pgdat = pcp_node(256, 4);
 	struct page *pages[100] = { NULL }, *first;
@@ -231,26 +232,26 @@ static void pcp_alloc_pages_bulk_fills_array(void)
 	unsigned long flags, free;
 	unsigned int got;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	free = node_free_pages(pgdat);
 	first = pages[7] = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 	got = alloc_pages_bulk_node(pgdat, GFP_KERNEL, 100, pages);
-	EXPECT_EQ(got, 100);
-	EXPECT(pages[7] == first);
+	KT_EXPECT_EQ(t, got, 100);
+	KT_EXPECT_TRUE(t, pages[7] == first);
 	for (int a = 0; a < 100; a++)
 		for (int b = a + 1; b < 100; b++)
 			if (pages[a] == pages[b])
-				EXPECT(pages[a] != pages[b]);
+				KT_EXPECT_TRUE(t, pages[a] != pages[b]);
 	free_all(pages, 100, 0);
 	memset(pages, 0, sizeof(pages));
 	held = pcp_lock_this_cpu(&pgdat->node_zones[ZONE_DMA32], &flags);
-	ASSERT(held);
-	EXPECT_EQ(alloc_pages_bulk_node(pgdat, GFP_KERNEL, 100, pages), 1);
+	KT_ASSERT_TRUE(t, held);
+	KT_EXPECT_EQ(t, alloc_pages_bulk_node(pgdat, GFP_KERNEL, 100, pages), 1);
 	pcp_unlock_this_cpu(held, flags);
 	free_all(pages, 1, 0);
 	drain_all_pages_node(pgdat);
-	EXPECT_EQ(node_free_pages(pgdat), free);
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -260,7 +261,7 @@ static void pcp_alloc_pages_bulk_fills_array(void)
  * trylock) is reported by lockdep as recursion, then panics with a message naming the lock
  * instead of hanging. Both misuses run in lockdep expect scopes, which forget them after.
  */
-static void pcp_lock_debug_checks(void)
+static void pcp_lock_debug_checks(struct ktest *t)
 {
 	struct pglist_data *pgdat = pcp_node(16, 4);
 	struct lockdep_expect e;
@@ -268,28 +269,29 @@ static void pcp_lock_debug_checks(void)
 	unsigned long warnings = host_warnings;
 	jmp_buf jb;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	lockdep_expect_begin(&e);
 	spin_lock(&zone->lock);			/* interrupts on: the bug under test */
 	spin_unlock(&zone->lock);
 	lockdep_expect_end(&e);			/* (inconsistent only if it ran in an IRQ before) */
-	EXPECT_EQ(host_warnings, warnings + 1);
-	EXPECT(host_console_contains("IRQ-safe lock taken with interrupts on"));
+	KT_EXPECT_EQ(t, host_warnings, warnings + 1);
+	KT_EXPECT_TRUE(t, host_console_contains("IRQ-safe lock taken with interrupts on"));
 	lockdep_expect_begin(&e);
 	spin_lock(&zone->pcp[0].lock);
 	if (!setjmp(jb)) {
 		host_panic_jmp = &jb;
 		spin_lock(&zone->pcp[0].lock);	/* recursion: must panic, not spin */
-		EXPECT(!"spin_lock recursion returned");
+		KT_EXPECT_TRUE(t, !"spin_lock recursion returned");
 	}
 	host_panic_jmp = NULL;
-	EXPECT(strstr(host_panic_msg, "spinlock recursion") != NULL);
+	KT_EXPECT_TRUE(t, strstr(host_panic_msg, "spinlock recursion") != NULL);
 	spin_unlock(&zone->pcp[0].lock);
-	EXPECT_EQ(lockdep_expect_end(&e), LOCKDEP_RECURSION);
-	EXPECT(host_console_contains("possible recursive locking of '&zone->pcp[cpu].lock'"));
+	KT_EXPECT_EQ(t, lockdep_expect_end(&e), LOCKDEP_RECURSION);
+	KT_EXPECT_TRUE(t, host_console_contains("possible recursive locking of "
+						"'&zone->pcp[cpu].lock'"));
 	host_warnings = warnings;
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -408,7 +410,7 @@ static void report_counters(struct pglist_data *pgdat, const char *what)
  * zone->lock (contended acquisitions), and with trylock, ticks came while their CPU held its
  * own pcp lock (with irqsave that must never happen: the lock is held with interrupts off).
  */
-static void pcp_stress_random_orders_all_models(void)
+static void pcp_stress_random_orders_all_models(struct ktest *t)
 {
 	const char *no_race = NULL;
 
@@ -418,7 +420,7 @@ static void pcp_stress_random_orders_all_models(void)
 		unsigned long free;
 		u64 contended;
 
-		ASSERT(pgdat);
+		KT_ASSERT_TRUE(t, pgdat);
 		pcp_lock_model = models[m];
 		free = node_free_pages(pgdat);
 		for (unsigned int i = 0; i < NR_PCP_TEST_CPUS; i++)
@@ -435,19 +437,19 @@ static void pcp_stress_random_orders_all_models(void)
 		       "contended %llu times\n", pcp_lock_model_name(pcp_lock_model), ticks,
 		       ticks_in_pcp_hold, (unsigned long long)contended);
 		if (models[m] == PCP_LOCK_IRQSAVE)
-			EXPECT_EQ(ticks_in_pcp_hold, 0);
+			KT_EXPECT_EQ(t, ticks_in_pcp_hold, 0);
 		if (!contended || (models[m] == PCP_LOCK_TRYLOCK && !ticks_in_pcp_hold))
 			no_race = pcp_lock_model_name(models[m]);
 		zone_pcp_disable(&pgdat->node_zones[ZONE_DMA32]);
-		EXPECT_EQ(zone_pcp_count(&pgdat->node_zones[ZONE_DMA32]), 0);
-		EXPECT_EQ(node_free_pages(pgdat), free);
-		EXPECT_EQ(mm_verify(pgdat), 0);
+		KT_EXPECT_EQ(t, zone_pcp_count(&pgdat->node_zones[ZONE_DMA32]), 0);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		test_node_destroy(pgdat);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
 	if (no_race)
-		host_skip("no race [%s]: no contended zone->lock, or (trylock) no tick inside a pcp "
-			  "hold", no_race);
+		KT_SKIP(t, "no race [%s]: no contended zone->lock, or (trylock) no tick inside "
+			"a pcp hold", no_race);
 }
 
 struct reentry {
@@ -511,7 +513,7 @@ static void *reentry_cpu(void *p)
  * unchanged, fallback counters 1 and 1). With irqsave/irqoff interrupts are off while the
  * pcp is held, so it runs after the release and uses the pcp normally (no fallback).
  */
-static void pcp_irq_reentry_all_models(void)
+static void pcp_irq_reentry_all_models(struct ktest *t)
 {
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		struct pglist_data *pgdat = pcp_node(64, 2);
@@ -520,19 +522,19 @@ static void pcp_irq_reentry_all_models(void)
 		struct pcp_stats st;
 		bool trylock = models[m] == PCP_LOCK_TRYLOCK;
 
-		ASSERT(pgdat);
+		KT_ASSERT_TRUE(t, pgdat);
 		pcp_lock_model = models[m];
 		run_on_cpus(2, reentry_cpu, args, sizeof(args[0]));
 		pcp_stats_sum(pgdat, 0, &st);
-		EXPECT(r.alloc_ok);
-		EXPECT_EQ(r.ran_while_held, trylock);
-		EXPECT_EQ(st.trylock_fail_alloc, trylock);
-		EXPECT_EQ(st.trylock_fail_free, trylock);
+		KT_EXPECT_TRUE(t, r.alloc_ok);
+		KT_EXPECT_EQ(t, r.ran_while_held, trylock);
+		KT_EXPECT_EQ(t, st.trylock_fail_alloc, trylock);
+		KT_EXPECT_EQ(t, st.trylock_fail_free, trylock);
 		if (trylock)
-			EXPECT_EQ(r.count_in_handler, 0);
+			KT_EXPECT_EQ(t, r.count_in_handler, 0);
 		report_counters(pgdat, "irq re-entry");
 		drain_all_pages_node(pgdat);
-		EXPECT_EQ(mm_verify(pgdat), 0);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		test_node_destroy(pgdat);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
@@ -625,7 +627,7 @@ static unsigned long pcp_irq_alloc_during_spill(struct irq_alloc *x, struct page
  * with trylock the drain would spin on the lock its own CPU holds. Afterwards every page is
  * back and mm_verify() passes.
  */
-static void pcp_irq_alloc_exhausted_no_drain_all_models(void)
+static void pcp_irq_alloc_exhausted_no_drain_all_models(struct ktest *t)
 {
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		struct pglist_data *pgdat = pcp_node(16, 2);
@@ -633,27 +635,27 @@ static void pcp_irq_alloc_exhausted_no_drain_all_models(void)
 		unsigned long nfree, n, freed;
 		struct page **pages;
 
-		ASSERT(pgdat);
+		KT_ASSERT_TRUE(t, pgdat);
 		pcp_lock_model = models[m];
 		nfree = node_free_pages(pgdat);
 		pages = calloc(nfree, sizeof(*pages));
 		n = alloc_until_null(pgdat, GFP_KERNEL | __GFP_MEMALLOC, 0, pages, nfree);
-		EXPECT_EQ(n, nfree);
+		KT_EXPECT_EQ(t, n, nfree);
 		freed = pcp_irq_alloc_during_spill(&x, pages, n);
 		if (x.panicked)
 			printk("[%s] the interrupt's allocation panicked: %s\n",
 			       pcp_lock_model_name(models[m]), host_panic_msg);
-		ASSERT(!x.panicked);	/* state is broken after a panic: stop here */
-		EXPECT_EQ(x.ran, 1);
-		EXPECT_EQ(x.ran_while_held, models[m] == PCP_LOCK_TRYLOCK);
-		EXPECT_EQ(x.drains, 0);
+		KT_ASSERT_TRUE(t, !x.panicked);	/* state is broken after a panic: stop */
+		KT_EXPECT_EQ(t, x.ran, 1);
+		KT_EXPECT_EQ(t, x.ran_while_held, models[m] == PCP_LOCK_TRYLOCK);
+		KT_EXPECT_EQ(t, x.drains, 0);
 		if (x.got)
 			__free_pages(x.got, 0);
 		free_all(pages + freed, n - freed, 0);
 		free(pages);
 		drain_all_pages_node(pgdat);
-		EXPECT_EQ(node_free_pages(pgdat), nfree);
-		EXPECT_EQ(mm_verify(pgdat), 0);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), nfree);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		test_node_destroy(pgdat);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
@@ -684,7 +686,7 @@ static void *drain_or_churn_cpu(void *p)
  * holds it in this test), or with irqoff, drains run by IPI on a churning CPU; each churner
  * goes on (up to 50 times longer) until that happened to it.
  */
-static void pcp_remote_drain_under_fire_all_models(void)
+static void pcp_remote_drain_under_fire_all_models(struct ktest *t)
 {
 	const char *no_race = NULL;
 
@@ -696,7 +698,7 @@ static void pcp_remote_drain_under_fire_all_models(void)
 		unsigned long free;
 		u64 met;
 
-		ASSERT(pgdat);
+		KT_ASSERT_TRUE(t, pgdat);
 		pcp_lock_model = models[m];
 		free = node_free_pages(pgdat);
 		for (unsigned int i = 0; i < NR_PCP_TEST_CPUS; i++)
@@ -716,14 +718,14 @@ static void pcp_remote_drain_under_fire_all_models(void)
 			no_race = pcp_lock_model_name(models[m]);
 		zone_pcp_disable(&pgdat->node_zones[ZONE_DMA32]);
 		for (unsigned int c = 0; c < NR_PCP_TEST_CPUS; c++)
-			EXPECT_EQ(pgdat->node_zones[ZONE_DMA32].pcp[c].count, 0);
-		EXPECT_EQ(node_free_pages(pgdat), free);
-		EXPECT_EQ(mm_verify(pgdat), 0);
+			KT_EXPECT_EQ(t, pgdat->node_zones[ZONE_DMA32].pcp[c].count, 0);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		test_node_destroy(pgdat);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
 	if (no_race)
-		host_skip("no race [%s]: no allocation or free met a remote drain", no_race);
+		KT_SKIP(t, "no race [%s]: no allocation or free met a remote drain", no_race);
 }
 
 static void *exhaust_pcp_cpu(void *p)
@@ -737,14 +739,14 @@ static void *exhaust_pcp_cpu(void *p)
 /* Test 5, every model: all CPUs allocate until NULL at once; the last pages sit on other
  * CPUs' lists until the failing allocation drains them (drain-and-retry), so together they
  * get every free page; freeing everything restores the count exactly. */
-static void pcp_exhaustion_all_cpus_all_models(void)
+static void pcp_exhaustion_all_cpus_all_models(struct ktest *t)
 {
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		struct pglist_data *pgdat = pcp_node(32, NR_PCP_TEST_CPUS);
 		struct pcp_cpu_arg args[NR_PCP_TEST_CPUS];
 		unsigned long nfree, total = 0;
 
-		ASSERT(pgdat);
+		KT_ASSERT_TRUE(t, pgdat);
 		pcp_lock_model = models[m];
 		nfree = node_free_pages(pgdat);
 		for (unsigned int i = 0; i < NR_PCP_TEST_CPUS; i++)
@@ -753,8 +755,8 @@ static void pcp_exhaustion_all_cpus_all_models(void)
 		run_on_cpus(NR_PCP_TEST_CPUS, exhaust_pcp_cpu, args, sizeof(args[0]));
 		for (unsigned int i = 0; i < NR_PCP_TEST_CPUS; i++)
 			total += args[i].n;
-		EXPECT_EQ(total, nfree);
-		EXPECT(pgdat->drain_retries > 0);
+		KT_EXPECT_EQ(t, total, nfree);
+		KT_EXPECT_TRUE(t, pgdat->drain_retries > 0);
 		printk("exhaustion [%s]: %lu pages on %u CPUs, %llu drain-and-retry rounds\n",
 		       pcp_lock_model_name(pcp_lock_model), total, NR_PCP_TEST_CPUS,
 		       (unsigned long long)pgdat->drain_retries);
@@ -763,8 +765,8 @@ static void pcp_exhaustion_all_cpus_all_models(void)
 			free(args[i].pages);
 		}
 		drain_all_pages_node(pgdat);
-		EXPECT_EQ(node_free_pages(pgdat), nfree);
-		EXPECT_EQ(mm_verify(pgdat), 0);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), nfree);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		test_node_destroy(pgdat);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
@@ -849,7 +851,7 @@ static void *refill_race_cpu(void *p)
  * pages listed (memory offlining then looped forever). Each model; up to 3 attempts for the
  * refill to really overlap the drain (the drain finds pages on cpu1), which the test asserts.
  */
-static void zone_pcp_disable_waits_for_refill_in_flight(void)
+static void zone_pcp_disable_waits_for_refill_in_flight(struct ktest *t)
 {
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		bool overlapped = false;
@@ -863,7 +865,7 @@ static void zone_pcp_disable_waits_for_refill_in_flight(void)
 			unsigned long free;
 			struct pcp_stats st;
 
-			ASSERT(pgdat);
+			KT_ASSERT_TRUE(t, pgdat);
 			zone = &pgdat->node_zones[ZONE_DMA32];
 			free = node_free_pages(pgdat);
 			run_on_cpus(3, refill_race_cpu, args, sizeof(args[0]));
@@ -873,19 +875,20 @@ static void zone_pcp_disable_waits_for_refill_in_flight(void)
 			       "it, %llu drained from cpu1\n", pcp_lock_model_name(models[m]), attempt,
 			       r.returned_early ? "DURING" : "after", r.left,
 			       (unsigned long long)st.drained);
-			EXPECT(!r.returned_early);
-			EXPECT_EQ(r.left, 0);
-			EXPECT_EQ(zone_pcp_count(zone), 0);
-			EXPECT(r.page);
+			KT_EXPECT_TRUE(t, !r.returned_early);
+			KT_EXPECT_EQ(t, r.left, 0);
+			KT_EXPECT_EQ(t, zone_pcp_count(zone), 0);
+			KT_EXPECT_TRUE(t, r.page);
 			if (r.page)
 				__free_pages(r.page, 0);
 			zone_pcp_enable(zone);
 			drain_all_pages_node(pgdat);
-			EXPECT_EQ(node_free_pages(pgdat), free);
-			EXPECT_EQ(mm_verify(pgdat), 0);
+			KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+			KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 			test_node_destroy(pgdat);
 		}
-		EXPECT(overlapped);	/* else the refill never overlapped a drain: nothing tested */
+		/* else the refill never overlapped a drain: nothing tested */
+		KT_EXPECT_TRUE(t, overlapped);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
 }
@@ -971,7 +974,7 @@ static void *drain_race_cpu(void *p)
  * empty. Each model; up to 3 attempts for the global drain to be running when
  * zone_pcp_disable() starts, which the test asserts.
  */
-static void zone_pcp_disable_waits_for_running_drain(void)
+static void zone_pcp_disable_waits_for_running_drain(struct ktest *t)
 {
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		bool overlapped = false;
@@ -984,7 +987,7 @@ static void zone_pcp_disable_waits_for_running_drain(void)
 			struct drain_race *args[4] = { &d, &d, &d, &d };
 			unsigned long free;
 
-			ASSERT(pgdat);
+			KT_ASSERT_TRUE(t, pgdat);
 			zone = &pgdat->node_zones[ZONE_DMA32];
 			free = node_free_pages(pgdat);
 			run_on_cpus(4, drain_race_cpu, args, sizeof(args[0]));
@@ -993,15 +996,16 @@ static void zone_pcp_disable_waits_for_running_drain(void)
 			       "%lu pages listed after it\n", pcp_lock_model_name(models[m]), attempt,
 			       d.global_waited ? "held up" : "not held up",
 			       d.returned_early ? "EARLY" : "after it", d.left);
-			EXPECT(!d.returned_early);
-			EXPECT_EQ(d.left, 0);
+			KT_EXPECT_TRUE(t, !d.returned_early);
+			KT_EXPECT_EQ(t, d.left, 0);
 			zone_pcp_enable(zone);
 			drain_all_pages_node(pgdat);
-			EXPECT_EQ(node_free_pages(pgdat), free);
-			EXPECT_EQ(mm_verify(pgdat), 0);
+			KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+			KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 			test_node_destroy(pgdat);
 		}
-		EXPECT(overlapped);	/* else the global drain never held the lock: nothing tested */
+		/* else the global drain never held the lock: nothing tested */
+		KT_EXPECT_TRUE(t, overlapped);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
 }
@@ -1046,7 +1050,7 @@ static void *irqs_off_alloc_cpu(void *p)
  * one may spin on a pcp lock held by the code this CPU interrupted. So cpu1's pages stay on
  * its list and no drain round is counted. Each model.
  */
-static void alloc_pages_slowpath_irqs_off_does_not_drain(void)
+static void alloc_pages_slowpath_irqs_off_does_not_drain(struct ktest *t)
 {
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		struct pglist_data *pgdat = pcp_node(32, 2);
@@ -1054,7 +1058,7 @@ static void alloc_pages_slowpath_irqs_off_does_not_drain(void)
 		struct irqs_off_alloc *args[2] = { &a, &a };
 		unsigned long nfree;
 
-		ASSERT(pgdat);
+		KT_ASSERT_TRUE(t, pgdat);
 		pcp_lock_model = models[m];
 		nfree = node_free_pages(pgdat);
 		a.pages = calloc(nfree, sizeof(struct page *));
@@ -1062,14 +1066,14 @@ static void alloc_pages_slowpath_irqs_off_does_not_drain(void)
 		printk("[%s] %lu pages with interrupts off, %llu slow-path rounds; cpu1's list "
 		       "%d pages before, %d after\n", pcp_lock_model_name(models[m]), a.got,
 		       (unsigned long long)pgdat->drain_retries, a.count_before, a.count_after);
-		EXPECT(a.count_before > 0);
-		EXPECT_EQ(a.count_after, a.count_before);
-		EXPECT_EQ(pgdat->drain_retries, 0);
+		KT_EXPECT_TRUE(t, a.count_before > 0);
+		KT_EXPECT_EQ(t, a.count_after, a.count_before);
+		KT_EXPECT_EQ(t, pgdat->drain_retries, 0);
 		free_all(a.pages, a.got, 0);
 		free(a.pages);
 		drain_all_pages_node(pgdat);
-		EXPECT_EQ(node_free_pages(pgdat), nfree);
-		EXPECT_EQ(mm_verify(pgdat), 0);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), nfree);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		test_node_destroy(pgdat);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
@@ -1175,14 +1179,14 @@ static void *toggle_cpu(void *p)
  * with pcp_batch_high_lock); at the end the zone is enabled with its computed values.
  * Fails if no disable ever overlapped another CPU's enable or update: then it tested nothing.
  */
-static void pcp_disable_enable_update_concurrent(void)
+static void pcp_disable_enable_update_concurrent(struct ktest *t)
 {
 	struct toggle_shared sh = { .pgdat = pcp_node(16, 1024) };
 	struct toggle_shared *args[TOGGLE_CPUS] = { &sh, &sh, &sh };
 	struct timespec ts;
 	struct zone *zone;
 
-	ASSERT(sh.pgdat);
+	KT_ASSERT_TRUE(t, sh.pgdat);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	sh.deadline = ts.tv_sec + TOGGLE_SECONDS;
 	zone = &sh.pgdat->node_zones[ZONE_DMA32];
@@ -1191,13 +1195,13 @@ static void pcp_disable_enable_update_concurrent(void)
 	       "injected preemptions), %llu times a pcp was live while its zone was disabled\n",
 	       sh.rounds, (unsigned long long)sh.overlaps, (unsigned long long)sh.stalls,
 	       (unsigned long long)sh.live_while_disabled);
-	EXPECT(sh.overlaps > 0);
-	EXPECT_EQ(sh.live_while_disabled, 0);
-	EXPECT_EQ(zone->pcp_disable_depth, 0);
+	KT_EXPECT_TRUE(t, sh.overlaps > 0);
+	KT_EXPECT_EQ(t, sh.live_while_disabled, 0);
+	KT_EXPECT_EQ(t, zone->pcp_disable_depth, 0);
 	for (unsigned int cpu = 0; cpu < sh.pgdat->nr_cpus; cpu++)
-		EXPECT(zone->pcp[cpu].high == zone->pageset_high &&
+		KT_EXPECT_TRUE(t, zone->pcp[cpu].high == zone->pageset_high &&
 		       zone->pcp[cpu].batch == zone->pageset_batch);
-	EXPECT_EQ(mm_verify(sh.pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(sh.pgdat), 0);
 	test_node_destroy(sh.pgdat);
 }
 
@@ -1272,24 +1276,24 @@ static void *switch_race_cpu(void *p)
  * switch promises that every list is empty when it returns, so it must wait for the running
  * drain and then drain everything itself: CPU 2's own list (full before) is empty after.
  */
-static void pcp_switch_lock_model_waits_for_drain_all_models(void)
+static void pcp_switch_lock_model_waits_for_drain_all_models(struct ktest *t)
 {
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		struct switch_race r = { .pgdat = pcp_node(16, 3) };
 		struct switch_race *args[3] = { &r, &r, &r };
 		unsigned long nfree;
 
-		ASSERT(r.pgdat);
+		KT_ASSERT_TRUE(t, r.pgdat);
 		pcp_lock_model = models[m];
 		nfree = node_free_pages(r.pgdat);
 		run_on_cpus(3, switch_race_cpu, args, sizeof(args[0]));
 		printk("[%s] switch %s a drain blocked on CPU 0; CPU 2's list after it: %d pages\n",
 		       pcp_lock_model_name(models[m]), r.window ? "began during" : "missed",
 		       r.switcher_left);
-		EXPECT(r.window);
-		EXPECT_EQ(r.switcher_left, 0);
-		EXPECT_EQ(node_free_pages(r.pgdat), nfree);
-		EXPECT_EQ(mm_verify(r.pgdat), 0);
+		KT_EXPECT_TRUE(t, r.window);
+		KT_EXPECT_EQ(t, r.switcher_left, 0);
+		KT_EXPECT_EQ(t, node_free_pages(r.pgdat), nfree);
+		KT_EXPECT_EQ(t, mm_verify(r.pgdat), 0);
 		test_node_destroy(r.pgdat);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
@@ -1302,12 +1306,12 @@ static void pcp_switch_lock_model_waits_for_drain_all_models(void)
  * (it must not, but the unlock must not turn that into a leaked lock or interrupts left
  * off): for every pair of models, hold under one, switch the variable, unlock.
  */
-static void pcp_unlock_uses_model_of_lock(void)
+static void pcp_unlock_uses_model_of_lock(struct ktest *t)
 {
 	struct pglist_data *pgdat = pcp_node(16, 1);
 	struct zone *zone;
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	for (unsigned int a = 0; a < ARRAY_SIZE(models); a++)
 		for (unsigned int b = 0; b < ARRAY_SIZE(models); b++) {
@@ -1317,7 +1321,7 @@ static void pcp_unlock_uses_model_of_lock(void)
 
 			pcp_lock_model = models[a];
 			pcp = pcp_lock_this_cpu(zone, &flags);
-			ASSERT(pcp);
+			KT_ASSERT_TRUE(t, pcp);
 			pcp_lock_model = models[b];
 			if (!setjmp(jb)) {
 				host_panic_jmp = &jb;
@@ -1329,13 +1333,13 @@ static void pcp_unlock_uses_model_of_lock(void)
 				       pcp_lock_model_name(models[a]), pcp_lock_model_name(models[b]),
 				       spin_is_held_by_me(&pcp->lock) ? "still held" : "free",
 				       arch_irqs_disabled() ? "off" : "on");
-			EXPECT(!spin_is_held_by_me(&pcp->lock) && !arch_irqs_disabled());
+			KT_EXPECT_TRUE(t, !spin_is_held_by_me(&pcp->lock) && !arch_irqs_disabled());
 			if (spin_is_held_by_me(&pcp->lock))
 				spin_unlock(&pcp->lock);
 			host_irqs_off = 0;
 		}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
-	EXPECT_EQ(mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
 
@@ -1360,11 +1364,11 @@ static unsigned long verify_catching_panic(struct pglist_data *pgdat, bool *pani
  * an interrupt that arrived inside a fast path), it must report that pcp as busy, in every
  * model that has a lock, and not spin on the lock (a "spinlock recursion" panic).
  */
-static void mm_verify_reports_busy_pcp(void)
+static void mm_verify_reports_busy_pcp(struct ktest *t)
 {
 	struct pglist_data *pgdat = pcp_node(16, 2);
 
-	ASSERT(pgdat);
+	KT_ASSERT_TRUE(t, pgdat);
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		struct zone *zone = &pgdat->node_zones[ZONE_DMA32];
 		unsigned long flags, problems;
@@ -1373,17 +1377,17 @@ static void mm_verify_reports_busy_pcp(void)
 
 		pcp_lock_model = models[m];
 		pcp = pcp_lock_this_cpu(zone, &flags);
-		ASSERT(pcp);
+		KT_ASSERT_TRUE(t, pcp);
 		problems = verify_catching_panic(pgdat, &panicked);
 		if (panicked)
 			printk("[%s] mm_verify panicked: %s\n", pcp_lock_model_name(models[m]),
 			       host_panic_msg);
-		EXPECT(!panicked);
+		KT_EXPECT_TRUE(t, !panicked);
 		if (models[m] != PCP_LOCK_IRQOFF)
-			EXPECT(problems > 0 && host_console_contains("busy"));
+			KT_EXPECT_TRUE(t, problems > 0 && host_console_contains("busy"));
 		pcp_unlock_this_cpu(pcp, flags);	/* a panic came before verify took it */
 		host_irqs_off = 0;
-		EXPECT_EQ(mm_verify(pgdat), 0);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
 	test_node_destroy(pgdat);
@@ -1456,7 +1460,7 @@ static void *refill_interleave_cpu(void *p)
  * seeds that put cpu0's drain inside cpu1's refill find the drain-before-the-lock bug.
  * Race window: cpu1 allocations that refilled while a zone_pcp_disable() ran.
  */
-static void zone_pcp_disable_vs_refill_interleavings(void)
+static void zone_pcp_disable_vs_refill_interleavings(struct ktest *t)
 {
 	static const enum pcp_lock_model remote_models[] = { PCP_LOCK_IRQSAVE, PCP_LOCK_TRYLOCK };
 	unsigned long overlapped = 0;
@@ -1467,7 +1471,7 @@ static void zone_pcp_disable_vs_refill_interleavings(void)
 		struct refill_interleave *args[2] = { &ri, &ri };
 		unsigned long free;
 
-		ASSERT(pgdat);
+		KT_ASSERT_TRUE(t, pgdat);
 		pcp_lock_model = remote_models[m];
 		ri.zone = &pgdat->node_zones[ZONE_DMA32];
 		ri.refilling = (int)ri.rounds;
@@ -1476,47 +1480,39 @@ static void zone_pcp_disable_vs_refill_interleavings(void)
 		printk("refill interleavings [%s]: %lu refills while a zone_pcp_disable() ran, %lu "
 		       "pages on the lists right after one\n", pcp_lock_model_name(remote_models[m]),
 		       ri.overlapped, ri.left);
-		EXPECT_EQ(ri.left, 0);
+		KT_EXPECT_EQ(t, ri.left, 0);
 		overlapped += ri.overlapped;
 		drain_all_pages_node(pgdat);
-		EXPECT_EQ(node_free_pages(pgdat), free);
-		EXPECT_EQ(mm_verify(pgdat), 0);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		test_node_destroy(pgdat);
 	}
 	pcp_lock_model = PCP_LOCK_TRYLOCK;
 	if (!overlapped)
-		host_skip("no race: no refill ran while a zone_pcp_disable() did");
+		KT_SKIP(t, "no race: no refill ran while a zone_pcp_disable() did");
 }
 
-const struct host_test pcp_tests[] = {
-	{ "pcp_order_to_pindex_roundtrip", pcp_order_to_pindex_roundtrip, false },
-	{ "pcp_batch_high_sizing", pcp_batch_high_sizing, false },
-	{ "pcp_boot_pageset_frees_to_buddy", pcp_boot_pageset_frees_to_buddy, false },
-	{ "pcp_refill_size_per_order_and_lifo", pcp_refill_size_per_order_and_lifo, false },
-	{ "pcp_spill_grows_then_allocation_halves", pcp_spill_grows_then_allocation_halves, false },
-	{ "pcp_free_high_drains_whole_list", pcp_free_high_drains_whole_list, false },
-	{ "pcp_alloc_pages_bulk_fills_array", pcp_alloc_pages_bulk_fills_array, false },
-	{ "pcp_lock_debug_checks", pcp_lock_debug_checks, false },
-	{ "pcp_stress_random_orders_all_models", pcp_stress_random_orders_all_models, true },
-	{ "pcp_irq_reentry_all_models", pcp_irq_reentry_all_models, true },
-	{ "pcp_irq_alloc_exhausted_no_drain_all_models",
-	  pcp_irq_alloc_exhausted_no_drain_all_models, false },
-	{ "pcp_remote_drain_under_fire_all_models", pcp_remote_drain_under_fire_all_models, true },
-	{ "pcp_exhaustion_all_cpus_all_models", pcp_exhaustion_all_cpus_all_models, true },
-	{ "zone_pcp_disable_waits_for_refill_in_flight",
-	  zone_pcp_disable_waits_for_refill_in_flight, true },
-	{ "zone_pcp_disable_vs_refill_interleavings", zone_pcp_disable_vs_refill_interleavings,
-	  true },
-	{ "zone_pcp_disable_waits_for_running_drain", zone_pcp_disable_waits_for_running_drain,
-	  true },
-	{ "alloc_pages_slowpath_irqs_off_does_not_drain",
-	  alloc_pages_slowpath_irqs_off_does_not_drain, true },
-	{ "pcp_disable_enable_update_concurrent", pcp_disable_enable_update_concurrent, true },
-	{ "pcp_switch_lock_model_waits_for_drain_all_models",
-	  pcp_switch_lock_model_waits_for_drain_all_models, true },
-	{ "pcp_unlock_uses_model_of_lock", pcp_unlock_uses_model_of_lock, false },
-	{ "mm_verify_reports_busy_pcp", mm_verify_reports_busy_pcp, false },
-	{ "zone_pcp_disable_vs_refill_interleavings", zone_pcp_disable_vs_refill_interleavings,
-	  true },
-	{ NULL, NULL, false },
+static const struct ktest_case pcp_cases[] = {
+	KTEST_CASE(pcp_order_to_pindex_roundtrip),
+	KTEST_CASE(pcp_batch_high_sizing),
+	KTEST_CASE(pcp_boot_pageset_frees_to_buddy),
+	KTEST_CASE(pcp_refill_size_per_order_and_lifo),
+	KTEST_CASE(pcp_spill_grows_then_allocation_halves),
+	KTEST_CASE(pcp_free_high_drains_whole_list),
+	KTEST_CASE(pcp_alloc_pages_bulk_fills_array),
+	KTEST_CASE(pcp_lock_debug_checks),
+	KTEST_CASE_CONCURRENT(pcp_stress_random_orders_all_models),
+	KTEST_CASE_CONCURRENT(pcp_irq_reentry_all_models),
+	KTEST_CASE(pcp_irq_alloc_exhausted_no_drain_all_models),
+	KTEST_CASE_CONCURRENT(pcp_remote_drain_under_fire_all_models),
+	KTEST_CASE_CONCURRENT(pcp_exhaustion_all_cpus_all_models),
+	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_refill_in_flight),
+	KTEST_CASE_CONCURRENT(zone_pcp_disable_vs_refill_interleavings),
+	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_running_drain),
+	KTEST_CASE_CONCURRENT(alloc_pages_slowpath_irqs_off_does_not_drain),
+	KTEST_CASE_CONCURRENT(pcp_disable_enable_update_concurrent),
+	KTEST_CASE_CONCURRENT(pcp_switch_lock_model_waits_for_drain_all_models),
+	KTEST_CASE(pcp_unlock_uses_model_of_lock),
+	KTEST_CASE(mm_verify_reports_busy_pcp),
 };
+KTEST_SUITE(host_pcp, pcp_cases);

@@ -1,8 +1,9 @@
 /*
- * ktest runner: selects cases with the `test=` filter, runs them one at a time on the calling
- * CPU, prints KTAP version 1, and exits QEMU with a pass/fail status (ktest_finish). The checks
- * (KT_EXPECT_*) with their messages, and the filter, are in tests/ktest/ktest_check.c; suites
- * are in tests/kernel/.
+ * ktest's kernel runner: selects cases with the `test=` filter, runs them one at a time on the
+ * calling CPU under a trap recovery point and a watchdog, prints KTAP version 1, and exits
+ * QEMU with a pass/fail status (ktest_finish). The portable core (checks, filter, case state,
+ * random numbers) is tests/ktest/ktest_check.c, which the host runner (tests/host/harness.c)
+ * links too; suites are in tests/kernel/ and tests/host/.
  *
  * Output, as `kunit.py parse` expects it (suites are subtests, indented two spaces):
  *
@@ -67,39 +68,6 @@ struct ktest_totals {
 	unsigned int passed, failed, skipped;
 };
 
-/* ---- random numbers ------------------------------------------------------------------ */
-
-/*
- * splitmix64 (Steele, Lea, Flood 2014): add the golden-ratio increment, then mix with two
- * xor-shift-multiply rounds. Every seed gives a full-period (2^64) sequence, so a per-case
- * seed derived by hashing is as good as any.
- */
-static u64 splitmix64(u64 *state)
-{
-	u64 z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-u64 ktest_rand(struct ktest *t)
-{
-	return splitmix64(&t->rng);
-}
-
-/* Lemire's multiply-shift would need 128-bit maths; rejection keeps it exact and simple. */
-u64 ktest_rand_below(struct ktest *t, u64 n)
-{
-	u64 limit = ~0ull - (~0ull % n);	/* largest multiple of n, exclusive */
-	u64 r;
-
-	do
-		r = ktest_rand(t);
-	while (r >= limit);
-	return r % n;
-}
-
 /* FNV-1a of "suite.case" mixed with the run seed: the case's seed, independent of order. */
 static u64 case_seed(const char *suite, const char *tcase)
 {
@@ -111,22 +79,10 @@ static u64 case_seed(const char *suite, const char *tcase)
 	for (const char *p = tcase; *p; p++)
 		h = (h ^ (u8)*p) * 0x100000001b3ull;
 	s = h ^ ktest_seed;
-	return splitmix64(&s);
+	return ktest_splitmix64(&s);
 }
 
 /* ---- running one case ------------------------------------------------------------------ */
-
-static void ktest_init_case(struct ktest *t, const char *suite, const struct ktest_case *c,
-			    int depth)
-{
-	memset(t, 0, sizeof(*t));
-	t->suite_name = suite;
-	t->case_name = c->name;
-	t->status = KTEST_PASS;
-	t->seed = case_seed(suite, c->name);
-	t->rng = t->seed;
-	t->depth = depth;
-}
 
 /* The case itself, after the suite's init hook (which fails the case if it fails). */
 static void ktest_exec_body(struct ktest *t, const struct ktest_suite *s,
@@ -214,28 +170,9 @@ static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struc
 	}
 }
 
-__noreturn void ktest_abort(struct ktest *t)
-{
-	if (t->status == KTEST_PASS)
-		t->status = KTEST_FAIL;
-	__builtin_longjmp(t->abort_ctx, 1);
-}
-
-__noreturn void ktest_skip(struct ktest *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(t->skip_reason, sizeof(t->skip_reason), fmt, ap);
-	va_end(ap);
-	if (t->status == KTEST_PASS)
-		t->status = KTEST_SKIP;
-	__builtin_longjmp(t->abort_ctx, 1);
-}
-
 void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest *out)
 {
-	ktest_init_case(out, t->suite_name, c, t->depth + 1);
+	ktest_case_init(out, t->suite_name, c, t->depth + 1, case_seed(t->suite_name, c->name));
 	ktest_printf(t, "nested case %s: start (its failures are checked, not counted)", c->name);
 	ktest_exec(out, NULL, c);
 	ktest_printf(t, "nested case %s: %s%s", c->name,
@@ -329,7 +266,7 @@ static enum ktest_status run_case(const struct ktest_suite *s, const struct ktes
 	struct ktest t;
 	u64 t0 = arch_cycles(), ms;
 
-	ktest_init_case(&t, s->name, c, 0);
+	ktest_case_init(&t, s->name, c, 0, case_seed(s->name, c->name));
 	fail_page_alloc_reseed(s->name, c->name);
 	if (c->nofail) {
 		if (fail_page_alloc_enabled())

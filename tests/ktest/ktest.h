@@ -57,6 +57,7 @@ struct ktest_case {
 	const char *name;
 	ktest_fn run;
 	const char *nofail;	/* non-NULL: fail_page_alloc is paused for the case, and why */
+	bool concurrent;	/* CPUs race in it: the host also runs it under TSan and PCT */
 };
 
 struct ktest_suite {
@@ -75,6 +76,11 @@ struct ktest_suite {
  * handle a NULL correctly, since memory can run out for real.
  */
 #define KTEST_CASE_NOFAIL(fn, why) { .name = #fn, .run = fn, .nofail = why }
+/*
+ * A case whose point is a race between CPUs (host threads): the host harness runs it in its
+ * ThreadSanitizer build and under the deterministic scheduler (mmtest -c, --pct) as well.
+ */
+#define KTEST_CASE_CONCURRENT(fn) { .name = #fn, .run = fn, .concurrent = true }
 
 /*
  * KTEST_SUITE(name, cases[, .init = f, .exit = g]): define and register a suite. The pointer
@@ -114,6 +120,16 @@ void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest 
 bool ktest_filter_match(const char *filter, const char *suite, const char *tcase);
 /* Shell-style glob: '*' any run, '?' any one character. */
 bool ktest_glob(const char *pattern, size_t pattern_len, const char *s);
+
+/*
+ * For runners (the kernel's tests/ktest/ktest.c, the host's tests/host/harness.c): start t as
+ * case c of suite at nesting depth, with its random numbers seeded from seed; then
+ * __builtin_setjmp(t->abort_ctx) is where KT_ASSERT and KT_SKIP come back to.
+ */
+void ktest_case_init(struct ktest *t, const char *suite, const struct ktest_case *c, int depth,
+		     u64 seed);
+/* One splitmix64 step: the next number of the sequence *state walks. */
+u64 ktest_splitmix64(u64 *state);
 
 /* Per-case pseudo-random numbers (splitmix64): reproducible from the printed run seed. */
 u64 ktest_rand(struct ktest *t);

@@ -1,11 +1,81 @@
 /*
- * ktest checks and the `test=` filter: what KT_EXPECT_* / KT_ASSERT_* evaluate and print, and
- * which "suite.case" names a filter selects. The filter and glob are pure functions.
- * Running cases and the KTAP stream are in tests/ktest/ktest.c.
+ * ktest's portable core, linked by the kernel (tests/ktest/ktest.c runs the cases) and by the
+ * host harness (tests/host/harness.c does): a case's state, its random numbers, KT_ASSERT's
+ * and KT_SKIP's way out, what KT_EXPECT_* evaluate and print, and which "suite.case" names a
+ * `test=` filter selects (pure functions). No platform code: output goes through printk.
  */
 #include "tests/ktest/ktest.h"
+#include "kernel/arch.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"
+
+/* ---- random numbers ------------------------------------------------------------------ */
+
+/*
+ * splitmix64 (Steele, Lea, Flood 2014): add the golden-ratio increment, then mix with two
+ * xor-shift-multiply rounds. Every seed gives a full-period (2^64) sequence, so a per-case
+ * seed derived by hashing is as good as any.
+ */
+u64 ktest_splitmix64(u64 *state)
+{
+	u64 z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+u64 ktest_rand(struct ktest *t)
+{
+	return ktest_splitmix64(&t->rng);
+}
+
+/* Lemire's multiply-shift would need 128-bit maths; rejection keeps it exact and simple. */
+u64 ktest_rand_below(struct ktest *t, u64 n)
+{
+	u64 limit = ~0ull - (~0ull % n);	/* largest multiple of n, exclusive */
+	u64 r;
+
+	do
+		r = ktest_rand(t);
+	while (r >= limit);
+	return r % n;
+}
+
+/* ---- the state of one case ------------------------------------------------------------ */
+
+void ktest_case_init(struct ktest *t, const char *suite, const struct ktest_case *c, int depth,
+		     u64 seed)
+{
+	memset(t, 0, sizeof(*t));
+	t->suite_name = suite;
+	t->case_name = c->name;
+	t->status = KTEST_PASS;
+	t->seed = seed;
+	t->rng = t->seed;
+	t->depth = depth;
+}
+
+__noreturn void ktest_abort(struct ktest *t)
+{
+	if (t->status == KTEST_PASS)
+		t->status = KTEST_FAIL;
+	__builtin_longjmp(t->abort_ctx, 1);
+}
+
+__noreturn void ktest_skip(struct ktest *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->skip_reason, sizeof(t->skip_reason), fmt, ap);
+	va_end(ap);
+	if (t->status == KTEST_PASS)
+		t->status = KTEST_SKIP;
+	__builtin_longjmp(t->abort_ctx, 1);
+}
+
+/* ---- checks ------------------------------------------------------------------------------ */
 
 /* KTAP nesting: a case's diagnostics sit 4 spaces in, a nested case's 2 more. */
 static const char *indent(const struct ktest *t)
@@ -24,10 +94,11 @@ void ktest_printf(struct ktest *t, const char *fmt, ...)
 	printk("%s# %s\n", indent(t), buf);
 }
 
+/* Any CPU of the case may fail a check (host tests check on every thread): atomically. */
 static void record_failure(struct ktest *t, const char *file, int line)
 {
-	t->nr_failed_checks++;
-	t->status = KTEST_FAIL;
+	__atomic_fetch_add(&t->nr_failed_checks, 1, __ATOMIC_RELAXED);
+	WRITE_ONCE(t->status, KTEST_FAIL);
 	printk("%s# %s: EXPECTATION FAILED at %s:%d\n", indent(t), t->case_name, file, line);
 }
 

@@ -99,13 +99,14 @@ def seed_base(base, kinds):
 
 
 def test_names():
-    """(host test names, kernel suite.case names) as declared in the test sources."""
+    """(host case and suite names, kernel suite.case names) as declared in the test sources."""
     host, kernel = set(), set()
-    for d, pat in [("tests/host", re.compile(r'^\s*\{ "([a-z0-9_]+)",', re.M))]:
-        for f in os.listdir(os.path.join(ROOT, d)):
-            if f.endswith(".c"):
-                with open(os.path.join(ROOT, d, f)) as fh:
-                    host.update(pat.findall(fh.read()))
+    for f in os.listdir(os.path.join(ROOT, "tests/host")):
+        if f.endswith(".c"):
+            with open(os.path.join(ROOT, "tests/host", f)) as fh:
+                text = fh.read()
+            host.update(re.findall(r"KTEST_CASE\w*\((\w+)", text))
+            host.update(re.findall(r"^KTEST_SUITE\((\w+),", text, re.M))
     for f in os.listdir(os.path.join(ROOT, "tests/kernel")):
         with open(os.path.join(ROOT, "tests/kernel", f)) as fh:
             text = fh.read()
@@ -200,7 +201,7 @@ def run_host(tree, kind, filt, timeout, log):
     ran = not m or int(m.group(1)) + int(m.group(2)) > 0
     if res.returncode == 0:
         return False, "", ran
-    failed = re.findall(r"^not ok (\S+)(.*)$", res.stdout, re.M)
+    failed = re.findall(r"^\s*not ok (?:\d+ )?(\S+)(.*)$", res.stdout, re.M)  # KTAP: case first
     if "ThreadSanitizer:" in out:
         kind_ = re.search(r"WARNING: ThreadSanitizer: ([^(\n]+)", out)
         return True, "TSan: " + (kind_.group(1).strip() if kind_ else "report"), ran
