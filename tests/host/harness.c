@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tests/host/harness.h"
+#include "tests/lab/lab_platform.h"
 #include "kernel/lockdep.h"
 
 bool host_bad_pages_expected;
@@ -45,6 +46,77 @@ void test_node_destroy(struct pglist_data *pgdat)
 {
 	pgdat_destroy(pgdat);
 	free(container_of(pgdat, struct test_node, pgdat));
+}
+
+/* ---- tests/lab/lab_platform.h on the host: [16 MiB, + n blocks) of RAM, 8 CPU threads ---- */
+
+#define LAB_HOST_CPUS 8
+
+static struct pglist_data *lab_live;
+
+struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
+{
+	const struct mem_region map[] = {
+		{ 16 * MiB, (u64)nr_blocks * (MAX_ORDER_NR_PAGES << PAGE_SHIFT), MEM_USABLE },
+	};
+
+	if (lab_live || !nr_blocks || nr_blocks > LAB_NODE_MAX_BLOCKS)
+		return NULL;
+	lab_live = test_node_create(map, ARRAY_SIZE(map), LAB_HOST_CPUS);
+	if (lab_live && pcp)
+		zone_pcp_update(lab_live, LAB_HOST_CPUS);
+	for (int z = 0; lab_live && !pcp && z < MAX_NR_ZONES; z++)
+		zone_pcp_disable(&lab_live->node_zones[z]);
+	return lab_live;
+}
+
+void lab_node_destroy(struct pglist_data *pgdat)
+{
+	test_node_destroy(pgdat);
+	lab_live = NULL;
+}
+
+void lab_node_exit(struct ktest *t)
+{
+	if (lab_live)
+		lab_node_destroy(lab_live);
+}
+
+void lab_expect_bad_pages(void)
+{
+	host_bad_pages_expected = true;
+}
+
+unsigned int lab_nr_cpus(void)
+{
+	return LAB_HOST_CPUS;
+}
+
+struct lab_call {
+	smp_call_fn fn;
+	void *arg;
+};
+
+static void *lab_cpu(void *p)
+{
+	const struct lab_call *c = p;
+
+	c->fn(c->arg);
+	return NULL;
+}
+
+void lab_run_on_cpus(smp_call_fn fn, void *arg)
+{
+	struct lab_call calls[LAB_HOST_CPUS];
+
+	for (unsigned int i = 0; i < LAB_HOST_CPUS; i++)
+		calls[i] = (struct lab_call){ fn, arg };
+	run_on_cpus(LAB_HOST_CPUS, lab_cpu, calls, sizeof(calls[0]));
+}
+
+void lab_set_lock_model(enum pcp_lock_model model)
+{
+	pcp_lock_model = model;
 }
 
 unsigned long alloc_until_null(struct pglist_data *pgdat, gfp_t gfp, unsigned int order,

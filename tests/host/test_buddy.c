@@ -18,63 +18,6 @@ static void buddy_only(struct pglist_data *pgdat)
 		zone_pcp_disable(&pgdat->node_zones[z]);
 }
 
-static void snapshot_nr_free(struct zone *zone, unsigned long *nr)
-{
-	for (unsigned int o = 0; o <= MAX_ORDER; o++)
-		nr[o] = zone->free_area[o].nr_free;
-}
-
-/* Allocate every free block below MAX_ORDER (exact-order takes, no splits) so that only
- * whole MAX_ORDER blocks stay free. Returns the pages in *pages/orders for freeing. */
-static unsigned long take_small_blocks(struct zone *zone, struct page **pages, u8 *orders)
-{
-	unsigned long n = 0;
-
-	for (unsigned int o = 0; o < MAX_ORDER; o++)
-		while (zone->free_area[o].nr_free) {
-			pages[n] = alloc_pages_node(zone->node, GFP_TEST_MOVABLE, o);
-			orders[n++] = (u8)o;
-		}
-	return n;
-}
-
-/*
- * One 4 MiB block at 16 MiB (DMA32), metadata elsewhere. For each order o: allocating
- * order o splits the block into one free block at each order o..9 and returns its first
- * page; freeing merges everything back into the single order-10 block.
- */
-static void alloc_pages_split_merge_every_order(struct ktest *t)
-{
-	const struct mem_region map[] = { { 16 * MiB, 4 * MiB, MEM_USABLE },
-					  { 64 * MiB, 2 * MiB, MEM_USABLE } };
-	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
-	struct page *small[2048];
-	u8 orders[2048];
-	struct zone *zone;
-	unsigned long n;
-
-	KT_ASSERT_TRUE(t, pgdat);
-	buddy_only(pgdat);
-	zone = &pgdat->node_zones[ZONE_DMA32];
-	n = take_small_blocks(zone, small, orders);
-	KT_EXPECT_EQ(t, zone->free_area[MAX_ORDER].nr_free, 1);
-	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
-		struct page *page = alloc_pages_node(pgdat, GFP_TEST_MOVABLE, o);
-
-		KT_ASSERT_TRUE(t, page);
-		KT_EXPECT_EQ(t, page_to_pfn(page), (16 * MiB) >> PAGE_SHIFT);
-		for (unsigned int j = 0; j <= MAX_ORDER; j++)
-			KT_EXPECT_EQ(t, zone->free_area[j].nr_free, j >= o && j < MAX_ORDER);
-		__free_pages(page, o);
-		for (unsigned int j = 0; j <= MAX_ORDER; j++)
-			KT_EXPECT_EQ(t, zone->free_area[j].nr_free, j == MAX_ORDER);
-	}
-	for (unsigned long i = 0; i < n; i++)
-		__free_pages(small[i], orders[i]);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-	test_node_destroy(pgdat);
-}
-
 /* Random orders until memory runs out: every block is naturally aligned (pfn multiple of
  * 2^order) and inside a zone; freeing all of them restores every count. The allocations may
  * wait (__GFP_DIRECT_RECLAIM), so the last blocks on this CPU's lists are drained and taken
@@ -106,33 +49,6 @@ static void alloc_pages_alignment_random_orders(struct ktest *t)
 	for (unsigned long i = 0; i < n; i++)
 		__free_pages(pages[i], orders[i]);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-	test_node_destroy(pgdat);
-}
-
-/* Allocate order 0 until NULL (ignoring watermarks): exactly the free pages come out and
- * then none are left; freeing them restores the free count and every per-order count. */
-static void alloc_pages_exhaustion_restores_counts(struct ktest *t)
-{
-	const struct mem_region map[] = { { 1 * MiB, 63 * MiB, MEM_USABLE } };
-	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 4);
-	static struct page *pages[20000];
-	unsigned long before[NR_ORDERS], after[NR_ORDERS], free, n;
-
-	KT_ASSERT_TRUE(t, pgdat);
-	buddy_only(pgdat);
-	free = node_free_pages(pgdat);
-	snapshot_nr_free(&pgdat->node_zones[ZONE_DMA32], before);
-	n = alloc_until_null(pgdat, GFP_TEST_MOVABLE, 0, pages, ARRAY_SIZE(pages));
-	KT_EXPECT_EQ(t, n, free);
-	KT_EXPECT_EQ(t, node_free_pages(pgdat), 0);
-	KT_EXPECT_TRUE(t, alloc_pages_node(pgdat, GFP_TEST_MOVABLE, 0) == NULL);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-	free_all(pages, n, 0);
-	snapshot_nr_free(&pgdat->node_zones[ZONE_DMA32], after);
-	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
-	for (unsigned int o = 0; o <= MAX_ORDER; o++)
-		KT_EXPECT_EQ(t, after[o], before[o]);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
@@ -584,9 +500,7 @@ static void mm_init_from_boot_info(struct ktest *t)
 }
 
 static const struct ktest_case buddy_cases[] = {
-	KTEST_CASE(alloc_pages_split_merge_every_order),
 	KTEST_CASE(alloc_pages_alignment_random_orders),
-	KTEST_CASE(alloc_pages_exhaustion_restores_counts),
 	KTEST_CASE(int_sqrt_min_free_kbytes_examples),
 	KTEST_CASE(watermarks_linux_formula_and_limits),
 	KTEST_CASE(alloc_pages_zone_fallback_lowmem_reserve),

@@ -1,7 +1,7 @@
 /*
- * KTAP suite mm_buddy: the buddy allocator on real memory in QEMU, on the kernel's instance
- * (-m 128M, 2G, 6G give one, two, three zones) and on private instances over memory taken
- * from it. More detailed versions of each behaviour: tests/host/test_buddy.c.
+ * KTAP suite mm_buddy: the buddy allocator on real memory in QEMU, on the kernel's nodes
+ * (-m 128M, 2G, 6G give one, two, three zones). Scenarios on a private instance, which the
+ * host runs too, are in mm_private.c; finer host-only ones in tests/host/test_buddy.c.
  */
 #include "tests/ktest/ktest.h"
 #include "kernel/bootinfo.h"
@@ -124,141 +124,6 @@ static void mm_exhaustion_restores_counts(struct ktest *t)
 	ktest_printf(t, "allocated and freed %lu pages on %u node(s)", got, m->nr_nodes);
 }
 
-/* ---- a private instance over memory borrowed from the kernel's ---- */
-
-#define PRIV_BLOCKS 2
-static struct memblock priv_mb;
-static struct pglist_data priv_node;
-static struct page *priv_backing[PRIV_BLOCKS];
-static bool priv_live;		/* priv_node is registered: the suite's exit hook cleans up */
-
-static void priv_free_backing(void)
-{
-	for (int i = 0; i < PRIV_BLOCKS; i++)
-		if (priv_backing[i]) {
-			__free_pages(priv_backing[i], MAX_ORDER);
-			priv_backing[i] = NULL;
-		}
-}
-
-/* Build priv_node over PRIV_BLOCKS order-10 blocks of the kernel's memory; NULL (and every
- * block given back) if they cannot be had. */
-static struct pglist_data *priv_create(struct ktest *t)
-{
-	struct mem_region map[PRIV_BLOCKS];
-
-	memblock_init(&priv_mb, ~0ull);
-	for (int i = 0; i < PRIV_BLOCKS; i++) {
-		priv_backing[i] = alloc_pages(GFP_KERNEL, MAX_ORDER);
-		if (!priv_backing[i]) {
-			priv_free_backing();
-			return NULL;
-		}
-		map[i] = (struct mem_region){ page_to_phys(priv_backing[i]),
-					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
-	}
-	memblock_add_mmap(&priv_mb, map, PRIV_BLOCKS);
-	if (pgdat_init(&priv_node, &priv_mb, "private", MM_MAX_CPUS)) {
-		priv_free_backing();
-		return NULL;
-	}
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		zone_pcp_disable(&priv_node.node_zones[z]);
-	priv_live = true;
-	return &priv_node;
-}
-
-static void priv_destroy(struct pglist_data *pgdat)
-{
-	pgdat_destroy(pgdat);
-	priv_free_backing();
-	priv_live = false;
-}
-
-/* A case that ended early (a failed KT_ASSERT) gives its private instance back here. */
-static void mm_buddy_exit(struct ktest *t)
-{
-	if (priv_live)
-		priv_destroy(&priv_node);
-}
-
-static struct zone *priv_zone(struct pglist_data *pgdat)
-{
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		if (pgdat->node_zones[z].free_area[MAX_ORDER].nr_free)
-			return &pgdat->node_zones[z];
-	return NULL;
-}
-
-/* Allocating order o out of a free order-10 block leaves one more free block at each order
- * o..9 and one fewer at 10; freeing merges it all back. */
-static void mm_private_split_merge_every_order(struct ktest *t)
-{
-	struct pglist_data *pgdat = priv_create(t);
-	unsigned long base[NR_ORDERS];
-	struct zone *zone;
-
-	KT_ASSERT_NOT_NULL(t, pgdat);
-	zone = priv_zone(pgdat);
-	KT_ASSERT_NOT_NULL(t, zone);
-	for (unsigned int o = 0; o <= MAX_ORDER; o++)
-		base[o] = zone->free_area[o].nr_free;
-	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
-		/* Take the small blocks first so that order o must split an order-10 block. */
-		struct page *page;
-		unsigned int j;
-
-		for (j = o; j < MAX_ORDER && !zone->free_area[j].nr_free; j++)
-			;
-		if (j != MAX_ORDER)
-			continue;	/* a smaller block serves order o: nothing to split */
-		page = alloc_pages_node(pgdat, GFP_ALL | __GFP_MOVABLE, o);
-		KT_ASSERT_NOT_NULL(t, page);
-		for (j = 0; j <= MAX_ORDER; j++)
-			KT_EXPECT_EQ(t, zone->free_area[j].nr_free,
-				     base[j] + (j >= o && j < MAX_ORDER) - (j == MAX_ORDER));
-		__free_pages(page, o);
-		for (j = 0; j <= MAX_ORDER; j++)
-			KT_EXPECT_EQ(t, zone->free_area[j].nr_free, base[j]);
-	}
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
-	priv_destroy(pgdat);
-}
-
-/* Double free, wrong order, freeing a reserved page and a write after free are each
- * reported (bad_pages counts them) and lose nothing. */
-static void mm_private_bad_input_reported(struct ktest *t)
-{
-	struct pglist_data *pgdat = priv_create(t);
-	struct page *p, *q, *reserved;
-	unsigned long free;
-
-	KT_ASSERT_NOT_NULL(t, pgdat);
-	pgdat->poison = true;
-	free = node_free_pages(pgdat);
-	p = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-	q = alloc_pages_node(pgdat, GFP_KERNEL, 2);
-	KT_ASSERT_NOT_NULL(t, p);
-	KT_ASSERT_NOT_NULL(t, q);
-	KT_ASSERT_EQ(t, pgdat->bad_pages, 0ull);
-	ktest_printf(t, "expect 4 'BUG: Bad page state' reports from mm/page_alloc.c and "
-		     "mm/debug.c, on purpose: wrong order, double free, reserved page, use after free");
-	__free_pages(q, 0);			/* wrong order: freed as order 2 */
-	__free_pages(p, 0);
-	__free_pages(p, 0);			/* double free */
-	reserved = pfn_to_page(pgdat, pgdat->node_end_pfn - 1);
-	__free_pages(reserved, 0);		/* reserved: the memory map's own page */
-	KT_EXPECT_EQ(t, pgdat->bad_pages, 3ull);
-	((u8 *)page_address(p))[7] = 1;		/* use after free */
-	q = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-	KT_EXPECT_PTR_EQ(t, q, p);
-	KT_EXPECT_EQ(t, pgdat->bad_pages, 4ull);
-	__free_pages(q, 0);
-	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
-	priv_destroy(pgdat);
-}
-
 /* Cost of an order-0 alloc+free pair through the buddy lists alone (per-CPU lists off,
  * poisoning off), on the kernel's node: cycles per pair, from the TSC. */
 static void mm_bench_buddy_order0_pair(struct ktest *t)
@@ -293,8 +158,6 @@ static const struct ktest_case mm_buddy_cases[] = {
 	KTEST_CASE_NOFAIL(mm_alloc_every_order_aligned, "one block of each order must come"),
 	KTEST_CASE_NOFAIL(mm_gfp_zone_limits, "checks where one page of each zone comes from"),
 	KTEST_CASE_NOFAIL(mm_exhaustion_restores_counts, "counts every page up to the first NULL"),
-	KTEST_CASE_NOFAIL(mm_private_split_merge_every_order, "counts free blocks per order"),
-	KTEST_CASE_NOFAIL(mm_private_bad_input_reported, "expects the freed page back next"),
 	KTEST_CASE_NOFAIL(mm_bench_buddy_order0_pair, "a timing: no failures mixed in"),
 };
-KTEST_SUITE(mm_buddy, mm_buddy_cases, .exit = mm_buddy_exit);
+KTEST_SUITE(mm_buddy, mm_buddy_cases);

@@ -101,12 +101,15 @@ def seed_base(base, kinds):
 def test_names():
     """(host case and suite names, kernel suite.case names) as declared in the test sources."""
     host, kernel = set(), set()
-    for f in os.listdir(os.path.join(ROOT, "tests/host")):
-        if f.endswith(".c"):
-            with open(os.path.join(ROOT, "tests/host", f)) as fh:
-                text = fh.read()
-            host.update(re.findall(r"KTEST_CASE\w*\((\w+)", text))
-            host.update(re.findall(r"^KTEST_SUITE\((\w+),", text, re.M))
+    with open(os.path.join(ROOT, "tests/host/host.mk")) as fh:
+        shared = re.findall(r"tests/kernel/\w+\.c", fh.read())  # suites the host runs too
+    for f in [os.path.join("tests/host", f) for f in os.listdir(os.path.join(ROOT, "tests/host"))
+              if f.endswith(".c")] + shared:
+        with open(os.path.join(ROOT, f)) as fh:
+            text = fh.read()
+        host.update(re.findall(r"KTEST_CASE\w*\((\w+)", text))
+        host.update(re.findall(r'\.name = "(\w+)"', text))
+        host.update(re.findall(r"^KTEST_SUITE\((\w+),", text, re.M))
     for f in os.listdir(os.path.join(ROOT, "tests/kernel")):
         with open(os.path.join(ROOT, "tests/kernel", f)) as fh:
             text = fh.read()

@@ -315,8 +315,8 @@ MUTATIONS = [
 		break;
 	}
 """)],
-        tests=["host:alloc_pages_split_merge_every_order", "host:alloc_pages_",
-               "kernel:4:mm_buddy.*"],
+        tests=["host:mm_private_split_merge_every_order", "host:alloc_pages_",
+               "kernel:4:mm_buddy.*,mm_private.*"],
     ),
     dict(
         name="buddy-order-unchecked",
@@ -330,8 +330,8 @@ MUTATIONS = [
 	if (!PageBuddy(buddy))
 		return NULL;
 """)],
-        tests=["host:alloc_pages_split_merge_every_order", "host:alloc_pages_",
-               "kernel:4:mm_buddy.*"],
+        tests=["host:mm_private_split_merge_every_order", "host:alloc_pages_",
+               "kernel:4:mm_buddy.*,mm_private.*"],
     ),
     dict(
         name="watermark-off-by-one",

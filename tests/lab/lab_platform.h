@@ -1,0 +1,37 @@
+/*
+ * What a scenario written once (tests/kernel/mm_private.c) needs from the platform it runs
+ * on: a private allocator instance, the CPUs to run on, the lock model. The kernel's side is
+ * tests/lab/lab_platform.c (memory borrowed from the kernel's allocator, its online CPUs);
+ * the host's is tests/host/harness.c (simulated RAM from 16 MiB up, 8 pthread CPUs).
+ */
+#ifndef LAB_LAB_PLATFORM_H
+#define LAB_LAB_PLATFORM_H
+
+#include "tests/ktest/ktest.h"
+#include "mm/mm_test.h"
+#include "kernel/smp.h"
+
+/* Up to this many MAX_ORDER blocks (4 MiB each). */
+#define LAB_NODE_MAX_BLOCKS 16
+
+/*
+ * An instance over nr_blocks MAX_ORDER blocks of memory, its memory map inside them, with
+ * per-CPU lists sized for lab_nr_cpus() CPUs (pcp) or off (every free goes to the buddy
+ * lists: exact per-order counts). NULL if the memory cannot be had. One at a time.
+ */
+struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp);
+void lab_node_destroy(struct pglist_data *pgdat);
+/* A suite's .exit hook: destroys the instance a case left behind (a failed KT_ASSERT). */
+void lab_node_exit(struct ktest *t);
+/* The case provokes "BUG: Bad page state" reports on purpose (the host fails a case that
+ * prints one unannounced; the kernel counts them in pgdat->bad_pages only). */
+void lab_expect_bad_pages(void);
+
+/* The CPUs lab_run_on_cpus() runs on (kernel: those online; host: 8 threads). */
+unsigned int lab_nr_cpus(void);
+/* Run fn(arg) on every one of them at once, the caller's CPU included; return when all have. */
+void lab_run_on_cpus(smp_call_fn fn, void *arg);
+/* Switch the pcp lock model between runs (every list empty, nobody inside an operation). */
+void lab_set_lock_model(enum pcp_lock_model model);
+
+#endif
