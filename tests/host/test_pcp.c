@@ -728,50 +728,6 @@ static void pcp_remote_drain_under_fire_all_models(struct ktest *t)
 		KT_SKIP(t, "no race [%s]: no allocation or free met a remote drain", no_race);
 }
 
-static void *exhaust_pcp_cpu(void *p)
-{
-	struct pcp_cpu_arg *a = p;
-
-	a->n = alloc_until_null(a->pgdat, GFP_KERNEL | __GFP_MEMALLOC, 0, a->pages, a->max);
-	return NULL;
-}
-
-/* Test 5, every model: all CPUs allocate until NULL at once; the last pages sit on other
- * CPUs' lists until the failing allocation drains them (drain-and-retry), so together they
- * get every free page; freeing everything restores the count exactly. */
-static void pcp_exhaustion_all_cpus_all_models(struct ktest *t)
-{
-	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		struct pglist_data *pgdat = pcp_node(32, NR_PCP_TEST_CPUS);
-		struct pcp_cpu_arg args[NR_PCP_TEST_CPUS];
-		unsigned long nfree, total = 0;
-
-		KT_ASSERT_TRUE(t, pgdat);
-		pcp_lock_model = models[m];
-		nfree = node_free_pages(pgdat);
-		for (unsigned int i = 0; i < NR_PCP_TEST_CPUS; i++)
-			args[i] = (struct pcp_cpu_arg){ .pgdat = pgdat, .max = nfree,
-							.pages = calloc(nfree, sizeof(void *)) };
-		run_on_cpus(NR_PCP_TEST_CPUS, exhaust_pcp_cpu, args, sizeof(args[0]));
-		for (unsigned int i = 0; i < NR_PCP_TEST_CPUS; i++)
-			total += args[i].n;
-		KT_EXPECT_EQ(t, total, nfree);
-		KT_EXPECT_TRUE(t, pgdat->drain_retries > 0);
-		printk("exhaustion [%s]: %lu pages on %u CPUs, %llu drain-and-retry rounds\n",
-		       pcp_lock_model_name(pcp_lock_model), total, NR_PCP_TEST_CPUS,
-		       (unsigned long long)pgdat->drain_retries);
-		for (unsigned int i = 0; i < NR_PCP_TEST_CPUS; i++) {
-			free_all(args[i].pages, args[i].n, 0);
-			free(args[i].pages);
-		}
-		drain_all_pages_node(pgdat);
-		KT_EXPECT_EQ(t, node_free_pages(pgdat), nfree);
-		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-		test_node_destroy(pgdat);
-	}
-	pcp_lock_model = PCP_LOCK_TRYLOCK;
-}
-
 /* ---- drains that must wait for another CPU ---- */
 
 /* Wait for an atomic flag to become non-zero, at most ns nanoseconds; true if it did. */
@@ -1505,7 +1461,6 @@ static const struct ktest_case pcp_cases[] = {
 	KTEST_CASE_CONCURRENT(pcp_irq_reentry_all_models),
 	KTEST_CASE(pcp_irq_alloc_exhausted_no_drain_all_models),
 	KTEST_CASE_CONCURRENT(pcp_remote_drain_under_fire_all_models),
-	KTEST_CASE_CONCURRENT(pcp_exhaustion_all_cpus_all_models),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_refill_in_flight),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_vs_refill_interleavings),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_running_drain),

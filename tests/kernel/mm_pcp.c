@@ -536,7 +536,8 @@ static void mm_pcp_batch_high_rules(struct ktest *t)
 	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 }
 
-/* ---- test 5: exhaustion on every CPU, on a 64 MiB private instance ---- */
+/* ---- private instances for tests 6 and 7 (test 5, exhaustion on every CPU, is
+ * mm_private.mm_private_pcp_exhaustion_all_cpus: one source with the host) ---- */
 
 #define EXHAUST_BLOCKS 16
 static struct memblock exhaust_mb;
@@ -608,47 +609,6 @@ static void release_fn(void *arg)
 
 	list_for_each_entry_safe(page, tmp, &e->held[arch_cpu_id()], lru)
 		__free_pages(page, 0);
-}
-
-/*
- * Test 5 (each model): every CPU allocates order-0 pages from one 64 MiB instance until NULL,
- * all at once. The last free pages sit on other CPUs' lists until a failing allocation
- * drains them and retries, so together the CPUs get every free page; then all free, and
- * the count is exactly restored. No CPU hangs.
- */
-static void mm_pcp_exhaustion_all_cpus(struct ktest *t)
-{
-	static struct exhaust e;
-	struct pglist_data *pgdat = exhaust_node_create(MM_MAX_CPUS);
-
-	if (!pgdat)
-		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", EXHAUST_BLOCKS);
-	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		unsigned long before, total = 0;
-		u64 retries;
-
-		set_model(models[m]);
-		drain_all_pages_node(pgdat);
-		memset(&e, 0, sizeof(e));
-		e.pgdat = pgdat;
-		before = node_free_pages(pgdat);
-		retries = pgdat->drain_retries;
-		smp_run_on_all(exhaust_fn, &e);
-		for (unsigned int c = 0; c < MAX_CPUS; c++)
-			total += e.got[c];
-		KT_EXPECT_EQ(t, total, before);
-		KT_EXPECT_GT(t, pgdat->drain_retries, retries);
-		smp_run_on_all(release_fn, &e);
-		drain_all_pages_node(pgdat);
-		KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
-		KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
-		ktest_printf(t, "[%s] %lu pages on %u CPUs, %llu drain-and-retry rounds",
-			     pcp_lock_model_name(pcp_lock_model), total, nr_cpus_online(),
-			     (unsigned long long)(pgdat->drain_retries - retries));
-	}
-	set_model(PCP_LOCK_TRYLOCK);
-	exhaust_node_destroy();
-	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 }
 
 /* ---- test 6: an allocation in interrupt context on an exhausted node ---- */
@@ -1165,7 +1125,6 @@ static const struct ktest_case mm_pcp_cases[] = {
 	KTEST_CASE_NOFAIL(mm_pcp_irq_reentry, "the handler's one allocation must succeed"),
 	KTEST_CASE(mm_pcp_remote_drain_under_fire),
 	KTEST_CASE_NOFAIL(mm_pcp_batch_high_rules, "counts pages on the list after each call"),
-	KTEST_CASE_NOFAIL(mm_pcp_exhaustion_all_cpus, "counts every page up to the first NULL"),
 	KTEST_CASE_NOFAIL(mm_pcp_irq_alloc_exhausted_no_drain, "takes every page of its instance"),
 	KTEST_CASE_NOFAIL(mm_pcp_disable_enable_update_concurrent,
 			  "builds its instance from 16 blocks of 4 MiB"),

@@ -7,6 +7,7 @@
 #include "tests/ktest/ktest.h"
 #include "tests/lab/lab_platform.h"
 #include "kernel/list.h"
+#include "kernel/string.h"
 
 /* Everything, ignoring watermarks; may drain every CPU's lists when it runs out. */
 #define GFP_ALL (__GFP_MEMALLOC | __GFP_NOWARN | __GFP_DIRECT_RECLAIM)
@@ -141,10 +142,86 @@ static void mm_private_bad_input_reported(struct ktest *t)
 	lab_node_destroy(pgdat);
 }
 
+/* ---- every CPU at once, through the per-CPU lists ---- */
+
+#define EXHAUST_BLOCKS 8
+
+static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
+					      PCP_LOCK_TRYLOCK };
+
+struct exhaust {
+	struct pglist_data *pgdat;
+	struct list_head held[MAX_CPUS];
+	unsigned long got[MAX_CPUS];
+};
+
+static void exhaust_fn(void *arg)
+{
+	struct exhaust *e = arg;
+	unsigned int cpu = arch_cpu_id();
+	struct page *page;
+
+	INIT_LIST_HEAD(&e->held[cpu]);
+	while ((page = alloc_pages_node(e->pgdat, GFP_KERNEL | __GFP_MEMALLOC | __GFP_NOWARN, 0))) {
+		list_add(&page->lru, &e->held[cpu]);
+		e->got[cpu]++;
+	}
+}
+
+static void release_fn(void *arg)
+{
+	struct exhaust *e = arg;
+	struct page *page, *tmp;
+
+	list_for_each_entry_safe(page, tmp, &e->held[arch_cpu_id()], lru)
+		__free_pages(page, 0);
+}
+
+/*
+ * Each lock model: every CPU allocates order-0 pages from one 32 MiB instance until NULL,
+ * all at once. The last free pages sit on other CPUs' lists until a failing allocation
+ * drains them and retries (drain-and-retry), so together the CPUs get every free page; then
+ * all free, and the count is exactly restored. No CPU hangs.
+ */
+static void mm_private_pcp_exhaustion_all_cpus(struct ktest *t)
+{
+	static struct exhaust e;
+	struct pglist_data *pgdat = lab_node_create(EXHAUST_BLOCKS, true);
+
+	if (!pgdat)
+		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", EXHAUST_BLOCKS);
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		unsigned long before, total = 0;
+		u64 retries;
+
+		lab_set_lock_model(models[m]);
+		drain_all_pages_node(pgdat);
+		memset(&e, 0, sizeof(e));
+		e.pgdat = pgdat;
+		before = node_free_pages(pgdat);
+		retries = pgdat->drain_retries;
+		lab_run_on_cpus(exhaust_fn, &e);
+		for (unsigned int c = 0; c < MAX_CPUS; c++)
+			total += e.got[c];
+		KT_EXPECT_EQ(t, total, before);
+		KT_EXPECT_GT(t, pgdat->drain_retries, retries);
+		lab_run_on_cpus(release_fn, &e);
+		drain_all_pages_node(pgdat);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+		ktest_printf(t, "[%s] %lu pages on %u CPUs, %llu drain-and-retry rounds",
+			     pcp_lock_model_name(pcp_lock_model), total, lab_nr_cpus(),
+			     (unsigned long long)(pgdat->drain_retries - retries));
+	}
+	lab_set_lock_model(PCP_LOCK_TRYLOCK);
+	lab_node_destroy(pgdat);
+}
+
 static const struct ktest_case mm_private_cases[] = {
 	KTEST_CASE_NOFAIL(mm_private_split_merge_every_order, "counts free blocks per order"),
 	KTEST_CASE_NOFAIL(mm_private_exhaustion_restores_counts,
 			  "counts every page up to the first NULL"),
 	KTEST_CASE_NOFAIL(mm_private_bad_input_reported, "expects the freed page back next"),
+	KTEST_CASE_CONCURRENT_NOFAIL(mm_private_pcp_exhaustion_all_cpus, "every page counted"),
 };
 KTEST_SUITE(mm_private, mm_private_cases, .exit = lab_node_exit);

@@ -81,6 +81,8 @@ struct ktest_suite {
  * ThreadSanitizer build and under the deterministic scheduler (mmtest -c, --pct) as well.
  */
 #define KTEST_CASE_CONCURRENT(fn) { .name = #fn, .run = fn, .concurrent = true }
+#define KTEST_CASE_CONCURRENT_NOFAIL(fn, why) \
+	{ .name = #fn, .run = fn, .nofail = why, .concurrent = true }
 
 /*
  * KTEST_SUITE(name, cases[, .init = f, .exit = g]): define and register a suite. The pointer

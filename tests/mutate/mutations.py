@@ -196,8 +196,8 @@ MUTATIONS = [
 """, """\
 	if (page || !(gfp & __GFP_DIRECT_RECLAIM))
 """)],
-        tests=["host:alloc_pages_slowpath_irqs_off", "host:pcp_exhaustion_all_cpus",
-               "kernel:4:mm_pcp.*"],
+        tests=["host:alloc_pages_slowpath_irqs_off", "host:mm_private_pcp_exhaustion_all_cpus",
+               "kernel:4:mm_pcp.*,mm_private.*"],
     ),
     dict(
         name="trylock-model-spins",
