@@ -21,8 +21,8 @@ static struct zone *priv_zone(struct pglist_data *pgdat)
 	return NULL;
 }
 
-/* Take every free block below MAX_ORDER of zone at its own order (no splits), onto held:
- * only whole MAX_ORDER blocks stay free. */
+/* Take every free block below MAX_ORDER of zone at its own order (no splits), onto the tail
+ * of held: only whole MAX_ORDER blocks stay free. */
 static void take_small_blocks(struct zone *zone, struct list_head *held)
 {
 	for (unsigned int o = 0; o < MAX_ORDER; o++)
@@ -31,7 +31,7 @@ static void take_small_blocks(struct zone *zone, struct list_head *held)
 
 			if (!page)
 				return;
-			list_add(&page->lru, held);
+			list_add_tail(&page->lru, held);
 		}
 }
 
@@ -67,6 +67,8 @@ static void mm_private_split_merge_every_order(struct ktest *t)
 			KT_EXPECT_EQ(t, zone->free_area[j].nr_free, 0ul);
 		KT_EXPECT_EQ(t, zone->free_area[MAX_ORDER].nr_free, base);
 	}
+	/* Smallest first: a larger block's buddy may then be a smaller free block, with which a
+	 * merge that does not check the buddy's order would wrongly join it. */
 	list_for_each_entry_safe(page, tmp, &held, lru)
 		__free_pages(page, page->order);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
