@@ -22,84 +22,6 @@ static struct pglist_data *gup_node(unsigned int cpus)
 	return test_node_create(map, ARRAY_SIZE(map), cpus);
 }
 
-/* Pin 32 pages and unpin them: acquired - released goes up by 32 and back. */
-static void gup_host_pin_unpin_balance(struct ktest *t)
-{
-	struct pglist_data *pgdat = gup_node(1);
-	struct mm_struct *mm = mm_create(pgdat);
-	struct gup_totals a, b, c;
-	struct page *pages[32];
-
-	KT_ASSERT_TRUE(t, mm && mm_mmap_anon(mm, BASE, 32 * PAGE_SIZE, true, false, true) == 0);
-	gup_read_totals(&a);
-	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE, 32, FOLL_WRITE, pages), 32);
-	KT_EXPECT_TRUE(t, page_maybe_dma_pinned(pages[5]));
-	gup_read_totals(&b);
-	KT_EXPECT_EQ(t, b.pins_acquired - a.pins_acquired, 32);
-	unpin_user_pages(pages, 32);
-	gup_read_totals(&c);
-	KT_EXPECT_EQ(t, c.pins_acquired - c.pins_released, a.pins_acquired - a.pins_released);
-	KT_EXPECT_TRUE(t, !page_maybe_dma_pinned(pages[5]));
-	mm_destroy(mm);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-	test_node_destroy(pgdat);
-}
-
-struct pin_arg {
-	struct mm_struct *mm;
-	unsigned int pins;
-	unsigned long failures;
-};
-
-static void *pin_loop(void *p)
-{
-	struct pin_arg *a = p;
-	struct page *page;
-
-	for (unsigned int i = 0; i < a->pins; i++) {
-		if (pin_user_pages_fast(a->mm, BASE + (i % 16) * PAGE_SIZE, 1, 0, &page) != 1) {
-			a->failures++;
-			continue;
-		}
-		unpin_user_page(page);
-	}
-	return NULL;
-}
-
-static u64 flag_writes_for(struct ktest *t, const char *mode, unsigned int cpus, unsigned int pins)
-{
-	struct pglist_data *pgdat = gup_node(cpus);
-	struct mm_struct *mm = mm_create(pgdat);
-	struct pin_arg args[GUP_TEST_CPUS];
-	u64 writes;
-
-	gup_set_has_pinned_mode(mode);
-	mm_mmap_anon(mm, BASE, 16 * PAGE_SIZE, true, false, true);
-	for (unsigned int i = 0; i < cpus; i++)
-		args[i] = (struct pin_arg){ mm, pins, 0 };
-	run_on_cpus(cpus, pin_loop, args, sizeof(args[0]));
-	for (unsigned int i = 0; i < cpus; i++)
-		KT_EXPECT_EQ(t, args[i].failures, 0);
-	writes = MM_STAT(mm, flag_writes);
-	gup_set_has_pinned_mode("once");
-	mm_destroy(mm);
-	test_node_destroy(pgdat);
-	return writes;
-}
-
-/*
- * Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP") makes the flag write
- * conditional, not unique: in `once` mode each of 8 threads x 500 pins writes mm->flags at
- * most once (if it read the bit clear), so 1..8 writes; `always` writes 4000 times.
- */
-static void gup_host_has_pinned_written_once(struct ktest *t)
-{
-	u64 once = flag_writes_for(t, "once", GUP_TEST_CPUS, 500);
-
-	KT_EXPECT_TRUE(t, once >= 1 && once <= GUP_TEST_CPUS);
-	KT_EXPECT_EQ(t, flag_writes_for(t, "always", GUP_TEST_CPUS, 500), GUP_TEST_CPUS * 500);
-}
-
 /* ---- unmapping while other CPUs walk (the page-table free protocol) ---- */
 
 #define UNMAP_CPUS 4
@@ -844,8 +766,6 @@ static void gup_fast_unmap_while_walker_grabs_page(struct ktest *t)
 }
 
 static const struct ktest_case gup_cases[] = {
-	KTEST_CASE(gup_host_pin_unpin_balance),
-	KTEST_CASE_CONCURRENT(gup_host_has_pinned_written_once),
 	KTEST_CASE_CONCURRENT(gup_host_unmap_vs_fast_walk),
 	KTEST_CASE(gup_host_longterm_migrates),
 	KTEST_CASE(gup_host_longterm_held_pages_busy),

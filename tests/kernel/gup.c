@@ -1,6 +1,7 @@
 /*
- * KTAP suite `gup`: pin counting, the has-pinned flag, partial pins, FOLL_LONGTERM migration,
- * unmapping while other CPUs walk, large-page pin counts. Each case builds its own mm.
+ * KTAP suite `gup`: pin counting, partial pins, FOLL_LONGTERM migration, unmapping while
+ * other CPUs walk, large-page pin counts. Each case builds its own mm on the kernel's node.
+ * Pin balance and the has-pinned flag, which the host runs too, are in gup_private.c.
  */
 #include "tests/ktest/ktest.h"
 #include "kernel/smp.h"
@@ -42,27 +43,6 @@ static void gup_exit(struct ktest *t)
 	WRITE_ONCE(race_ctx, NULL);
 	if (t->priv)
 		put_mm(t, t->priv);
-}
-
-/* Pins and unpins balance: acquired - released rises by N during the pin, back to 0 after. */
-static void gup_pin_unpin_balance(struct ktest *t)
-{
-	struct mm_struct *mm = new_mm(t, NPAGES * PAGE_SIZE, false, true);
-	struct gup_totals before, during, after;
-
-	long n;
-
-	gup_read_totals(&before);
-	n = pin_user_pages_fast(mm, BASE, NPAGES, FOLL_WRITE, pages_buf);
-	KT_EXPECT_EQ(t, n, NPAGES);
-	gup_read_totals(&during);
-	KT_EXPECT_EQ(t, during.pins_acquired - before.pins_acquired, (u64)MAX(n, 0l));
-	if (n > 0)
-		unpin_user_pages(pages_buf, (unsigned long)n);
-	gup_read_totals(&after);
-	KT_EXPECT_EQ(t, after.pins_acquired - after.pins_released,
-		     before.pins_acquired - before.pins_released);
-	put_mm(t, mm);
 }
 
 /* page_maybe_dma_pinned(): true while pinned (refcount + 1024), false after; a GET is not a pin. */
@@ -114,61 +94,6 @@ static void gup_partial_range_returns_count(struct ktest *t)
 		unpin_user_pages(pages_buf, (unsigned long)n);
 	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE + 8 * PAGE_SIZE, 1, 0, pages_buf), -EFAULT);
 	put_mm(t, mm);
-}
-
-struct once_ctx {
-	struct mm_struct *mm;
-	unsigned int pins_per_cpu;
-	u64 failures;
-};
-
-static void pin_loop_cpu(void *arg)
-{
-	struct once_ctx *c = arg;
-	struct page *p;
-
-	for (unsigned int i = 0; i < c->pins_per_cpu; i++) {
-		if (pin_user_pages_fast(c->mm, BASE + (i % NPAGES) * PAGE_SIZE, 1, 0, &p) != 1) {
-			__atomic_fetch_add(&c->failures, 1, __ATOMIC_RELAXED);
-			continue;
-		}
-		unpin_user_page(p);
-	}
-}
-
-static u64 count_flag_writes(struct ktest *t, const char *mode, unsigned int pins)
-{
-	enum gup_has_pinned_mode saved = gup_has_pinned_mode;
-	struct once_ctx c = { .mm = new_mm(t, NPAGES * PAGE_SIZE, false, true), .pins_per_cpu = pins };
-	u64 writes;
-
-	gup_set_has_pinned_mode(mode);
-	smp_run_on_all(pin_loop_cpu, &c);
-	gup_has_pinned_mode = saved;
-	writes = MM_STAT(c.mm, flag_writes);
-	KT_EXPECT_EQ(t, c.failures, 0);
-	KT_EXPECT_TRUE(t, READ_ONCE(c.mm->flags) & (1ul << MMF_HAS_PINNED));
-	put_mm(t, c.mm);
-	return writes;
-}
-
-/*
- * Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP") made the flag write
- * conditional, not unique: N CPUs x M pins write mm->flags at least once and at most once
- * per CPU in `once` mode (CPUs that race on their first pin may all see the bit clear), and
- * N x M times in `always` mode.
- */
-static void gup_has_pinned_written_once(struct ktest *t)
-{
-	unsigned int pins = 200;
-	u64 once = count_flag_writes(t, "once", pins);
-	u64 always = count_flag_writes(t, "always", pins);
-
-	ktest_printf(t, "%u CPUs x %u pins: flag writes once=%llu always=%llu", nr_cpus_online(),
-		     pins, (unsigned long long)once, (unsigned long long)always);
-	KT_EXPECT_GE(t, once, 1);
-	KT_EXPECT_LE(t, once, (u64)nr_cpus_online());
-	KT_EXPECT_EQ(t, always, (u64)nr_cpus_online() * pins);
 }
 
 /* LONGTERM pins move every MOVABLE page to an UNMOVABLE one and keep the data. */
@@ -764,11 +689,9 @@ static void gup_fast_unmap_while_walker_grabs_page(struct ktest *t)
 /* Most cases check exact counts of pages they fault in; the fail_page_alloc suite runs the
  * same paths with failures injected. */
 static const struct ktest_case gup_cases[] = {
-	KTEST_CASE_NOFAIL(gup_pin_unpin_balance, "pins exactly 64 faulted pages"),
 	KTEST_CASE_NOFAIL(gup_maybe_pinned_after_pin, "needs its one page faulted in"),
 	KTEST_CASE_NOFAIL(gup_bad_flags_rejected, "needs its one page faulted in"),
 	KTEST_CASE_NOFAIL(gup_partial_range_returns_count, "expects all 8 pages of the VMA"),
-	KTEST_CASE_NOFAIL(gup_has_pinned_written_once, "counts pins of a populated range"),
 	KTEST_CASE_NOFAIL(gup_longterm_migrates_movable, "expects all 64 pages migrated"),
 	KTEST_CASE_NOFAIL(gup_large_page_exact_pincount, "needs its 2 MiB page"),
 	KTEST_CASE(gup_unmap_vs_fast_walk),

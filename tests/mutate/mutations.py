@@ -382,7 +382,7 @@ MUTATIONS = [
 	    (READ_ONCE(mm->flags) & (1ul << MMF_HAS_PINNED)))
 		return;
 """, "")],
-        tests=["host:gup_host_has_pinned_written_once", "kernel:4:gup.gup_has_pinned*"],
+        tests=["host:gup_has_pinned_written_once", "kernel:4:gup_private.gup_has_pinned*"],
     ),
     dict(
         name="pin-adds-one",
@@ -394,7 +394,7 @@ MUTATIONS = [
 """, """\
 		more = refs - 1;
 """)],
-        tests=["host:gup_host_pin_unpin_balance", "host:gup_", "kernel:4:gup.*"],
+        tests=["host:gup_pin_unpin_balance", "host:gup_", "kernel:4:gup.*,gup_private.*"],
     ),
     dict(
         name="gup-fast-irqs-on",
