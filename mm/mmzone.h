@@ -188,7 +188,7 @@ struct per_cpu_pages {
 	 * lock protects count, free_factor and lists. Fast paths on the owning CPU only ever
 	 * trylock it; drains take it from any CPU. In the irqoff model it is not used: the
 	 * owner runs with interrupts off and remote CPUs ask it by IPI. high and batch are
-	 * written under zone->pcp_batch_high_lock, not this lock (WRITE_RACY), and read once
+	 * written under zone->pcp_batch_high_lock, not this lock (WRITE_ONCE), and read once
 	 * per use.
 	 */
 	spinlock_t lock;
