@@ -6,6 +6,7 @@
  * Host versions: tests/host/test_pcp.c.
  */
 #include "tests/ktest/ktest.h"
+#include "tests/kernel/mm_exhaust.h"
 #include "tests/bench/bench.h"
 #include "kernel/smp.h"
 #include "kernel/timer.h"
@@ -581,34 +582,6 @@ static void exhaust_node_destroy(void)
 {
 	pgdat_destroy(&exhaust_node);
 	exhaust_free_backing();
-}
-
-struct exhaust {
-	struct pglist_data *pgdat;
-	struct list_head held[MAX_CPUS];
-	unsigned long got[MAX_CPUS];
-};
-
-static void exhaust_fn(void *arg)
-{
-	struct exhaust *e = arg;
-	unsigned int cpu = arch_cpu_id();
-	struct page *page;
-
-	INIT_LIST_HEAD(&e->held[cpu]);
-	while ((page = alloc_pages_node(e->pgdat, GFP_KERNEL | __GFP_MEMALLOC | __GFP_NOWARN, 0))) {
-		list_add(&page->lru, &e->held[cpu]);
-		e->got[cpu]++;
-	}
-}
-
-static void release_fn(void *arg)
-{
-	struct exhaust *e = arg;
-	struct page *page, *tmp;
-
-	list_for_each_entry_safe(page, tmp, &e->held[arch_cpu_id()], lru)
-		__free_pages(page, 0);
 }
 
 /* ---- test 6: an allocation in interrupt context on an exhausted node ---- */

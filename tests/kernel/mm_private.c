@@ -5,6 +5,7 @@
  * the kernel's own nodes are in mm_buddy.c, finer host-only ones in tests/host/test_buddy.c.
  */
 #include "tests/ktest/ktest.h"
+#include "tests/kernel/mm_exhaust.h"
 #include "tests/lab/lab_platform.h"
 #include "kernel/list.h"
 #include "kernel/string.h"
@@ -150,34 +151,6 @@ static void mm_private_bad_input_reported(struct ktest *t)
 
 static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
 					      PCP_LOCK_TRYLOCK };
-
-struct exhaust {
-	struct pglist_data *pgdat;
-	struct list_head held[MAX_CPUS];
-	unsigned long got[MAX_CPUS];
-};
-
-static void exhaust_fn(void *arg)
-{
-	struct exhaust *e = arg;
-	unsigned int cpu = arch_cpu_id();
-	struct page *page;
-
-	INIT_LIST_HEAD(&e->held[cpu]);
-	while ((page = alloc_pages_node(e->pgdat, GFP_KERNEL | __GFP_MEMALLOC | __GFP_NOWARN, 0))) {
-		list_add(&page->lru, &e->held[cpu]);
-		e->got[cpu]++;
-	}
-}
-
-static void release_fn(void *arg)
-{
-	struct exhaust *e = arg;
-	struct page *page, *tmp;
-
-	list_for_each_entry_safe(page, tmp, &e->held[arch_cpu_id()], lru)
-		__free_pages(page, 0);
-}
 
 /*
  * Each lock model: every CPU allocates order-0 pages from one 32 MiB instance until NULL,
