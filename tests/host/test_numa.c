@@ -275,6 +275,41 @@ static void numa_remote_free_vs_drain(struct ktest *t)
 }
 
 /*
+ * The one-thread, deterministic form of the rule the race above stresses: CPU 0 (node 0)
+ * frees a page of node 1; it parks on CPU 0's list for node 1's zone, and
+ * drain_all_pages(that zone) must reach CPU 0 although CPU 0 is not on node 1. Expect the
+ * list empty after it and node 1's free count whole again, in each lock model.
+ */
+static void numa_zone_drain_reaches_other_node_cpu(struct ktest *t)
+{
+	static const unsigned int size[2] = { 16, 16 };
+	static const u8 even_odd[NUMA_TEST_CPUS] = { 0, 1, 0, 1, 0, 1, 0, 1 };
+	static struct test_machine tm;
+	struct mm_machine *m = machine_create(&tm, 2, size, NULL, even_odd);
+	struct zone *z1;
+
+	KT_ASSERT_TRUE(t, m);
+	z1 = &m->node[1]->node_zones[ZONE_DMA32];
+	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
+		unsigned long home[2];
+		struct page *page;
+
+		pcp_switch_lock_model(pcp_lock_model_name(models[i]));
+		node_counts(m, home);
+		page = alloc_pages_node(m->node[1], GFP_KERNEL | __GFP_THISNODE, 0);
+		KT_ASSERT_NOT_NULL(t, page);
+		__free_pages(page, 0);
+		KT_EXPECT_TRUE(t, z1->pcp[0].count > 0);	/* parked on CPU 0, node 0 */
+		drain_all_pages(z1);
+		KT_EXPECT_EQ(t, z1->pcp[0].count, 0);
+		KT_EXPECT_EQ(t, node_free_pages(m->node[1]), home[1]);
+	}
+	pcp_switch_lock_model("trylock");
+	KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
+	mm_machine_destroy(m);
+}
+
+/*
  * Exhausting node 0 from a CPU of node 0 falls back to node 1: numa_hit on node 0 until its
  * low watermark, then numa_miss on node 1 and numa_foreign on node 0, exactly one per
  * allocation; other_node counts node 1's allocations (the CPU is on node 0).
@@ -324,6 +359,7 @@ static const struct ktest_case numa_cases[] = {
 	KTEST_CASE(numa_zonelist_follows_own_row),
 	KTEST_CASE(numa_section_holds_one_node),
 	KTEST_CASE(numa_exhaustion_counts_miss_and_foreign),
+	KTEST_CASE(numa_zone_drain_reaches_other_node_cpu),
 	KTEST_CASE_CONCURRENT(numa_remote_free_vs_drain),
 };
 KTEST_SUITE(host_numa, numa_cases);

@@ -486,7 +486,8 @@ MUTATIONS = [
 			continue;
 		else if (force_all || cpu_has_pcp_pages(req, cpu))
 """)],
-        tests=["host:numa_remote_free_vs_drain", "tsan:numa_remote_free_vs_drain",
+        tests=["host:numa_zone_drain_reaches_other_node_cpu", "host:numa_remote_free_vs_drain",
+               "tsan:numa_remote_free_vs_drain",
                "kernel:4:mm_numa.numa_remote_free_parks_then_drains_home"],
     ),
     dict(
