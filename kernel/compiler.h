@@ -47,6 +47,9 @@ typedef int64_t s64;
 #ifndef __noinline
 #define __noinline __attribute__((noinline))
 #endif
+#ifndef __returns_nonnull
+#define __returns_nonnull __attribute__((returns_nonnull))
+#endif
 /* A default the link may replace with a strong definition elsewhere (kernel/lab.h). */
 #ifndef __weak
 #define __weak __attribute__((weak))

@@ -41,12 +41,15 @@ static inline void list_add_tail(struct list_head *n, struct list_head *head)
 #define LIST_POISON1 ((struct list_head *)0xdead000000000100ull)
 #define LIST_POISON2 ((struct list_head *)0xdead000000000122ull)
 
-/* Unlink; the entry's pointers are poisoned so a second del or a stale walk faults loudly. */
+/* Unlink; the entry's pointers are poisoned so a second del or a stale walk faults loudly.
+ * Both neighbours are read first (Linux's __list_del_entry()): nothing is read twice. */
 static inline void list_del(struct list_head *e)
 {
+	struct list_head *prev = e->prev, *next = e->next;
+
 	arch_interleave_point();
-	e->next->prev = e->prev;
-	e->prev->next = e->next;
+	next->prev = prev;
+	prev->next = next;
 	e->next = LIST_POISON1;
 	e->prev = LIST_POISON2;
 }

@@ -46,11 +46,6 @@ static inline bool spin_looks_locked(spinlock_t *lock)
 	return READ_ONCE(lock->locked);
 }
 
-static inline bool __spin_try(spinlock_t *lock)
-{
-	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
-}
-
 /* Called with the lock just acquired: record owner and statistics. */
 static inline void __spin_acquired(spinlock_t *lock, u64 spins)
 {
@@ -79,7 +74,7 @@ void spin_lock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 
 	lockdep_acquire_at(lock, false);
 	spin_check_lock(lock);
-	while (!__spin_try(lock)) {
+	while (!arch_spin_trylock(lock)) {
 		/* Spin on a plain read so waiters share the line instead of bouncing it. */
 		do {
 			arch_cpu_relax();
@@ -94,7 +89,7 @@ void spin_lock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 bool spin_trylock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 {
 	arch_interleave_point();
-	if (spin_looks_locked(lock) || !__spin_try(lock)) {
+	if (spin_looks_locked(lock) || !arch_spin_trylock(lock)) {
 		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
 		return false;
 	}
@@ -118,7 +113,7 @@ void spin_unlock(spinlock_t *lock)
 			lock->stats.max_hold_cycles = held;
 	}
 	WRITE_ONCE(lock->owner_cpu, SPIN_NO_OWNER);
-	smp_store_release(&lock->locked, 0);
+	arch_spin_unlock(lock);
 }
 
 unsigned long spin_lock_irqsave_at(spinlock_t *lock LOCKDEP_SITE_PARAM)

@@ -74,6 +74,22 @@ void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
 #define spin_trylock_irqsave(lock, flags)                                               \
 	spin_trylock_irqsave_at(lock, flags LOCKDEP_SITE_ARG(lock))
 
+/*
+ * The lock word alone, as Linux's arch_spin_trylock() / arch_spin_unlock(): no owner, no
+ * statistics, no checks. The functions above are built on these. A per-CPU lock's fast path
+ * uses them directly in release builds (mm/pcp.c); one hold is always taken and released
+ * through the same layer.
+ */
+static inline bool arch_spin_trylock(spinlock_t *lock)
+{
+	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void arch_spin_unlock(spinlock_t *lock)
+{
+	smp_store_release(&lock->locked, 0);
+}
+
 /* True if this CPU holds the lock (debug: uses owner_cpu). */
 bool spin_is_held_by_me(const spinlock_t *lock);
 #define assert_spin_locked(l) VM_BUG_ON(!spin_is_held_by_me(l))

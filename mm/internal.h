@@ -43,6 +43,7 @@ struct alloc_context {
 	struct zoneref *preferred_zoneref;	/* first entry gfp allows: where NUMA hits are */
 	enum zone_type highest_zoneidx;	/* highest zone gfp allows; entries above it are skipped */
 	int migratetype;
+	struct zone *preferred_zone;	/* where the walk starts: pgdat->preferred_zone[highest] */
 };
 
 static inline unsigned long wmark_pages(const struct zone *z, unsigned int alloc_flags)
@@ -63,11 +64,71 @@ bool __zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
 			 enum zone_type highest_zoneidx, unsigned int alloc_flags, long free);
 bool zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
 		       enum zone_type highest_zoneidx, unsigned int alloc_flags);
-/* False (reported) if a block just taken off a free list is in use: discard it, take another. */
-bool check_new_pages(struct page *page, unsigned int order);
-void prep_new_page(struct page *page, unsigned int order, gfp_t gfp);
-bool free_pages_prepare(struct page *page, unsigned int *order);
-int gfp_migratetype(gfp_t gfp);
+bool check_new_block(struct page *page, unsigned int order);
+__returns_nonnull struct page *prep_new_block(struct page *page, unsigned int order, gfp_t gfp);
+
+/* The migratetype gfp asks for: its two mobility bits are the type, as in Linux (asking for
+ * both is a bug). */
+#define GFP_MOVABLE_MASK (__GFP_MOVABLE | __GFP_RECLAIMABLE)
+#define GFP_MOVABLE_SHIFT 2
+BUILD_BUG_ON(__GFP_MOVABLE >> GFP_MOVABLE_SHIFT != MIGRATE_MOVABLE ||
+	     __GFP_RECLAIMABLE >> GFP_MOVABLE_SHIFT != MIGRATE_RECLAIMABLE);
+
+static inline int gfp_migratetype(gfp_t gfp)
+{
+	VM_BUG_ON((gfp & GFP_MOVABLE_MASK) == GFP_MOVABLE_MASK);
+	return (int)((gfp & GFP_MOVABLE_MASK) >> GFP_MOVABLE_SHIFT);
+}
+
+/*
+ * May a block just taken off a free list (PG_buddy or PG_pcp already cleared) be handed out?
+ * Every page must be unused: refcount 0, no flag but PG_poisoned. If one is not, someone
+ * still uses a page after freeing it: it is reported, and the caller discards the block,
+ * leaving it off every list as it is (leaked until that user frees it), and takes another,
+ * as Linux does (check_new_pages()). Order 0 is checked here, larger blocks out of line.
+ */
+static inline bool check_new_pages(struct page *page, unsigned int order)
+{
+	if (likely(!order && !(page_flags(page) & ~PG_poisoned) && !page_count(page)))
+		return true;
+	return check_new_block(page, order);
+}
+
+/* An allocated block's head: its order, the migratetype asked for, its first reference. */
+static inline void set_page_allocated(struct page *page, unsigned int order, gfp_t gfp)
+{
+	page->order = (u8)order;
+	WRITE_ONCE(page->mt, (u8)gfp_migratetype(gfp));
+	WRITE_ONCE(page->refcount, 1);
+}
+
+/*
+ * Final touches on a checked block just taken from a free or per-CPU list; returns it.
+ * Every page leaves as a plain, unpinned block: compound_off 0 (mm/gup.h reads it to find a
+ * head) and, for a large block, a zero pin count in page[1] (its lru is unused while the
+ * block is allocated). An order-0 page that is clean (no poison to check, nothing to clear,
+ * no zeroing asked for) only needs set_page_allocated(); the rest is prep_new_block().
+ */
+static inline struct page *prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
+{
+	if (unlikely(order || page_flags(page) || page->compound_off || (gfp & __GFP_ZERO)))
+		return prep_new_block(page, order, gfp);
+	set_page_allocated(page, order, gfp);
+	return page;
+}
+
+/*
+ * prep_new_page() for an order-0 page just taken off this CPU's list of gfp's migratetype.
+ * Every listed block already carries its list's order and type (pcp_push(), __rmqueue();
+ * mm_verify() checks it), so a clean page needs only its first reference.
+ */
+static inline struct page *prep_new_pcp_page(struct page *page, gfp_t gfp)
+{
+	if (unlikely(page_flags(page) || page->compound_off || (gfp & __GFP_ZERO)))
+		return prep_new_block(page, 0, gfp);
+	WRITE_ONCE(page->refcount, 1);
+	return page;
+}
 
 /* ---- pcp.c (more in mm/mm_test.h) ---- */
 

@@ -166,6 +166,13 @@ enum pcp_lock_model {
 	PCP_LOCK_TRYLOCK,	/* 6.2+: IRQs stay on; the trylock handles IRQ re-entry (default) */
 };
 extern enum pcp_lock_model pcp_lock_model;
+
+/* What a hold of a pcp took, for its release: the lock model it was taken under, and the
+ * interrupt state to restore (irqoff, irqsave). mm/pcp.h. */
+struct pcp_hold {
+	enum pcp_lock_model model;
+	unsigned long flags;
+};
 extern bool pcp_enabled;
 
 /* This CPU's lists; not from an interrupt handler (it may spin on this CPU's pcp lock). */

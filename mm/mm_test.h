@@ -24,8 +24,8 @@ unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigne
 				   struct page **pages);
 
 /* Hold this CPU's pcp of zone as a fast path does (NULL if busy), to race it in tests. */
-struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags);
-void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, unsigned long flags);
+struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, struct pcp_hold *hold);
+void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, const struct pcp_hold *hold);
 
 /* ---- pcp.c: counters, read racily (the summary, the soak, the monitor, tests) ---- */
 

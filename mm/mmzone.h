@@ -111,9 +111,6 @@ struct mem_section {
 	u8 pageblock_mt[PAGEBLOCKS_PER_SECTION];
 };
 
-/* The migratetype of the pageblock holding page (mm/page_alloc.c; include/linux/mmzone.h). */
-int get_pageblock_migratetype(const struct page *page);
-
 struct free_area {
 	struct list_head free_list[MIGRATE_TYPES];	/* heads of free blocks of this order */
 	unsigned long nr_free;				/* blocks on all of the lists */
@@ -179,8 +176,9 @@ struct pcp_stats {
 
 /*
  * One per (zone, CPU), cache-line aligned so that CPUs never share a line: the 64-byte
- * spinlock (16 bytes of lock, 48 of statistics), 16 bytes of counters and 13 list heads of
- * 16 bytes = 288 bytes, padded to 320: 5 cache lines (Linux's, without lock statistics, is
+ * spinlock (16 bytes of lock, 48 of statistics, which release builds leave unused on this
+ * lock), 16 bytes of counters, a pointer to the event counters and 13 list heads of 16
+ * bytes = 296 bytes, padded to 320: 5 cache lines (Linux's, without lock statistics, is
  * 256 bytes, 4 lines). The event counters live in a separate per-CPU array (pcp_stats).
  */
 struct per_cpu_pages {
@@ -196,8 +194,8 @@ struct per_cpu_pages {
 	int high;		/* spill when count >= high (0: every free spills) */
 	int batch;		/* refill/spill chunk */
 	short free_factor;	/* batch-free scaling shift: ++ on spill, >>= 1 on alloc */
-	u8 held_model;		/* the lock model of the current fast-path hold, for its unlock */
-	u8 _pad;
+	short _pad;
+	struct pcp_stats *stats;	/* this CPU's counters of this zone: zone->pcp_stats[cpu] */
 	struct list_head lists[NR_PCP_LISTS];
 } __cacheline_aligned;
 
@@ -268,6 +266,18 @@ struct zonelist {
 	struct zoneref _zonerefs[MAX_ZONES_PER_ZONELIST + 1];
 };
 
+/* The first entry of zonelist at or below highest (its end if none is): Linux's
+ * first_zones_zonelist(). */
+static inline struct zoneref *first_zones_zonelist(struct zonelist *zonelist,
+						   enum zone_type highest)
+{
+	struct zoneref *z = zonelist->_zonerefs;
+
+	while (z->zone && z->zone_idx > (int)highest)
+		z++;
+	return z;
+}
+
 /*
  * A machine: the nodes that share one section table (any of them finds the struct page of
  * any pfn of the others), fall back to each other through their zonelists, and divide the
@@ -294,6 +304,10 @@ struct mm_machine {
 struct pglist_data {
 	struct zone node_zones[MAX_NR_ZONES];
 	struct zonelist node_zonelists[MAX_ZONELISTS];
+	/* Where the order-0 fast path allocates when gfp's highest zone is i: the first zone of
+	 * the fallback zonelist at or below i (on another node if this one has no memory there),
+	 * or the empty node_zones[0] if there is none. Set with the zonelists. */
+	struct zone *preferred_zone[MAX_NR_ZONES];
 	int node_id;				/* index in node_data[] (page->nid) */
 	int nid;				/* node number in its machine (= node_id for the
 						 * kernel's): machine->node[nid] == this */
@@ -334,6 +348,21 @@ static inline struct pglist_data *page_pgdat(const struct page *page)
 static inline struct zone *page_zone(const struct page *page)
 {
 	return &page_pgdat(page)->node_zones[page->zone];
+}
+
+/* Where the migratetype of page's pageblock is kept: its section's pageblock_mt[]. */
+static inline u8 *pageblock_mt_slot(const struct page *page)
+{
+	struct mem_section *ms = &page_pgdat(page)->sections[page->pfn >> PFN_SECTION_SHIFT];
+
+	return &ms->pageblock_mt[(page->pfn & (PAGES_PER_SECTION - 1)) >> pageblock_order];
+}
+
+/* The migratetype of page's pageblock (include/linux/mmzone.h). Racy by design on free
+ * paths (Linux reads it without the lock too); stable under zone->lock. */
+static inline int get_pageblock_migratetype(const struct page *page)
+{
+	return READ_ONCE(*pageblock_mt_slot(page));
 }
 
 static inline unsigned long page_to_pfn(const struct page *page)

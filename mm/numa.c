@@ -82,6 +82,11 @@ static void build_zonelists(struct mm_machine *m, unsigned int nid)
 	fb->_zonerefs[n] = (struct zoneref){ NULL, 0 };
 	own->_zonerefs[add_node_zones(own, 0, pgdat)] = (struct zoneref){ NULL, 0 };
 	pgdat->mem_node = fb->_zonerefs[0].zone ? fb->_zonerefs[0].zone->node : pgdat;
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *first = first_zones_zonelist(fb, (enum zone_type)z)->zone;
+
+		pgdat->preferred_zone[z] = first ? first : &pgdat->node_zones[0];
+	}
 }
 
 void build_all_zonelists(struct mm_machine *m)

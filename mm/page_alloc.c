@@ -3,7 +3,7 @@
  * the alloc_pages/__free_pages API. Boot-time setup is in mm_init.c, the per-CPU lists in
  * pcp.c, checks and dumps in debug.c. Not a byte allocator.
  */
-#include "mm/internal.h"
+#include "mm/pcp.h"
 #include "mm/fail_page_alloc.h"
 #include "mm/gup.h"
 #include "kernel/string.h"
@@ -11,19 +11,6 @@
 struct pglist_data *node_data[MAX_NUMNODES];
 
 /* ---- pageblock migratetypes ---- */
-
-static u8 *pageblock_mt_slot(const struct page *page)
-{
-	struct mem_section *ms = &page_pgdat(page)->sections[page->pfn >> PFN_SECTION_SHIFT];
-
-	return &ms->pageblock_mt[(page->pfn & (PAGES_PER_SECTION - 1)) >> pageblock_order];
-}
-
-/* Racy by design on free paths (Linux reads it without the lock too); stable under zone->lock. */
-int get_pageblock_migratetype(const struct page *page)
-{
-	return READ_ONCE(*pageblock_mt_slot(page));
-}
 
 void set_pageblock_migratetype(struct page *page, int mt)
 {
@@ -382,35 +369,38 @@ bool zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
 				   (long)zone_free_pages(z));
 }
 
-/* The common case first: order 0 with plenty free passes whatever the reserve flags. */
+/* Order 0 with more free pages than mark and the reserve: one comparison, which passes
+ * whatever the reserve flags (free_pages is read racily, and may be stale). */
+static inline bool zone_order0_above_mark(const struct zone *z, unsigned long mark,
+					  enum zone_type highest_zoneidx)
+{
+	return READ_ONCE(z->free_pages) > (long)(mark + z->lowmem_reserve[highest_zoneidx]);
+}
+
+/* The common case first: order 0 with plenty free. */
 static inline bool zone_watermark_fast(struct zone *z, unsigned int order, unsigned long mark,
 				       enum zone_type highest_zoneidx, unsigned int alloc_flags)
 {
-	long free = (long)zone_free_pages(z);
-
-	if (!order && free > (long)(mark + z->lowmem_reserve[highest_zoneidx]))
+	if (!order && zone_order0_above_mark(z, mark, highest_zoneidx))
 		return true;
-	return __zone_watermark_ok(z, order, mark, highest_zoneidx, alloc_flags, free);
+	return __zone_watermark_ok(z, order, mark, highest_zoneidx, alloc_flags,
+				   (long)zone_free_pages(z));
 }
 
 /* ---- allocation ---- */
 
-int gfp_migratetype(gfp_t gfp)
-{
-	if (gfp & __GFP_MOVABLE)
-		return MIGRATE_MOVABLE;
-	if (gfp & __GFP_RECLAIMABLE)
-		return MIGRATE_RECLAIMABLE;
-	return MIGRATE_UNMOVABLE;
-}
+/* The highest zone gfp allows: its zone bits as an index (__GFP_DMA wins over __GFP_DMA32). */
+static const u8 gfp_zone_table[4] = {
+	[0] = ZONE_NORMAL,
+	[__GFP_DMA] = ZONE_DMA,
+	[__GFP_DMA32] = ZONE_DMA32,
+	[__GFP_DMA | __GFP_DMA32] = ZONE_DMA,
+};
+BUILD_BUG_ON((__GFP_DMA | __GFP_DMA32) != 3);
 
-static enum zone_type gfp_zone(gfp_t gfp)
+static inline enum zone_type gfp_zone(gfp_t gfp)
 {
-	if (gfp & __GFP_DMA)
-		return ZONE_DMA;
-	if (gfp & __GFP_DMA32)
-		return ZONE_DMA32;
-	return ZONE_NORMAL;
+	return (enum zone_type)gfp_zone_table[gfp & (__GFP_DMA | __GFP_DMA32)];
 }
 
 static struct page *rmqueue(struct zone *zone, unsigned int order, int mt)
@@ -442,8 +432,11 @@ static inline void zone_statistics(struct zone *preferred, struct zone *zone)
 	preferred->pcp_stats[cpu].numa_foreign++;
 }
 
-/* Walk the zonelist from the preferred zone (this node's zones first, then the other nodes'
- * by distance), take from the first zone above its watermark. */
+/*
+ * The general path: walk the zonelist from the preferred zone (this node's zones first,
+ * then the other nodes' by distance) and take from the first zone above its watermark, from
+ * this CPU's list (refilled if empty) or the buddy lists.
+ */
 static struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
 					   unsigned int alloc_flags, const struct alloc_context *ac)
 {
@@ -459,9 +452,8 @@ static struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
 			continue;
 		page = rmqueue(zone, order, ac->migratetype);
 		if (page) {
-			prep_new_page(page, order, gfp);
 			zone_statistics(ac->preferred_zoneref->zone, zone);
-			return page;
+			return prep_new_page(page, order, gfp);
 		}
 	}
 	return NULL;
@@ -481,10 +473,10 @@ static unsigned int gfp_to_alloc_flags(gfp_t gfp)
 }
 
 /*
- * The fast path failed at the low watermark. Try again at min (less for __GFP_HIGH). Then,
- * only if the caller may wait (__GFP_DIRECT_RECLAIM, interrupts on), drain every CPU's lists
- * once and retry, as Linux does after direct reclaim (__alloc_pages_direct_reclaim() ->
- * drain_all_pages()).
+ * The general path failed at the low watermark. Try again at min (less for __GFP_HIGH).
+ * Then, only if the caller may wait (__GFP_DIRECT_RECLAIM, interrupts on), drain every
+ * CPU's lists once and retry, as Linux does after direct reclaim
+ * (__alloc_pages_direct_reclaim() -> drain_all_pages()).
  *
  * The rule: a caller that cannot wait never drains, local or remote, nor spins on any pcp
  * lock. It may be an interrupt handler whose interrupted code holds this CPU's pcp lock
@@ -505,18 +497,17 @@ static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order,
 	return get_page_from_freelist(gfp, order, alloc_flags, ac);
 }
 
-/* The first entry of zonelist at or below highest (its end if none is): Linux's
- * first_zones_zonelist(). */
-static struct zoneref *first_zones_zonelist(struct zonelist *zonelist, enum zone_type highest)
+static __noinline struct page *alloc_pages_order_too_big(gfp_t gfp, unsigned int order)
 {
-	struct zoneref *z = zonelist->_zonerefs;
-
-	while (z->zone && z->zone_idx > (int)highest)
-		z++;
-	return z;
+	if (!(gfp & __GFP_NOWARN))
+		pr_warn("alloc_pages: order %u > MAX_ORDER %u\n", order, MAX_ORDER);
+	return NULL;
 }
 
-struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int order)
+/* Everything but an order-0 fast-path hit: the general path at the low watermark, then the
+ * slow path. */
+static __noinline struct page *__alloc_pages(struct pglist_data *pgdat, gfp_t gfp,
+					     unsigned int order)
 {
 	struct alloc_context ac = { .pgdat = pgdat, .highest_zoneidx = gfp_zone(gfp),
 				    .migratetype = gfp_migratetype(gfp) };
@@ -526,13 +517,6 @@ struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int
 									ZONELIST_FALLBACK];
 	ac.preferred_zoneref = first_zones_zonelist(ac.zonelist, ac.highest_zoneidx);
 
-	if (unlikely(order > MAX_ORDER)) {
-		if (!(gfp & __GFP_NOWARN))
-			pr_warn("alloc_pages: order %u > MAX_ORDER %u\n", order, MAX_ORDER);
-		return NULL;
-	}
-	if (should_fail_alloc_page(gfp, order))
-		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
 	page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, &ac);
 	if (unlikely(!page))
 		page = __alloc_pages_slowpath(gfp, order, &ac);
@@ -545,25 +529,164 @@ struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int
 	return page;
 }
 
+/*
+ * The order-0 fast path, the textbook's steps: find the zone (the first of this node's
+ * fallback zonelist that gfp allows, above its low watermark: one comparison), then on this
+ * CPU's list of it: lock, pop, count, unlock. The zone is the preferred one, so the
+ * allocation is a NUMA hit (zone_statistics()). NULL if anything is unusual (the lists off,
+ * the zone near its watermark, __GFP_THISNODE with the zone on another node, the list empty
+ * or busy, in debug builds a page in use): the caller takes the general path, which refills
+ * the list, falls back to the buddy lists and the other zones and nodes, and counts a busy
+ * list.
+ */
+static __always_inline struct page *alloc_page_fast(struct pglist_data *pgdat, gfp_t gfp)
+{
+	enum zone_type highest = gfp_zone(gfp);
+	struct zone *zone = pgdat->preferred_zone[highest];
+	struct per_cpu_pages *pcp;
+	struct pcp_stats *stats;
+	struct pcp_hold hold;
+	struct page *page;
+
+	if (((gfp & __GFP_THISNODE) && zone->node != pgdat) || !READ_ONCE(pcp_enabled) ||
+	    !zone_order0_above_mark(zone, wmark_pages(zone, ALLOC_WMARK_LOW), highest))
+		return NULL;
+	pcp = this_cpu_pcp(zone);
+	if (!pcp_trylock(pcp, &hold))
+		return NULL;
+	page = pcp_pop(pcp, pcp->lists + order_to_pindex(gfp_migratetype(gfp), 0), 0);
+	if (page) {
+		stats = pcp->stats;
+		stats->alloc_hit++;
+		stats->numa_hit++;
+		pcp->free_factor >>= 1;
+	}
+	pcp_unlock(pcp, hold);
+	if (!page || (CONFIG_DEBUG_VM && !check_new_pages(page, 0)))
+		return NULL;	/* a page in use is discarded, left off every list */
+	return prep_new_pcp_page(page, gfp);
+}
+
+/* Order 0 tries the fast path; the rest, and order 0 when it found no page, __alloc_pages(). */
+struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int order)
+{
+	struct page *page;
+
+	if (should_fail_alloc_page(gfp, order))
+		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
+	if (likely(!order) && (page = alloc_page_fast(pgdat, gfp)))
+		return page;
+	if (unlikely(order > MAX_ORDER))
+		return alloc_pages_order_too_big(gfp, order);
+	return __alloc_pages(pgdat, gfp, order);
+}
+
 /* ---- freeing ---- */
 
-/* Checks that must precede dropping the reference: refusing here loses nothing. */
-static bool free_ref_ok(struct page *page)
+/* Why free_ref_ok() refused a page, reported. */
+static __noinline void free_ref_bad(struct page *page)
 {
-	if (unlikely(page_flags(page) & PG_reserved)) {
+	if (page_flags(page) & PG_reserved)
 		bad_page(page, "freeing a reserved page");
-		return false;
-	}
-	if (unlikely(page_count(page) <= 0)) {
+	else
 		bad_page(page, "double free: refcount already %d%s", page_count(page),
 			 PageBuddy(page) ? " (page is on a buddy free list)" :
 			 PagePcp(page) ? " (page is on a per-CPU list)" : "");
+}
+
+/*
+ * Checks that must precede dropping the reference, in debug builds (release builds trust
+ * the caller, as Linux's put_page_testzero() does): refusing here loses nothing.
+ */
+static __always_inline bool free_ref_ok(struct page *page)
+{
+	if (!CONFIG_DEBUG_VM || likely(!(page_flags(page) & PG_reserved) && page_count(page) > 0))
+		return true;
+	free_ref_bad(page);
+	return false;
+}
+
+/* A block freed with another order than it was allocated with: reported; the recorded one
+ * is used, so nothing is lost. */
+static __noinline unsigned int free_order_bad(struct page *page, unsigned int order)
+{
+	bad_page(page, "freed with order %u, allocated with order %u", order, page->order);
+	return page->order;
+}
+
+/*
+ * The checks of a large block's free (order > 0): aligned, no pins left in page[1], no
+ * tail page in use. Each problem is reported; false if the block must not be freed.
+ */
+static __noinline bool free_block_ok(struct page *page, unsigned int order)
+{
+	bool ok = true;
+
+	if (unlikely(page->pfn & ((1u << order) - 1))) {
+		bad_page(page, "block of order %u is not aligned", order);
 		return false;
 	}
+	if (unlikely(page[1].compound_pincount)) {	/* pins without references */
+		bad_page(page, "freed with a nonzero pin count (%u)", page[1].compound_pincount);
+		return false;
+	}
+	for (unsigned int i = 1; i < (1u << order); i++) {
+		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned))) {
+			bad_page(page + i, "tail page of an order-%u block is in use", order);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+/*
+ * Last reference gone: check the block, poison it, and decide its true order (a wrong one
+ * is reported, free_order_bad()). Returns false if the block is too damaged to free (it is
+ * then leaked, as Linux does). An order-0 page has nothing more to check: its only state is
+ * the reference count, already dropped.
+ */
+static bool free_pages_prepare(struct page *page, unsigned int *order)
+{
+	if (unlikely(page->order != *order))
+		*order = free_order_bad(page, *order);
+	if (unlikely(*order) && !free_block_ok(page, *order))
+		return false;
+	if (unlikely(page_pgdat(page)->poison))
+		poison_pages(page, 1u << *order);
 	return true;
 }
 
-static void free_the_page(struct page *page, unsigned int order)
+/*
+ * The order-0 free fast path, the mirror: find the zone (the page's own), then on this
+ * CPU's list of it: lock, push, count, unlock. False if anything is unusual (the lists off
+ * or busy, or this free would bring count to high): the caller frees the general way, which
+ * spills a batch to the buddy lists or frees to them directly.
+ */
+static __always_inline bool free_page_fast(struct page *page)
+{
+	struct zone *zone = page_zone(page);
+	int mt = get_pageblock_migratetype(page);
+	struct per_cpu_pages *pcp;
+	struct pcp_hold hold;
+	bool pushed = false;
+
+	if (!READ_ONCE(pcp_enabled))
+		return false;
+	pcp = this_cpu_pcp(zone);
+	if (!pcp_trylock(pcp, &hold))
+		return false;
+	if (pcp->count < READ_ONCE(pcp->high) - 1) {	/* count + 1 stays below high */
+		pcp_push(pcp, page, mt, 0);
+		pcp->stats->free_hit++;
+		pushed = true;
+	}
+	pcp_unlock(pcp, hold);
+	return pushed;
+}
+
+/* The general free: prepare the block, then this CPU's list for a pcp order
+ * (free_unref_page()), else the buddy lists. */
+static __noinline void free_pages_general(struct page *page, unsigned int order)
 {
 	if (!free_pages_prepare(page, &order))
 		return;
@@ -571,6 +694,20 @@ static void free_the_page(struct page *page, unsigned int order)
 		free_unref_page(page, order);
 	else
 		free_one_page(page_zone(page), page, order, get_pageblock_migratetype(page));
+}
+
+/*
+ * An order-0 page without poisoning has nothing to prepare: it may take the fast path.
+ * Debug builds also check that it was allocated as order 0 (a mismatch is reported by the
+ * general path, free_order_bad()); release builds trust the caller's order, as Linux does
+ * (it records none for a block that is not compound).
+ */
+static __always_inline void free_the_page(struct page *page, unsigned int order)
+{
+	if (likely(!order && (!CONFIG_DEBUG_VM || !page->order) && !page_pgdat(page)->poison) &&
+	    free_page_fast(page))
+		return;
+	free_pages_general(page, order);
 }
 
 /*
@@ -594,39 +731,8 @@ void put_page(struct page *page)
 		free_the_page(page, page->order);
 }
 
-/*
- * Last reference gone: check the block, poison it, and decide its true order. A wrong order
- * is reported and the recorded one used, so nothing is lost. Returns false if the block is
- * too damaged to free (it is then leaked, as Linux does).
- */
-bool free_pages_prepare(struct page *page, unsigned int *order)
-{
-	bool ok = true;
-
-	if (unlikely(page->order != *order)) {
-		bad_page(page, "freed with order %u, allocated with order %u", *order, page->order);
-		*order = page->order;
-	}
-	if (unlikely(page->pfn & ((1u << *order) - 1))) {
-		bad_page(page, "block of order %u is not aligned", *order);
-		return false;
-	}
-	if (unlikely(*order && page[1].compound_pincount)) {	/* pins without references */
-		bad_page(page, "freed with a nonzero pin count (%u)", page[1].compound_pincount);
-		return false;
-	}
-	for (unsigned int i = 1; i < (1u << *order); i++) {
-		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned))) {
-			bad_page(page + i, "tail page of an order-%u block is in use", *order);
-			ok = false;
-		}
-	}
-	if (ok && page_pgdat(page)->poison)
-		poison_pages(page, 1u << *order);
-	return ok;
-}
-
-static bool check_new_block(struct page *page, unsigned int order)
+/* The slow part of check_new_pages(): every page of the block, reported if in use. */
+bool check_new_block(struct page *page, unsigned int order)
 {
 	for (unsigned int i = 0; i < (1u << order); i++)
 		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned))) {
@@ -636,45 +742,17 @@ static bool check_new_block(struct page *page, unsigned int order)
 	return true;
 }
 
-/*
- * May a block just taken off a free list (PG_buddy or PG_pcp already cleared) be handed out?
- * Every page must be unused: refcount 0, no flag but PG_poisoned. If one is not, someone
- * still uses a page after freeing it: report it; the caller then discards the block, leaving
- * it off every list as it is (leaked until that user frees it), and takes another, as Linux
- * does (check_new_pages()). Order 0 is the hot case and is checked inline.
- */
-bool check_new_pages(struct page *page, unsigned int order)
-{
-	if (likely(!order && !(page_flags(page) & ~PG_poisoned) && !page_count(page)))
-		return true;
-	return check_new_block(page, order);
-}
-
-/* Clear what mm/gup.h reads, check the poison. */
-static void prep_new_block(struct page *page, unsigned int order)
+/* prep_new_page() for all but a clean order-0 page: clear what mm/gup.h reads, check the
+ * poison, zero if asked. */
+struct page *prep_new_block(struct page *page, unsigned int order, gfp_t gfp)
 {
 	for (unsigned int i = 0; i < (1u << order); i++)
 		page[i].compound_off = 0;
 	check_poison_pages(page, 1u << order);
 	if (order)
 		page[1].compound_pincount = 0;
-}
-
-/*
- * Final touches on a checked block just taken from a free or per-CPU list. Every page
- * leaves as a plain, unpinned block: compound_off 0 (mm/gup.h reads it to find a head) and,
- * for a large block, a zero pin count in page[1] (its lru is unused while the block is
- * allocated). Order 0 without poison is the hot case.
- */
-void prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
-{
-	if (likely(!order && !page_flags(page) && !page->compound_off))
-		; /* clean: nothing to check or clear */
-	else
-		prep_new_block(page, order);
-	page->order = (u8)order;
-	WRITE_ONCE(page->mt, (u8)gfp_migratetype(gfp));
-	WRITE_ONCE(page->refcount, 1);
+	set_page_allocated(page, order, gfp);
 	if (gfp & __GFP_ZERO)
 		memset(page_address(page), 0, PAGE_SIZE << order);
+	return page;
 }

@@ -3,7 +3,7 @@
  * blocks so most allocations and frees skip zone->lock; Linux v6.4 rules, with its three
  * locking schemes selectable at boot. Not the buddy lists (page_alloc.c).
  */
-#include "mm/internal.h"
+#include "mm/pcp.h"
 #include "mm/memblock.h"
 #include "mm/fail_page_alloc.h"
 #include "kernel/cmdline.h"
@@ -97,90 +97,23 @@ CMDLINE_BOOL("pcp.enable", pcp_enabled, "0: no per-CPU page lists, every page vi
 
 /*
  * Size the per-CPU pages struct as promised in mm/mmzone.h: the 64-byte spinlock (it carries
- * lock statistics) + 16 bytes of counters + 13 list heads = 288 bytes -> 5 cache lines.
+ * lock statistics) + 16 bytes of counters + the stats pointer + 13 list heads = 296 bytes
+ * -> 5 cache lines.
  */
 BUILD_BUG_ON(sizeof(struct per_cpu_pages) != 5 * CACHELINE_SIZE);
 BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
 
-/* ---- lock models ---- */
-
-/*
- * Take pcp as model protects it, without waiting; false if its lock is held.
- *   irqoff:  interrupts off is the whole protection; remote CPUs never touch this pcp.
- *   irqsave: spin_trylock with interrupts saved and disabled (v6.0).
- *   trylock: spin_trylock, interrupts stay on (v6.2+); an interrupt on this CPU that finds
- *            the lock held fails its own trylock instead of deadlocking.
- */
-static bool pcp_trylock_model(struct per_cpu_pages *pcp, enum pcp_lock_model model,
-			      unsigned long *flags)
-{
-	switch (model) {
-	case PCP_LOCK_IRQOFF:
-		*flags = arch_irq_save();
-		return true;
-	case PCP_LOCK_IRQSAVE:
-		return spin_trylock_irqsave(&pcp->lock, flags);
-	default:
-		*flags = 0;
-		return spin_trylock(&pcp->lock);
-	}
-}
-
-static void pcp_unlock_model(struct per_cpu_pages *pcp, enum pcp_lock_model model,
-			     unsigned long flags)
-{
-	switch (model) {
-	case PCP_LOCK_IRQOFF:
-		arch_irq_restore(flags);
-		break;
-	case PCP_LOCK_IRQSAVE:
-		spin_unlock_irqrestore(&pcp->lock, flags);
-		break;
-	default:
-		spin_unlock(&pcp->lock);
-	}
-}
-
-/* What every list operation needs: the pcp's lock, or (irqoff model, the owner) interrupts
- * off. Debug builds check it at the top of each such function. */
-static inline void pcp_assert_held(struct per_cpu_pages *pcp)
-{
-	VM_BUG_ON(!spin_is_held_by_me(&pcp->lock) &&
-		  !(READ_ONCE(pcp_lock_model) == PCP_LOCK_IRQOFF && arch_irqs_disabled()));
-}
-
-/*
- * Take this CPU's pcp of zone for a fast path, or return NULL (the caller then goes to the
- * buddy lists). There is no preemption in this kernel, so the CPU cannot change between
- * arch_cpu_id() and the lock (Linux pins the task first: pcpu_task_pin() in 4b23a68f9536
- * "mm/page_alloc: protect PCP lists with a spinlock"). The model is read once and kept in
- * the pcp, so pcp_unlock() undoes exactly what this did.
- */
-static struct per_cpu_pages *pcp_trylock(struct zone *zone, unsigned long *flags)
-{
-	struct per_cpu_pages *pcp = &zone->pcp[arch_cpu_id()];
-	enum pcp_lock_model model = READ_ONCE(pcp_lock_model);
-
-	if (!pcp_trylock_model(pcp, model, flags))
-		return NULL;
-	pcp->held_model = (u8)model;
-	return pcp;
-}
-
-static void pcp_unlock(struct per_cpu_pages *pcp, unsigned long flags)
-{
-	pcp_unlock_model(pcp, pcp->held_model, flags);
-}
-
 /* For tests: hold this CPU's pcp as a fast path would (see pcp_trylock). */
-struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags)
+struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, struct pcp_hold *hold)
 {
-	return pcp_trylock(zone, flags);
+	struct per_cpu_pages *pcp = this_cpu_pcp(zone);
+
+	return pcp_trylock(pcp, hold) ? pcp : NULL;
 }
 
-void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, unsigned long flags)
+void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, const struct pcp_hold *hold)
 {
-	pcp_unlock(pcp, flags);
+	pcp_unlock(pcp, *hold);
 }
 
 /* ---- sizing ---- */
@@ -282,6 +215,7 @@ int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 		spin_lock_init(&zone->pcp_batch_high_lock, "pcp_batch_high", 0);
 		for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++) {
 			spin_lock_init(&zone->pcp[cpu].lock, "pcp", 0);
+			zone->pcp[cpu].stats = &zone->pcp_stats[cpu];
 			zone->pcp[cpu].high = BOOT_PAGESET_HIGH;
 			zone->pcp[cpu].batch = BOOT_PAGESET_BATCH;
 			for (int i = 0; i < NR_PCP_LISTS; i++)
@@ -387,132 +321,140 @@ static int nr_pcp_free(struct per_cpu_pages *pcp, int high, bool free_high)
 	return CLAMP(batch, min_nr_free, max_nr_free);
 }
 
-/*
- * Put the block at the head of its list (LIFO: the hottest page is reused first), then
- * spill if count reached high. free_high (v6.4): a high-order free while frees dominate
- * (free_factor > 0) empties the whole pcp, so that a CPU that mostly frees does not sit on
- * high-order pages another CPU could use while they are still cache-hot.
- */
-static void free_unref_page_commit(struct zone *zone, struct per_cpu_pages *pcp,
-				   struct page *page, int mt, unsigned int order)
+/* Spill from pcp after a free brought count to high (see nr_pcp_free). Caller holds pcp. */
+static void pcp_spill(struct zone *zone, struct per_cpu_pages *pcp, int high, bool free_high,
+		      unsigned int pindex)
 {
-	unsigned int pindex = order_to_pindex(mt, order);
-	bool free_high;
-	int high;
-
-	pcp_assert_held(pcp);
-	page->order = (u8)order;
-	WRITE_ONCE(page->mt, (u8)mt);
-	__set_page_flag(page, PG_pcp);
-	list_add(&page->lru, &pcp->lists[pindex]);
-	WRITE_ONCE(pcp->count, pcp->count + (1 << order));
-	pcp_stat(zone, arch_cpu_id())->free_hit++;
-	free_high = pcp->free_factor && order && order <= PAGE_ALLOC_COSTLY_ORDER;
-	high = nr_pcp_high(pcp, free_high);
-	if (pcp->count >= high) {
-		free_pcppages_bulk(zone, nr_pcp_free(pcp, high, free_high), pcp, (int)pindex);
-		pcp_stat(zone, arch_cpu_id())->spill++;
-	}
+	free_pcppages_bulk(zone, nr_pcp_free(pcp, high, free_high), pcp, (int)pindex);
+	pcp->stats->spill++;
 }
 
-/* Free a checked, poisoned block of a pcp order: to this CPU's list, or to the buddy lists
- * if the list is busy (trylock failed: an interrupted holder, or a remote drain). */
+/*
+ * Free a block of a pcp order whose last reference is gone (the order-0 fast path,
+ * mm/page_alloc.c, sends what it did not take): to this CPU's list, or to the buddy lists if
+ * the lists are off or busy (trylock failed: an interrupted holder, or a remote drain).
+ * On the list: push, count, and spill if count reached high. free_high (v6.4): a high-order
+ * free while frees dominate (free_factor > 0) empties the whole pcp, so that a CPU that
+ * mostly frees does not sit on high-order pages another CPU could use while they are still
+ * cache-hot.
+ */
 void free_unref_page(struct page *page, unsigned int order)
 {
 	struct zone *zone = page_zone(page);
 	int mt = get_pageblock_migratetype(page);
 	struct per_cpu_pages *pcp;
-	unsigned long flags;
+	struct pcp_hold hold;
+	bool free_high;
+	int high;
 
 	if (!READ_ONCE(pcp_enabled)) {
 		free_one_page(zone, page, order, mt);
 		return;
 	}
-	pcp = pcp_trylock(zone, &flags);
-	if (!pcp) {
-		pcp_stat(zone, arch_cpu_id())->trylock_fail_free++;
+	pcp = this_cpu_pcp(zone);
+	if (!pcp_trylock(pcp, &hold)) {
+		pcp->stats->trylock_fail_free++;
 		free_one_page(zone, page, order, mt);
 		return;
 	}
-	free_unref_page_commit(zone, pcp, page, mt, order);
-	pcp_unlock(pcp, flags);
+	pcp_push(pcp, page, mt, order);
+	pcp->stats->free_hit++;
+	free_high = pcp->free_factor && order && order <= PAGE_ALLOC_COSTLY_ORDER;
+	high = nr_pcp_high(pcp, free_high);
+	if (pcp->count >= high)
+		pcp_spill(zone, pcp, high, free_high, order_to_pindex(mt, order));
+	pcp_unlock(pcp, hold);
 }
 
 /* ---- allocation path ---- */
 
-/* Move up to count blocks of order from the buddy lists to the tail of list, under one
- * zone->lock hold (tail: they come out in physical order). Returns how many. */
+/*
+ * Move up to count blocks of order from the buddy lists to the tail of list, under one
+ * zone->lock hold (tail: they come out in physical order). Each block is checked on its way
+ * (check_new_pages): one found in use is discarded, left off every list. Returns how many
+ * blocks were listed.
+ */
 static int rmqueue_bulk(struct zone *zone, unsigned int order, int count,
 			struct list_head *list, int mt)
 {
 	unsigned long flags = spin_lock_irqsave(&zone->lock);
-	int i;
+	int listed = 0;
 
-	for (i = 0; i < count; i++) {
+	for (int i = 0; i < count; i++) {
 		struct page *page = __rmqueue(zone, order, mt);
 
 		if (!page)
 			break;
+		if (!check_new_pages(page, order))
+			continue;
 		__set_page_flag(page, PG_pcp);
 		list_add_tail(&page->lru, list);
+		listed++;
 	}
 	spin_unlock_irqrestore(&zone->lock, flags);
-	return i;
+	return listed;
 }
 
 /*
- * Take the head of list; refill an empty list first with max(batch >> order, 2) blocks
- * (1 with the boot pageset): enough to amortise zone->lock over several allocations,
- * fewer for big orders so a CPU does not hoard them. A block found in use is discarded and
- * the next one taken (check_new_pages). Caller holds pcp.
+ * Refill an empty list with max(batch >> order, 2) blocks (1 with the boot pageset): enough
+ * to amortise zone->lock over several allocations, fewer for big orders so a CPU does not
+ * hoard them. False if the buddy lists gave none. Caller holds pcp.
+ */
+static bool pcp_refill(struct zone *zone, unsigned int order, int mt,
+		       struct per_cpu_pages *pcp, struct list_head *list)
+{
+	int batch = READ_ONCE(pcp->batch);
+
+	if (batch > 1)
+		batch = MAX(batch >> order, 2);
+	WRITE_ONCE(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt) << order));
+	pcp->stats->refill++;
+	return !list_empty(list);
+}
+
+/*
+ * Take the head of list, refilling an empty list first. Every block was checked when a
+ * refill brought it from the buddy lists; debug builds check it again as it leaves the list
+ * (a page someone used while it sat here) and take the next one if it is in use: the bad
+ * one is discarded, left off every list (check_new_pages). Linux checks in the same two
+ * places (check_pcp_refill, check_new_pcp). Caller holds pcp.
  */
 static struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int mt,
 				      struct per_cpu_pages *pcp, struct list_head *list)
 {
-	struct pcp_stats *st = pcp_stat(zone, arch_cpu_id());
 	struct page *page;
 
-	pcp_assert_held(pcp);
 	do {
-		if (list_empty(list)) {
-			int batch = READ_ONCE(pcp->batch);
-
-			if (batch > 1)
-				batch = MAX(batch >> order, 2);
-			WRITE_ONCE(pcp->count, pcp->count +
-				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
-			st->refill++;
-			if (list_empty(list))
-				return NULL;
-		} else {
-			st->alloc_hit++;
-		}
-		page = list_first_entry(list, struct page, lru);
-		list_del(&page->lru);
-		__clear_page_flag(page, PG_pcp);
-		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
-	} while (!check_new_pages(page, order));
+		if (!list_empty(list))
+			pcp->stats->alloc_hit++;
+		else if (!pcp_refill(zone, order, mt, pcp, list))
+			return NULL;
+		page = pcp_pop(pcp, list, order);
+	} while (CONFIG_DEBUG_VM && !check_new_pages(page, order));
 	return page;
 }
 
-/* Allocate from this CPU's list, or NULL: the caller then uses the buddy lists. An
- * allocation halves free_factor: frees that follow allocations spill less. */
+/*
+ * Allocate from this CPU's list (refilled if empty), or NULL: the caller then uses the
+ * buddy lists. Every order; order 0 comes here when its fast path (mm/page_alloc.c) did not
+ * find a page. An allocation halves free_factor: frees that follow allocations spill less.
+ */
 struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int mt)
 {
 	struct per_cpu_pages *pcp;
-	unsigned long flags;
+	struct pcp_hold hold;
 	struct page *page;
 
 	if (!READ_ONCE(pcp_enabled))
 		return NULL;
-	pcp = pcp_trylock(zone, &flags);
-	if (!pcp) {
-		pcp_stat(zone, arch_cpu_id())->trylock_fail_alloc++;
+	pcp = this_cpu_pcp(zone);
+	if (unlikely(!pcp_trylock(pcp, &hold))) {
+		pcp->stats->trylock_fail_alloc++;
 		return NULL;
 	}
 	pcp->free_factor >>= 1;
 	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
-	pcp_unlock(pcp, flags);
+	pcp_unlock(pcp, hold);
 	return page;
 }
 
@@ -544,14 +486,17 @@ unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigne
 	unsigned int i = 0, filled = 0, missing = 0;
 	struct per_cpu_pages *pcp = NULL;
 	struct zone *zone = NULL;
-	unsigned long flags = 0;
+	struct pcp_hold hold;
 	int mt = gfp_migratetype(gfp);
 
 	for (unsigned int k = 0; k < nr; k++)
 		missing += !pages[k];
 	if (missing > 1 && READ_ONCE(pcp_enabled) && !should_fail_alloc_page(gfp, 0) &&
-	    (zone = bulk_zone(pgdat, gfp, missing)))
-		pcp = pcp_trylock(zone, &flags);
+	    (zone = bulk_zone(pgdat, gfp, missing))) {
+		pcp = this_cpu_pcp(zone);
+		if (!pcp_trylock(pcp, &hold))
+			pcp = NULL;
+	}
 	for (; pcp && i < nr; i++) {
 		struct list_head *list = &pcp->lists[order_to_pindex(mt, 0)];
 
@@ -560,10 +505,11 @@ unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigne
 		if (!(pages[i] = __rmqueue_pcplist(zone, 0, mt, pcp, list)))
 			break;
 		prep_new_page(pages[i], 0, gfp);
+		pcp->stats->numa_hit++;	/* a zone of the node asked for */
 		filled++;
 	}
 	if (pcp)
-		pcp_unlock(pcp, flags);
+		pcp_unlock(pcp, hold);
 	for (i = 0; !filled && i < nr; i++)
 		if (!pages[i]) {
 			filled = !!(pages[i] = alloc_pages_node(pgdat, gfp, 0));
@@ -875,7 +821,7 @@ unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
 
 	for (unsigned int cpu = 0; zone->pcp && cpu < zone->node->nr_cpus; cpu++) {
 		struct per_cpu_pages *pcp = &zone->pcp[cpu];
-		unsigned long flags;
+		unsigned long flags = 0;	/* the trylock model leaves it alone */
 
 		if (!pcp_trylock_model(pcp, model, &flags)) {
 			printk("mm_verify: %s cpu%u pcp busy: a pcp operation is in flight, the "

@@ -353,6 +353,44 @@ static void numa_exhaustion_counts_miss_and_foreign(struct ktest *t)
 	mm_machine_destroy(m);
 }
 
+/*
+ * A memoryless node's CPU allocates through the order-0 fast path from its preferred zone,
+ * node 0's: the hit counts as node 0's numa_hit (other_node: the CPU is on node 1). But
+ * __GFP_THISNODE on the memoryless node must fail, even with a page of node 0 on this CPU's
+ * list where the fast path would find it. Expect: the page just freed, counted; then NULL.
+ */
+static void alloc_pages_memoryless_node_fast_hit_thisnode_fails(struct ktest *t)
+{
+	static const unsigned int size[2] = { 16, 0 };
+	static const u8 on_node1[MAX_CPUS] = { [0 ... MAX_CPUS - 1] = 1 };
+	static struct test_machine tm;
+	struct mm_machine *m = machine_create(&tm, 2, size, NULL, on_node1);
+	struct numa_stats a, b;
+	struct page *page, *again;
+	struct zone *z0;
+
+	KT_ASSERT_TRUE(t, m);
+	z0 = &m->node[0]->node_zones[ZONE_DMA32];
+	KT_ASSERT_TRUE(t, m->node[1]->preferred_zone[ZONE_NORMAL] == z0);
+	page = alloc_pages_node(m->node[1], GFP_KERNEL, 0);
+	KT_ASSERT_TRUE(t, page && page_pgdat(page) == m->node[0]);
+	__free_pages(page, 0);
+	KT_ASSERT_TRUE(t, READ_ONCE(z0->pcp[arch_cpu_id()].count) > 0);	/* else nothing is tested */
+	zone_numa_stats(z0, &a);
+	again = alloc_pages_node(m->node[1], GFP_KERNEL, 0);
+	zone_numa_stats(z0, &b);
+	KT_EXPECT_TRUE(t, again == page);		/* LIFO: the page just freed, off the list */
+	KT_EXPECT_EQ(t, b.numa_hit - a.numa_hit, 1);
+	KT_EXPECT_EQ(t, b.other_node - a.other_node, 1);
+	if (again)
+		__free_pages(again, 0);
+	KT_ASSERT_TRUE(t, READ_ONCE(z0->pcp[arch_cpu_id()].count) > 0);
+	KT_EXPECT_TRUE(t, !alloc_pages_node(m->node[1], GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN, 0));
+	drain_all_pages_machine(m);
+	KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
+	mm_machine_destroy(m);
+}
+
 static const struct ktest_case numa_cases[] = {
 	KTEST_CASE(memblock_set_node_splits_and_merges),
 	KTEST_CASE(memblock_alloc_node_prefers_node),
@@ -360,6 +398,7 @@ static const struct ktest_case numa_cases[] = {
 	KTEST_CASE(numa_section_holds_one_node),
 	KTEST_CASE(numa_exhaustion_counts_miss_and_foreign),
 	KTEST_CASE(numa_zone_drain_reaches_other_node_cpu),
+	KTEST_CASE(alloc_pages_memoryless_node_fast_hit_thisnode_fails),
 	KTEST_CASE_CONCURRENT(numa_remote_free_vs_drain),
 };
 KTEST_SUITE(host_numa, numa_cases);

@@ -229,7 +229,8 @@ static void pcp_alloc_pages_bulk_fills_array(struct ktest *t)
 	struct pglist_data *pgdat = pcp_node(256, 4);
 	struct page *pages[100] = { NULL }, *first;
 	struct per_cpu_pages *held;
-	unsigned long flags, free;
+	unsigned long free;
+	struct pcp_hold hold;
 	unsigned int got;
 
 	KT_ASSERT_TRUE(t, pgdat);
@@ -244,10 +245,10 @@ static void pcp_alloc_pages_bulk_fills_array(struct ktest *t)
 				KT_EXPECT_TRUE(t, pages[a] != pages[b]);
 	free_all(pages, 100, 0);
 	memset(pages, 0, sizeof(pages));
-	held = pcp_lock_this_cpu(&pgdat->node_zones[ZONE_DMA32], &flags);
+	held = pcp_lock_this_cpu(&pgdat->node_zones[ZONE_DMA32], &hold);
 	KT_ASSERT_TRUE(t, held);
 	KT_EXPECT_EQ(t, alloc_pages_bulk_node(pgdat, GFP_KERNEL, 100, pages), 1);
-	pcp_unlock_this_cpu(held, flags);
+	pcp_unlock_this_cpu(held, &hold);
 	free_all(pages, 1, 0);
 	drain_all_pages_node(pgdat);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
@@ -485,8 +486,8 @@ static void *reentry_cpu(void *p)
 	struct zone *zone = &r->pgdat->node_zones[ZONE_DMA32];
 
 	if (arch_cpu_id() == 0) {
-		unsigned long flags;
-		struct per_cpu_pages *pcp = pcp_lock_this_cpu(zone, &flags);
+		struct pcp_hold hold;
+		struct per_cpu_pages *pcp = pcp_lock_this_cpu(zone, &hold);
 
 		smp_store_release(&r->phase, 1);
 		while (pcp_lock_model == PCP_LOCK_TRYLOCK ? !r->alloc_ok :
@@ -495,7 +496,7 @@ static void *reentry_cpu(void *p)
 		for (int i = 0; i < 200; i++)
 			arch_cpu_relax();
 		smp_store_release(&r->phase, 2);
-		pcp_unlock_this_cpu(pcp, flags);
+		pcp_unlock_this_cpu(pcp, &hold);
 		while (!smp_load_acquire(&r->alloc_ok))
 			arch_cpu_relax();
 	} else {
@@ -894,19 +895,19 @@ static void *drain_race_cpu(void *p)
 		break;
 	case 2: {
 		struct per_cpu_pages *pcp;
-		unsigned long flags;
+		struct pcp_hold hold;
 
 		fill_own_list(d->pgdat);
 		__atomic_add_fetch(&d->filled, 1, __ATOMIC_ACQ_REL);
 		while (smp_load_acquire(&d->filled) < 2)
 			arch_cpu_relax();
-		pcp = pcp_lock_this_cpu(zone, &flags);
+		pcp = pcp_lock_this_cpu(zone, &hold);
 		smp_store_release(&d->step, 1);
 		spin_ns(20 * MS);	/* cpu1's drain is now waiting for this pcp */
 		smp_store_release(&d->step, 2);
 		while (!smp_load_acquire(&d->release))
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* no interrupts while held */
-		pcp_unlock_this_cpu(pcp, flags);
+		pcp_unlock_this_cpu(pcp, &hold);
 		break;
 	}
 	case 3:
@@ -1190,16 +1191,16 @@ static void wait_phase(struct switch_race *r, int phase)
 /* CPU 0 holds its (non-empty) pcp until the switch has begun and 2000 relaxes more. */
 static void switch_race_holder(struct switch_race *r)
 {
-	unsigned long flags;
+	struct pcp_hold hold;
 	struct per_cpu_pages *pcp;
 
 	fill_own_pcp(r->pgdat);
-	pcp = pcp_lock_this_cpu(&r->pgdat->node_zones[ZONE_DMA32], &flags);
+	pcp = pcp_lock_this_cpu(&r->pgdat->node_zones[ZONE_DMA32], &hold);
 	smp_store_release(&r->phase, 1);
 	wait_phase(r, 3);
 	for (int i = 0; i < 2000; i++)
 		arch_cpu_relax();
-	pcp_unlock_this_cpu(pcp, flags);
+	pcp_unlock_this_cpu(pcp, &hold);
 }
 
 static void *switch_race_cpu(void *p)
@@ -1271,17 +1272,17 @@ static void pcp_unlock_uses_model_of_lock(struct ktest *t)
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	for (unsigned int a = 0; a < ARRAY_SIZE(models); a++)
 		for (unsigned int b = 0; b < ARRAY_SIZE(models); b++) {
-			unsigned long flags;
+			struct pcp_hold hold;
 			struct per_cpu_pages *pcp;
 			jmp_buf jb;
 
 			pcp_lock_model = models[a];
-			pcp = pcp_lock_this_cpu(zone, &flags);
+			pcp = pcp_lock_this_cpu(zone, &hold);
 			KT_ASSERT_TRUE(t, pcp);
 			pcp_lock_model = models[b];
 			if (!setjmp(jb)) {
 				host_panic_jmp = &jb;
-				pcp_unlock_this_cpu(pcp, flags);
+				pcp_unlock_this_cpu(pcp, &hold);
 			}
 			host_panic_jmp = NULL;
 			if (spin_is_held_by_me(&pcp->lock) || arch_irqs_disabled())
@@ -1327,12 +1328,13 @@ static void mm_verify_reports_busy_pcp(struct ktest *t)
 	KT_ASSERT_TRUE(t, pgdat);
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		struct zone *zone = &pgdat->node_zones[ZONE_DMA32];
-		unsigned long flags, problems;
+		unsigned long problems;
+		struct pcp_hold hold;
 		struct per_cpu_pages *pcp;
 		bool panicked;
 
 		pcp_lock_model = models[m];
-		pcp = pcp_lock_this_cpu(zone, &flags);
+		pcp = pcp_lock_this_cpu(zone, &hold);
 		KT_ASSERT_TRUE(t, pcp);
 		problems = verify_catching_panic(pgdat, &panicked);
 		if (panicked)
@@ -1341,7 +1343,7 @@ static void mm_verify_reports_busy_pcp(struct ktest *t)
 		KT_EXPECT_TRUE(t, !panicked);
 		if (models[m] != PCP_LOCK_IRQOFF)
 			KT_EXPECT_TRUE(t, problems > 0 && host_console_contains("busy"));
-		pcp_unlock_this_cpu(pcp, flags);	/* a panic came before verify took it */
+		pcp_unlock_this_cpu(pcp, &hold);	/* a panic came before verify took it */
 		host_irqs_off = 0;
 		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	}

@@ -361,13 +361,13 @@ static void mm_pcp_irq_reentry(struct ktest *t)
 		static struct reentry r;
 		struct pcp_stats st;
 		struct per_cpu_pages *pcp;
-		unsigned long flags;
+		struct pcp_hold hold;
 		bool trylock = models[m] == PCP_LOCK_TRYLOCK;
 
 		set_model(models[m]);
 		reset_counters();
 		memset(&r, 0, sizeof(r));
-		pcp = pcp_lock_this_cpu(zone, &flags);
+		pcp = pcp_lock_this_cpu(zone, &hold);
 		KT_ASSERT_NOT_NULL(t, pcp);
 		r.count_before = pcp->count;
 		smp_store_release(&r.phase, 1);
@@ -377,7 +377,7 @@ static void mm_pcp_irq_reentry(struct ktest *t)
 			arch_cpu_relax();
 		udelay(1000);	/* irqoff/irqsave: the IPI is pending meanwhile */
 		smp_store_release(&r.phase, 2);
-		pcp_unlock_this_cpu(pcp, flags);
+		pcp_unlock_this_cpu(pcp, &hold);
 		while (!smp_load_acquire(&r.done))
 			arch_cpu_relax();
 		pcp_stats_sum(mm_node(), 0, &st);
@@ -627,16 +627,16 @@ static bool irq_alloc_while_pcp_held(struct irq_exhaust *x)
 {
 	bool trylock = pcp_lock_model == PCP_LOCK_TRYLOCK;
 	struct per_cpu_pages *pcp;
-	unsigned long flags;
+	struct pcp_hold hold;
 
-	if (!(pcp = pcp_lock_this_cpu(x->zone, &flags)))
+	if (!(pcp = pcp_lock_this_cpu(x->zone, &hold)))
 		return false;
 	smp_call_function_single(1, irq_exhaust_sender, x, false);
 	while (trylock ? !smp_load_acquire(&x->done) :
 			 !smp_load_acquire(&x->sent))
 		arch_cpu_relax();
 	udelay(1000);	/* irqoff/irqsave: the IPI is pending meanwhile */
-	pcp_unlock_this_cpu(pcp, flags);
+	pcp_unlock_this_cpu(pcp, &hold);
 	while (!smp_load_acquire(&x->done))
 		arch_cpu_relax();
 	return true;
@@ -871,15 +871,15 @@ static void wait_phase(struct switch_race *r, int phase)
 static void switch_race_holder(struct switch_race *r)
 {
 	struct per_cpu_pages *pcp;
-	unsigned long flags;
+	struct pcp_hold hold;
 
 	fill_own_pcp();
-	pcp = pcp_lock_this_cpu(&mm_node()->node_zones[ZONE_DMA32], &flags);
+	pcp = pcp_lock_this_cpu(&mm_node()->node_zones[ZONE_DMA32], &hold);
 	smp_store_release(&r->phase, 1);
 	wait_phase(r, 3);
 	udelay(2000);
 	if (pcp)
-		pcp_unlock_this_cpu(pcp, flags);
+		pcp_unlock_this_cpu(pcp, &hold);
 }
 
 static void switch_race_fn(void *arg)

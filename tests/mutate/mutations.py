@@ -201,18 +201,17 @@ MUTATIONS = [
     ),
     dict(
         name="trylock-model-spins",
-        file="mm/pcp.c",
+        file="mm/pcp.h",
         says="the trylock model takes this CPU's pcp lock with a spinning spin_lock: an "
              "interrupt that arrives while the lock is held deadlocks on it",
         edits=[("""\
-	default:
-		*flags = 0;
-		return spin_trylock(&pcp->lock);
+	if (model == PCP_LOCK_TRYLOCK)
+		return pcp_spin_trylock(pcp);
 """, """\
-	default:
-		*flags = 0;
+	if (model == PCP_LOCK_TRYLOCK) {
 		spin_lock(&pcp->lock);
 		return true;
+	}
 """)],
         tests=["host:pcp_irq_reentry_all_models", "host:pcp_alloc_pages_bulk",
                "kernel:4:mm_pcp.*"],
@@ -224,10 +223,10 @@ MUTATIONS = [
              "taken from without the lock",
         edits=[("""\
 	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
-	pcp_unlock(pcp, flags);
+	pcp_unlock(pcp, hold);
 	return page;
 """, """\
-	pcp_unlock(pcp, flags);
+	pcp_unlock(pcp, hold);
 	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
 	return page;
 """)],
@@ -237,15 +236,15 @@ MUTATIONS = [
     # ---- per-CPU lists: bookkeeping (mm/pcp.c) ----
     dict(
         name="pcp-flag-kept-on-alloc",
-        file="mm/pcp.c",
+        file="mm/pcp.h",
         says="a page taken off a per-CPU list for an allocation keeps its PG_pcp flag",
         edits=[("""\
-		list_del(&page->lru);
-		__clear_page_flag(page, PG_pcp);
-		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
+	list_del(&page->lru);
+	__clear_page_flag(page, PG_pcp);
+	WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 """, """\
-		list_del(&page->lru);
-		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
+	list_del(&page->lru);
+	WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
     ),
@@ -268,10 +267,9 @@ MUTATIONS = [
         file="mm/pcp.c",
         says="a refill of order-n blocks adds the number of blocks to pcp->count, not pages",
         edits=[("""\
-			WRITE_ONCE(pcp->count, pcp->count +
-				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
+	WRITE_ONCE(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt) << order));
 """, """\
-			WRITE_ONCE(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
+	WRITE_ONCE(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
     ),
@@ -280,10 +278,9 @@ MUTATIONS = [
         file="mm/pcp.c",
         says="a refill puts pages on the list without adding them to pcp->count",
         edits=[("""\
-			WRITE_ONCE(pcp->count, pcp->count +
-				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
+	WRITE_ONCE(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt) << order));
 """, """\
-			rmqueue_bulk(zone, order, batch, list, mt);
+	rmqueue_bulk(zone, order, batch, list, mt);
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
     ),
@@ -345,12 +342,12 @@ MUTATIONS = [
 """)],
         tests=["host:watermarks", "host:alloc_pages_", "kernel:4:mm_buddy.*"],
     ),
-    # ---- spinlocks (kernel/spinlock.c) ----
+    # ---- spinlocks (kernel/spinlock.h: the lock word under every spinlock function) ----
     dict(
         name="unlock-without-release",
-        file="kernel/spinlock.c",
-        says="spin_unlock() clears the lock word with a relaxed store: the critical "
-             "section's writes may become visible after the next owner's reads",
+        file="kernel/spinlock.h",
+        says="arch_spin_unlock() (under spin_unlock()) clears the lock word with a relaxed "
+             "store: the critical section's writes may become visible after the next owner's reads",
         edits=[("""\
 	smp_store_release(&lock->locked, 0);
 """, """\
@@ -360,9 +357,9 @@ MUTATIONS = [
     ),
     dict(
         name="lock-without-acquire",
-        file="kernel/spinlock.c",
-        says="spin_lock() takes the lock word with a relaxed exchange: the new owner may "
-             "read the data before the previous owner's writes",
+        file="kernel/spinlock.h",
+        says="arch_spin_trylock() (under spin_lock()) takes the lock word with a relaxed "
+             "exchange: the new owner may read the data before the previous owner's writes",
         edits=[("""\
 	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
 """, """\
@@ -533,6 +530,31 @@ void free_unref_page(struct page *page, unsigned int order)
 """)],
         tests=["host:numa_exhaustion_counts_miss_and_foreign",
                "kernel:1:mm_numa.numa_exhaust_node_falls_back"],
+    ),
+    dict(
+        name="fast-path-ignores-thisnode",
+        file="mm/page_alloc.c",
+        says="the order-0 fast path serves __GFP_THISNODE from the preferred zone even when it "
+             "is another node's (a memoryless node gets a page of its neighbour)",
+        edits=[("""\
+	if (((gfp & __GFP_THISNODE) && zone->node != pgdat) || !READ_ONCE(pcp_enabled) ||
+""", """\
+	if (!READ_ONCE(pcp_enabled) ||
+""")],
+        tests=["host:alloc_pages_memoryless_node_fast_hit_thisnode_fails"],
+    ),
+    dict(
+        name="fast-path-numa-hit-not-counted",
+        file="mm/page_alloc.c",
+        says="a hit of the order-0 fast path counts alloc_hit but not numa_hit (nor, summed, "
+             "local_node/other_node)",
+        edits=[("""\
+		stats->alloc_hit++;
+		stats->numa_hit++;
+""", """\
+		stats->alloc_hit++;
+""")],
+        tests=["host:alloc_pages_memoryless_node_fast_hit_thisnode_fails"],
     ),
     dict(
         name="memblock-merges-across-nodes",

@@ -20,12 +20,16 @@ struct arch_cpu_head {
 	u32 hardirq_depth;		/* %gs:16, interrupt handlers running (trap_dispatch) */
 };
 
+/* A 32-bit load clears the register's upper half: the 64-bit output tells the compiler so,
+ * and it need not zero-extend the id again to index an array with it. */
 static __always_inline unsigned int arch_cpu_id(void)
 {
-	unsigned int id;
+	unsigned long id;
 
-	__asm__ __volatile__("movl %%gs:8, %0" : "=r"(id));
-	return id;
+	__asm__ __volatile__("movl %%gs:8, %k0" : "=r"(id));
+	if (id > 0xffffffffu)
+		__builtin_unreachable();
+	return (unsigned int)id;
 }
 
 /* Interrupt handlers (not exceptions) now running on this CPU: 0 in thread context. */
