@@ -757,16 +757,39 @@ static void spin_ns(u64 ns)
 struct refill_race {
 	struct pglist_data *pgdat;
 	int step;		/* atomic: 1 the owner may allocate, 2 the drainer may disable */
+	int allocating;		/* atomic: cpu1 called alloc_pages_node() */
 	int drained;		/* atomic: zone_pcp_disable returned */
+	bool in_refill;		/* cpu0 saw cpu1 inside its refill before the drain began */
 	bool returned_early;	/* ... while the owner's refill was still held up */
 	unsigned long left;	/* pages listed right after it returned */
 	struct page *page;
 };
 
+/* cpu1 is inside its refill: it holds its own pcp lock (irqsave, trylock) while cpu0 holds
+ * zone->lock, so it can only be waiting for that; with irqoff there is no pcp lock to see,
+ * so allow it 20 ms once it called alloc_pages_node(). As the kernel's twin does. */
+static bool cpu1_in_refill(struct refill_race *r, struct zone *zone)
+{
+	const spinlock_t *lock = &zone->pcp[1].lock;
+
+	if (pcp_lock_model == PCP_LOCK_IRQOFF) {
+		if (wait_flag(&r->allocating, 5000 * MS))
+			spin_ns(20 * MS);
+		return smp_load_acquire(&r->allocating);
+	}
+	for (u64 end = arch_cycles() + 5000 * MS; arch_cycles() < end; arch_cpu_relax())
+		if (READ_ONCE(lock->locked) &&
+		    READ_ONCE(lock->owner_cpu) == 1)
+			return true;
+	return false;
+}
+
 /*
  * cpu0 holds zone->lock; cpu1 allocates on an empty list, so it takes its pcp and stops in
- * the refill, waiting for zone->lock with its count still 0; cpu2 then calls
- * zone_pcp_disable(). cpu0 lets go after 200 ms (or when the drain returned).
+ * the refill, waiting for zone->lock with its count still 0; once cpu0 sees it there, cpu2
+ * calls zone_pcp_disable(). cpu0 lets go after 200 ms (or when the drain returned). (A
+ * fixed 20 ms for cpu1 to get there was not always enough on a loaded host: the drain then
+ * came first, found nothing to wait for, and the test failed correct code.)
  */
 static void *refill_race_cpu(void *p)
 {
@@ -778,14 +801,15 @@ static void *refill_race_cpu(void *p)
 		unsigned long flags = spin_lock_irqsave(&zone->lock);
 
 		smp_store_release(&r->step, 1);
-		spin_ns(20 * MS);	/* cpu1 is now spinning on zone->lock inside its refill */
+		r->in_refill = cpu1_in_refill(r, zone);
 		smp_store_release(&r->step, 2);
-		r->returned_early = wait_flag(&r->drained, 200 * MS);
+		r->returned_early = wait_flag(&r->drained, 200 * MS) && r->in_refill;
 		spin_unlock_irqrestore(&zone->lock, flags);
 		break;
 	}
 	case 1:
 		wait_flag(&r->step, 60000 * MS);
+		smp_store_release(&r->allocating, 1);
 		r->page = alloc_pages_node(r->pgdat, GFP_KERNEL, 0);
 		break;
 	case 2:
@@ -827,11 +851,12 @@ static void zone_pcp_disable_waits_for_refill_in_flight(struct ktest *t)
 			free = node_free_pages(pgdat);
 			run_on_cpus(3, refill_race_cpu, args, sizeof(args[0]));
 			pcp_stats_sum(pgdat, 1, &st);
-			overlapped = st.drained > 0 || r.returned_early || r.left;
-			printk("[%s] attempt %d: drain returned %s the refill, %lu pages listed after "
-			       "it, %llu drained from cpu1\n", pcp_lock_model_name(models[m]), attempt,
-			       r.returned_early ? "DURING" : "after", r.left,
-			       (unsigned long long)st.drained);
+			overlapped = r.in_refill && (st.drained > 0 || r.returned_early || r.left);
+			printk("[%s] attempt %d: cpu1 %s inside its refill; the drain returned %s it, "
+			       "%lu pages listed after it, %llu drained from cpu1\n",
+			       pcp_lock_model_name(models[m]), attempt,
+			       r.in_refill ? "seen" : "NOT SEEN", r.returned_early ? "DURING" : "after",
+			       r.left, (unsigned long long)st.drained);
 			KT_EXPECT_TRUE(t, !r.returned_early);
 			KT_EXPECT_EQ(t, r.left, 0);
 			KT_EXPECT_EQ(t, zone_pcp_count(zone), 0);
