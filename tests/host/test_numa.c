@@ -227,12 +227,43 @@ static void *remote_race_cpu(void *p)
 	return NULL;
 }
 
+/* Once the churn is over, each CPU but the drainer frees one page of the other node: it
+ * parks on the CPU's own list for that node's zone, for the zone drains below to find. */
+static void *park_remote_page_cpu(void *p)
+{
+	struct remote_arg *a = p;
+	unsigned int cpu = arch_cpu_id();
+	struct pglist_data *to = a->r->m->node[(machine_cpu_nid(a->r->m, cpu) + 1) % 2];
+	struct page *page;
+
+	if (cpu == 1)
+		return NULL;
+	page = alloc_pages_node(to, GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN, 0);
+	if (page)
+		__free_pages(page, 0);
+	return NULL;
+}
+
+/* Pages of node nid's zone on the lists of CPUs of the other node. */
+static unsigned long parked_remote(struct mm_machine *m, unsigned int nid)
+{
+	struct zone *zone = &m->node[nid]->node_zones[ZONE_DMA32];
+	unsigned long n = 0;
+
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+		if (machine_cpu_nid(m, cpu) != nid)
+			n += (unsigned long)READ_ONCE(zone->pcp[cpu].count);
+	return n;
+}
+
 /*
  * Even CPUs on node 0, odd on node 1; every free is a remote one (the page parks on the
  * freeing CPU's list for the other node's zone) while CPU 1 drains every CPU's lists of
- * every node. Each lock model: afterwards every list is empty once the zones are disabled,
- * each node has exactly its free pages back, no page changed node, mm_verify passes, and
- * the drainer found remote pages on the lists while the churners ran (else: nothing tested).
+ * every node. Each lock model: afterwards, with a remote page parked on each churner's list
+ * (so that a zone drain that skips other nodes' CPUs leaves some behind), every list is
+ * empty once the zones are disabled, each node has exactly its free pages back, no page
+ * changed node, mm_verify passes, and the drainer found remote pages on the lists while
+ * the churners ran (else: nothing tested).
  */
 static void numa_remote_free_vs_drain(struct ktest *t)
 {
@@ -255,6 +286,8 @@ static void numa_remote_free_vs_drain(struct ktest *t)
 		run_on_cpus(NUMA_TEST_CPUS, remote_race_cpu, args, sizeof(args[0]));
 		for (unsigned int c = 0; c < NUMA_TEST_CPUS; c++)
 			frees += args[c].frees;
+		run_on_cpus(NUMA_TEST_CPUS, park_remote_page_cpu, args, sizeof(args[0]));
+		KT_EXPECT_TRUE(t, parked_remote(m, 0) > 0 && parked_remote(m, 1) > 0);
 		for (unsigned int nid = 0; nid < 2; nid++)
 			zone_pcp_disable(&m->node[nid]->node_zones[ZONE_DMA32]);
 		for (unsigned int nid = 0; nid < 2; nid++) {
