@@ -78,7 +78,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big release bench bench-smoke bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
+.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big release bench bench-meminit bench-smoke bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
 
 all: iso
 iso: $(ISO)
@@ -213,6 +213,12 @@ release: check-tools
 bench: release
 	$(PYTHON) tests/bench/bench.py --iso $(RELEASE_ISO) --out $(BUILD)/bench $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
+# Deferred memory-map init: bring-up time, the deferred phase on 1..40 CPUs, instruction
+# counts (RUNS boots per point; minutes; not part of make test).
+RUNS ?= 5
+bench-meminit: release
+	$(PYTHON) tests/bench/meminit.py --iso $(RELEASE_ISO) --out $(BUILD)/bench --runs $(RUNS)
+
 bench-smoke: release
 	$(PYTHON) tests/bench/stats.py
 	$(PYTHON) tests/bench/compare.py $(BUILD)/bench-smoke/no-such-file.json $(BUILD)/bench-smoke/x.json \
@@ -294,6 +300,7 @@ help:
 	@echo "make tour-check check docs/tour.md's commands and quoted output against one boot"
 	@echo "make bench      benchmarks (page, scaling, pft, gup, locks, boot, vs-linux) -> build/bench/*.txt, *.json, *.png"
 	@echo "make bench-linux  the same patterns on Debian's Linux 6.1 in the same QEMU -> build/bench/*-linux*"
+	@echo "make bench-meminit  deferred memory-map init: bring-up, 1..40 CPUs, instructions"
 	@echo "make compare A=x.json B=y.json   mmtests-style comparison of two result files"
 	@echo "make deps       install the Debian packages (as root)"
 	@echo "make check-boundary  the kernel includes nothing of its lab (tests/check_boundary.py)"

@@ -168,13 +168,15 @@ static unsigned long verify_unlisted(struct zone *zone, struct page *page, unsig
 	return nr;
 }
 
-/* Second pass over the zone's span: clear marks, account for everything unlisted. */
+/* Second pass over the zone's span: clear marks, account for everything unlisted. Struct
+ * pages the deferred init has not written yet are not looked at. */
 static unsigned long verify_span(struct zone *zone, unsigned long *alloc)
 {
 	struct pglist_data *pgdat = zone->node;
 	unsigned long errors = 0, pfn = zone->zone_start_pfn;
+	unsigned long end = MIN(zone_end_pfn(zone), READ_ONCE(zone->deferred_pfn));
 
-	while (pfn < zone_end_pfn(zone)) {
+	while (pfn < end) {
 		struct page *page;
 
 		if (!pfn_in_node(pgdat, pfn)) {	/* no RAM, or another node's section */

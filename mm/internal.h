@@ -153,4 +153,10 @@ void check_poison_pages(struct page *page, unsigned int nr);
 /* Mark 2^order pages at page PG_seen; report any already seen. Returns problems. */
 unsigned long verify_mark_block(const char *where, struct page *page, unsigned int order);
 
+/* ---- mm_init.c ---- */
+
+/* Initialise deferred chunks of zone until 2^order more pages are free; false if none was
+ * left. For the allocator, when zone_has_deferred(zone). */
+bool deferred_grow_zone(struct zone *zone, unsigned int order);
+
 #endif

@@ -243,6 +243,33 @@ bool memblock_next_free(const struct memblock *mb, u64 *cursor, u64 *start, u64 
 	return false;
 }
 
+void memblock_set_bottom_up(struct memblock *mb, u64 floor)
+{
+	mb->bottom_up_floor = floor;
+}
+
+/* Is [base, base + size) where a search for nid may allocate: in node nid's RAM (nid >= 0:
+ * the caller has mapped it all), or below alloc_limit? s is the start of its free range. */
+static bool fits_nid(const struct memblock *mb, u64 s, u64 base, u64 size, int nid)
+{
+	return nid >= 0 ? memblock_nid(mb, s) == nid : base + size <= mb->alloc_limit;
+}
+
+/* The lowest align-aligned block of size bytes that is free, at or above
+ * mb->bottom_up_floor and fits_nid(); 0 if none fits. */
+static u64 find_bottom_up(const struct memblock *mb, u64 size, u64 align, int nid)
+{
+	u64 cursor = mb->bottom_up_floor, s, e;
+
+	while (memblock_next_free(mb, &cursor, &s, &e)) {
+		u64 cand = ALIGN_UP(s, align);
+
+		if (cand < e && e - cand >= size && fits_nid(mb, s, cand, size, nid))
+			return cand;
+	}
+	return 0;
+}
+
 /* The highest align-aligned block of size bytes that is free and below alloc_limit, or
  * (nid >= 0) anywhere in node nid's RAM; 0 if none fits. */
 static u64 find_top_down(const struct memblock *mb, u64 size, u64 align, int nid)
@@ -261,24 +288,45 @@ static u64 find_top_down(const struct memblock *mb, u64 size, u64 align, int nid
 	return best;
 }
 
-u64 memblock_alloc_node(struct memblock *mb, u64 size, u64 align, int nid)
+/* Bottom-up from the floor if one is set, else (or if nothing fits there) top-down. */
+static u64 find_free(const struct memblock *mb, u64 size, u64 align, int nid)
+{
+	u64 best = mb->bottom_up_floor ? find_bottom_up(mb, size, align, nid) : 0;
+
+	return best ? best : find_top_down(mb, size, align, nid);
+}
+
+u64 memblock_alloc_node_raw(struct memblock *mb, u64 size, u64 align, int nid)
 {
 	u64 best;
 
 	size = ALIGN_UP(size, PAGE_SIZE);
 	align = MAX(align, PAGE_SIZE);
-	best = find_top_down(mb, size, align, nid);
+	best = find_free(mb, size, align, nid);
 	if (!best && nid >= 0)
-		best = find_top_down(mb, size, align, -1);
+		best = find_free(mb, size, align, -1);
 	if (!best || memblock_reserve(mb, best, size))
 		return 0;
-	memset(arch_phys_to_virt(best), 0, size);
 	return best;
+}
+
+u64 memblock_alloc_node(struct memblock *mb, u64 size, u64 align, int nid)
+{
+	u64 phys = memblock_alloc_node_raw(mb, size, align, nid);
+
+	if (phys)
+		memset(arch_phys_to_virt(phys), 0, ALIGN_UP(size, PAGE_SIZE));
+	return phys;
 }
 
 u64 memblock_alloc(struct memblock *mb, u64 size, u64 align)
 {
 	return memblock_alloc_node(mb, size, align, -1);
+}
+
+u64 memblock_alloc_raw(struct memblock *mb, u64 size, u64 align)
+{
+	return memblock_alloc_node_raw(mb, size, align, -1);
 }
 
 static bool type_contains(const struct memblock_type *t, u64 addr)

@@ -1,7 +1,8 @@
 /*
  * memblock: the boot-time allocator. Two sorted, disjoint, page-aligned range tables, memory
- * (RAM) and reserved, built from the firmware memory map; used only until pgdat_init() has
- * handed every unreserved page to the buddy allocator. Not thread-safe: single-CPU boot only.
+ * (RAM) and reserved, built from the firmware memory map. Changed only on one CPU before
+ * pgdat_init() returns; after that it is read-only, and the deferred memory-map init
+ * (mm_init.c) reads its free ranges from every CPU at once until the last page is handed over.
  */
 #ifndef MM_MEMBLOCK_H
 #define MM_MEMBLOCK_H
@@ -28,6 +29,7 @@ struct memblock {
 	struct memblock_type memory;	/* usable RAM, shrunk inward to whole pages */
 	struct memblock_type reserved;	/* grown outward to whole pages */
 	u64 alloc_limit;		/* memblock_alloc() returns memory below this only */
+	u64 bottom_up_floor;		/* 0: top-down; else bottom-up from here */
 	unsigned int rejected;		/* memory-map entries ignored as malformed */
 };
 
@@ -47,12 +49,21 @@ int memblock_remove(struct memblock *mb, u64 base, u64 size);	/* 0, or -1: table
 int memblock_set_node(struct memblock *mb, u64 base, u64 size, int nid);
 /* The node of the RAM region holding addr, or -1 if addr is not RAM. */
 int memblock_nid(const struct memblock *mb, u64 addr);
-/* Reserve and return a zeroed, align-aligned block, highest first; 0 when none fits. */
+/* Reserve and return a zeroed, align-aligned block, highest first (unless bottom-up, see
+ * memblock_set_bottom_up()); 0 when none fits. */
 u64 memblock_alloc(struct memblock *mb, u64 size, u64 align);
 /* The same from the RAM of node nid if it has room, at any address (the caller has mapped
  * it all), else as memblock_alloc() (Linux's memblock_alloc_try_nid()); nid < 0: just
  * memblock_alloc(). */
 u64 memblock_alloc_node(struct memblock *mb, u64 size, u64 align, int nid);
+/* The two above, not zeroed: for memory the caller writes in full anyway (the memory map). */
+u64 memblock_alloc_raw(struct memblock *mb, u64 size, u64 align);
+u64 memblock_alloc_node_raw(struct memblock *mb, u64 size, u64 align, int nid);
+/*
+ * From now on allocate bottom-up, the lowest fitting block at or above floor, as Linux's
+ * memblock_set_bottom_up(); top-down as before only if nothing above floor fits.
+ */
+void memblock_set_bottom_up(struct memblock *mb, u64 floor);
 /*
  * Iterate free (memory minus reserved) ranges in address order: start with *cursor = 0;
  * each call stores the next range in [*start, *end) and returns false when there is none.

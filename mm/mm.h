@@ -101,11 +101,40 @@ void mm_machine_destroy(struct mm_machine *m);
 /* A machine of one node, pgdat, over all the RAM in mb (mm_machine_init()). */
 int pgdat_init(struct pglist_data *pgdat, struct memblock *mb, const char *name,
 	       unsigned int nr_cpus);
+/*
+ * The same two, but each node's memory map is written only in its first chunks of each
+ * zone, and only those go to the buddy lists (mm_init.c explains the deferred init);
+ * allocations grow a zone on demand. mb must stay as it is until deferred_init_done().
+ * mm_machine_init() is mm_machine_init_deferred(), deferred_init_memmap() of every node and
+ * deferred_init_done() on the calling CPU.
+ */
+int mm_machine_init_deferred(struct mm_machine *m, struct pglist_data *const *nodes,
+			     unsigned int nr_nodes, struct memblock *mb, const char *name,
+			     unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES],
+			     const u8 *cpu_node);
+int pgdat_init_deferred(struct pglist_data *pgdat, struct memblock *mb, const char *name,
+			unsigned int nr_cpus);
+/* Initialise and free chunks of node pgdat's deferred memory map until none is left; any
+ * number of CPUs may run it at once. Returns the chunks this caller did. */
+unsigned long deferred_init_memmap(struct pglist_data *pgdat);
+/* One CPU's share of the whole machine: deferred_init_memmap() of cpu's own node, then of
+ * the other nodes (mm_init.c says in which order and why). Returns the chunks it did. */
+unsigned long deferred_init_cpu(struct mm_machine *m, unsigned int cpu);
+/* Once every deferred_init_memmap() has returned: warn if a page is missing, then size the
+ * watermarks, reserves and pagesets of every node for all of its memory. */
+void deferred_init_done(struct mm_machine *m);
+/* Free pages not handed to the buddy lists yet: of one node, of a machine. */
+unsigned long node_deferred_pages(struct pglist_data *pgdat);
+unsigned long machine_deferred_pages(const struct mm_machine *m);
 /* Unregister a test instance: pgdat's machine (its memory belongs to the caller). */
 void pgdat_destroy(struct pglist_data *pgdat);
-/* The kernel's machine from the multiboot memory map and kernel/numa.h's nodes; returns
- * mm_machine_init()'s result. */
+/* The kernel's machine from the multiboot memory map and kernel/numa.h's nodes, all but the
+ * first chunks of each node deferred (unless mm.deferred=0); returns
+ * mm_machine_init_deferred()'s result. */
 int mm_init(const struct boot_info *bi);
+/* kmain, once the APs are up: the deferred init on every CPU at once (an async call to the
+ * others), and its report. */
+void mm_deferred_init(void);
 /* `mm.dump`: buddyinfo, zoneinfo and pagetypeinfo of mm_node(); kmain calls it once every CPU
  * is up, so that the pagesets shown are the ones the tests use (the memblock dump comes
  * earlier, from mm_init()). */

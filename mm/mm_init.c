@@ -1,7 +1,8 @@
 /*
- * Boot-time setup of an allocator instance (a node) from memblock: direct map beyond 4 GiB,
- * sparse memory map, zones, watermarks, lowmem_reserve, hand-over of free memory to the
- * buddy lists; mm_init() builds the kernel's instance. Run-time allocation: page_alloc.c.
+ * Boot-time setup of a machine's nodes from memblock: direct map beyond 4 GiB, sparse memory
+ * map, zones, watermarks, lowmem_reserve, hand-over of free memory to the buddy lists, most
+ * of it deferred until every CPU can help; mm_init() and mm_deferred_init() build the
+ * kernel's machine. Run-time allocation: page_alloc.c.
  */
 #include "mm/internal.h"
 #include "mm/memblock.h"
@@ -11,6 +12,8 @@
 #include "kernel/cmdline.h"
 #include "kernel/math.h"
 #include "kernel/string.h"
+#include "kernel/smp.h"
+#include "kernel/timer.h"
 
 static const char *const zone_names[MAX_NR_ZONES] = { "DMA", "DMA32", "Normal" };
 static const unsigned long zone_end_pfns[MAX_NR_ZONES] = { ZONE_DMA_END_PFN, ZONE_DMA32_END_PFN,
@@ -139,7 +142,8 @@ static void sections_of_one_node(struct memblock *mb)
 }
 
 /* The machine's section table, and for each section with RAM a memory map from the memory
- * of the node that owns it (the section's own node when it has room). */
+ * of the node that owns it (the section's own node when it has room); every pageblock starts
+ * MOVABLE. */
 static int machine_alloc_memmap(struct mm_machine *m, struct memblock *mb)
 {
 	unsigned long end_pfn = memblock_end_of_ram(mb) >> PAGE_SHIFT;
@@ -156,8 +160,9 @@ static int machine_alloc_memmap(struct mm_machine *m, struct memblock *mb)
 
 		if (nid < 0)
 			continue;
-		phys = memblock_alloc_node(mb, PAGES_PER_SECTION * sizeof(struct page), PAGE_SIZE,
-					   m->nr_nodes > 1 ? nid : -1);
+		/* Not zeroed: every struct page is written once, by deferred_init_chunk(). */
+		phys = memblock_alloc_node_raw(mb, PAGES_PER_SECTION * sizeof(struct page),
+					       PAGE_SIZE, m->nr_nodes > 1 ? nid : -1);
 		if (!phys) {
 			printk("mm: no memory for the memory map of [0x%llx-0x%llx): ignored\n",
 			       (unsigned long long)base, (unsigned long long)(base + size));
@@ -166,6 +171,7 @@ static int machine_alloc_memmap(struct mm_machine *m, struct memblock *mb)
 		}
 		m->node[nid]->memmap_bytes += PAGES_PER_SECTION * sizeof(struct page);
 		m->sections[s].nid = (u8)m->node[nid]->node_id;
+		memset(m->sections[s].pageblock_mt, MIGRATE_MOVABLE, PAGEBLOCKS_PER_SECTION);
 		m->sections[s].memmap_enc = (uintptr_t)arch_phys_to_virt(phys) -
 					    (s << PFN_SECTION_SHIFT) * sizeof(struct page);
 	}
@@ -194,6 +200,25 @@ static unsigned long memblock_pages_in(const struct memblock *mb, int nid, unsig
 	return n;
 }
 
+/* Free (RAM, not reserved) pages of node pgdat in pfns [lo, hi): of its sections only. */
+static unsigned long node_free_pages_in(const struct pglist_data *pgdat, unsigned long lo,
+					unsigned long hi)
+{
+	unsigned long n = 0;
+
+	for (unsigned long sec = ALIGN_DOWN(lo, PAGES_PER_SECTION); sec < hi;
+	     sec += PAGES_PER_SECTION) {
+		u64 cursor = (u64)MAX(sec, lo) << PAGE_SHIFT, s, e;
+		unsigned long end = MIN(sec + PAGES_PER_SECTION, hi);
+
+		if (!pfn_in_node(pgdat, sec))
+			continue;
+		while (memblock_next_free(pgdat->mb, &cursor, &s, &e) && (s >> PAGE_SHIFT) < end)
+			n += MIN(e >> PAGE_SHIFT, end) - (s >> PAGE_SHIFT);
+	}
+	return n;
+}
+
 static void zones_init(struct pglist_data *pgdat, const struct memblock *mb)
 {
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
@@ -215,60 +240,263 @@ static void zones_init(struct pglist_data *pgdat, const struct memblock *mb)
 	}
 }
 
-static enum zone_type pfn_zone_idx(unsigned long pfn)
+/*
+ * Each zone's deferred range is its share of the node's span, widened at the node's two ends
+ * to whole sections, because every struct page of a present section must be written once
+ * (the pfns around the RAM become reserved pages, and a buddy lookup may read them); the
+ * sections in it that belong to another node (nodes may interleave) are skipped when
+ * claimed. A section holds memory of one node only (sections_of_one_node()). Called once
+ * memblock has made its last allocation: deferred_free must stay exact.
+ */
+static void zones_init_deferred(struct pglist_data *pgdat)
 {
-	int z = 0;
+	unsigned long node_lo = ALIGN_DOWN(pgdat->node_start_pfn, PAGES_PER_SECTION);
+	unsigned long node_hi = ALIGN_UP(pgdat->node_end_pfn, PAGES_PER_SECTION);
 
-	while (pfn >= zone_end_pfns[z])
-		z++;
-	return (enum zone_type)z;
-}
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+		unsigned long dlo = MAX(z ? zone_end_pfns[z - 1] : 0, node_lo);
+		unsigned long dhi = MIN(zone_end_pfns[z], node_hi);
 
-/* Every struct page of the node's sections starts reserved, holding one reference; every
- * pageblock MOVABLE. */
-static void memmap_init(struct pglist_data *pgdat)
-{
-	for (unsigned long s = 0; s < pgdat->nr_sections; s++) {
-		unsigned long pfn = s << PFN_SECTION_SHIFT;
-		struct page *map;
-
-		if (!pfn_in_node(pgdat, pfn))
-			continue;
-		map = pfn_to_page(pgdat, pfn);
-		for (unsigned long i = 0; i < PAGES_PER_SECTION; i++) {
-			map[i] = (struct page){ .refcount = 1, .pfn = (u32)(pfn + i),
-						.flags = PG_reserved, .nid = (u8)pgdat->node_id,
-						.zone = (u8)pfn_zone_idx(pfn + i) };
-			INIT_LIST_HEAD(&map[i].lru);
-		}
-		memset(pgdat->sections[s].pageblock_mt, MIGRATE_MOVABLE, PAGEBLOCKS_PER_SECTION);
+		zone->deferred_pfn = dlo;
+		zone->deferred_end_pfn = MAX(dlo, dhi);
+		zone->deferred_free = node_free_pages_in(pgdat, dlo, zone->deferred_end_pfn);
 	}
 }
 
-/* Hand pfns [spfn, epfn) to the buddy lists in the largest naturally aligned blocks. */
-static void free_range(struct pglist_data *pgdat, unsigned long spfn, unsigned long epfn)
+/* ---- the memory map, chunk by chunk ---- */
+
+/*
+ * Deferred memory-map init, after Linux's CONFIG_DEFERRED_STRUCT_PAGE_INIT. Writing a
+ * struct page for every frame (512 Ki of them for 2 GiB) is most of a node's setup, and one
+ * CPU would do it all before the others are even started. So mm_machine_init_deferred()
+ * writes only the first chunks of each zone of each node; the rest is claimed chunk by
+ * chunk, from a cursor per zone (zone->deferred_pfn, under zone->lock), by
+ * deferred_init_memmap() on every CPU once they are up, and by deferred_grow_zone() when an
+ * allocation comes first.
+ *
+ * A chunk is one MAX_ORDER block (4 MiB of RAM, 32 KiB of memory map), aligned. Alignment
+ * is what lets CPUs work side by side without the lock: a buddy is always inside its block's
+ * MAX_ORDER block (find_buddy_page_pfn()), so no merge, in a chunk being freed or anywhere
+ * else, ever reads a struct page of a chunk another CPU is still writing. The cursor hands
+ * every chunk out once: no struct page is written twice, none is skipped.
+ */
+#define DEFERRED_CHUNK_PAGES MAX_ORDER_NR_PAGES
+/* mm_machine_init_deferred() initialises each zone until it has this many free pages (or all). */
+#define DEFERRED_EARLY_PAGES MAX_ORDER_NR_PAGES
+BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DEFERRED_CHUNK_PAGES);
+
+/* Write the struct pages of [spfn, epfn) (one section) once: free or reserved (one ref). */
+static void memmap_init_range(struct zone *zone, unsigned long spfn, unsigned long epfn,
+			      bool free)
 {
+	const u8 nid = (u8)zone->node->node_id, zi = (u8)zone->idx;
+	struct page *page = pfn_to_page(zone->node, spfn);
+
+	for (unsigned long pfn = spfn; pfn < epfn; pfn++, page++)
+		*page = (struct page){ .lru = { &page->lru, &page->lru }, .refcount = !free,
+				       .pfn = (u32)pfn, .flags = free ? 0 : PG_reserved,
+				       .nid = nid, .zone = zi };
+}
+
+/* Hand free pfns [spfn, epfn) to the buddy lists in the largest naturally aligned blocks. */
+static void __free_range(struct zone *zone, unsigned long spfn, unsigned long epfn)
+{
+	assert_spin_locked(&zone->lock);
+	VM_BUG_ON(epfn - spfn > zone->deferred_free);
+	WRITE_ONCE(zone->managed_pages, zone->managed_pages + (epfn - spfn));
+	WRITE_ONCE(zone->deferred_free, zone->deferred_free - (epfn - spfn));
 	while (spfn < epfn) {
 		unsigned int order = spfn ? MIN((unsigned int)__builtin_ctzl(spfn), MAX_ORDER)
 					  : MAX_ORDER;
-		struct page *page;
-		struct zone *zone;
-		unsigned long flags;
 
 		while ((1ul << order) > epfn - spfn)
 			order--;
-		page = pfn_to_page(pgdat, spfn);
-		zone = page_zone(page);
-		for (unsigned long i = 0; i < (1ul << order); i++) {
-			page[i].flags = 0;
-			page[i].refcount = 0;
-		}
-		zone->managed_pages += 1ul << order;
-		flags = spin_lock_irqsave(&zone->lock);
-		__free_one_page(page, spfn, zone, order, MIGRATE_MOVABLE);
-		spin_unlock_irqrestore(&zone->lock, flags);
+		__free_one_page(pfn_to_page(zone->node, spfn), spfn, zone, order, MIGRATE_MOVABLE);
 		spfn += 1ul << order;
 	}
+}
+
+/* The next chunk of zone not yet claimed, skipping sections without a memory map and those
+ * of other nodes. */
+static bool __deferred_claim_chunk(struct zone *zone, unsigned long *spfn, unsigned long *epfn)
+{
+	unsigned long pfn = zone->deferred_pfn;
+
+	assert_spin_locked(&zone->lock);
+	while (pfn < zone->deferred_end_pfn && !pfn_in_node(zone->node, pfn))
+		pfn = ALIGN_UP(pfn + 1, PAGES_PER_SECTION);
+	*spfn = pfn;
+	*epfn = MIN(ALIGN_DOWN(pfn, DEFERRED_CHUNK_PAGES) + DEFERRED_CHUNK_PAGES,
+		    zone->deferred_end_pfn);
+	WRITE_ONCE(zone->deferred_pfn, MAX(pfn, *epfn));
+	if (pfn < *epfn)
+		zone->deferred_busy++;
+	return pfn < *epfn;
+}
+
+void (*deferred_init_race_hook)(struct zone *zone, unsigned long spfn);
+
+static inline void deferred_race_point(struct zone *zone, unsigned long spfn)
+{
+	void (*hook)(struct zone *, unsigned long);
+
+	if (!CONFIG_DEBUG_VM)
+		return;
+	hook = smp_load_acquire(&deferred_init_race_hook);
+	if (unlikely(hook))
+		hook(zone, spfn);
+}
+
+/*
+ * Claim the next chunk of zone, write its struct pages (without the lock: the chunk is ours)
+ * and put its free memory on the buddy lists. Returns the free pages handed over, or -1 if
+ * no chunk was left.
+ */
+static long deferred_init_chunk(struct zone *zone)
+{
+	unsigned long spfn, epfn, pfn, flags, nr_free = 0;
+	u64 cursor, s, e;
+	bool claimed;
+
+	flags = spin_lock_irqsave(&zone->lock);
+	claimed = __deferred_claim_chunk(zone, &spfn, &epfn);
+	spin_unlock_irqrestore(&zone->lock, flags);
+	if (!claimed)
+		return -1;
+	deferred_race_point(zone, spfn);
+	cursor = (u64)spfn << PAGE_SHIFT;
+	for (pfn = spfn; pfn < epfn; ) {
+		unsigned long fs = epfn, fe = epfn;
+
+		if (memblock_next_free(zone->node->mb, &cursor, &s, &e)) {
+			fs = MIN(s >> PAGE_SHIFT, epfn);
+			fe = MIN(e >> PAGE_SHIFT, epfn);
+		}
+		memmap_init_range(zone, pfn, fs, false);
+		memmap_init_range(zone, fs, fe, true);
+		if (fe > fs) {
+			flags = spin_lock_irqsave(&zone->lock);
+			__free_range(zone, fs, fe);
+			spin_unlock_irqrestore(&zone->lock, flags);
+		}
+		nr_free += fe - fs;
+		pfn = fe;
+	}
+	flags = spin_lock_irqsave(&zone->lock);
+	zone->deferred_busy--;		/* its struct pages are written: others may read them */
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return (long)nr_free;
+}
+
+/*
+ * Grow zone on demand, as Linux's deferred_grow_zone(): an allocation failed, or found the
+ * zone below its watermark, before the deferred init got this far. Initialise chunks until
+ * at least 2^order free pages have been added (a chunk may be all reserved). Returns true
+ * if any were, so that the caller tries the zone again.
+ */
+bool deferred_grow_zone(struct zone *zone, unsigned int order)
+{
+	unsigned long added = 0, chunks = 0;
+	long n;
+
+	while (added < (1ul << order) && (n = deferred_init_chunk(zone)) >= 0) {
+		added += (unsigned long)n;
+		chunks++;
+	}
+	__atomic_fetch_add(&zone->node->deferred_grown, added, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&zone->node->deferred_grown_chunks, chunks, __ATOMIC_RELAXED);
+	return added > 0;
+}
+
+unsigned long deferred_init_memmap(struct pglist_data *pgdat)
+{
+	unsigned long chunks = 0, added = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		long n;
+
+		while ((n = deferred_init_chunk(&pgdat->node_zones[z])) >= 0) {
+			added += (unsigned long)n;
+			chunks++;
+		}
+	}
+	__atomic_fetch_add(&pgdat->deferred_workers, added, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pgdat->deferred_chunks, chunks, __ATOMIC_RELAXED);
+	return chunks;
+}
+
+/*
+ * Linux runs one deferred init per node, on that node's CPUs (a pgdatinit thread bound to
+ * them, which splits the node's work over those CPUs): a CPU writes the memory map of its
+ * own memory. Here every CPU does its own node first for the same reason, then helps each
+ * other node in turn, starting with the next one (so that the CPUs of different nodes
+ * spread over the rest): a node with few CPUs, or none (QEMU can give a node memory and no
+ * CPU), is not left to one CPU while the others wait.
+ */
+unsigned long deferred_init_cpu(struct mm_machine *m, unsigned int cpu)
+{
+	unsigned int home = machine_cpu_nid(m, cpu);
+	unsigned long chunks = 0;
+
+	for (unsigned int i = 0; i < m->nr_nodes; i++) {
+		struct pglist_data *pgdat = m->node[(home + i) % m->nr_nodes];
+		unsigned long n = deferred_init_memmap(pgdat);
+
+		if (i)
+			__atomic_fetch_add(&pgdat->deferred_chunks_remote, n, __ATOMIC_RELAXED);
+		chunks += n;
+	}
+	return chunks;
+}
+
+/* Before the node is in use: each zone up to DEFERRED_EARLY_PAGES free pages (a zone with
+ * any free memory then has some, and goes into the zonelists). */
+static void deferred_init_early(struct pglist_data *pgdat)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+		long n;
+
+		while (zone->managed_pages < DEFERRED_EARLY_PAGES &&
+		       (n = deferred_init_chunk(zone)) >= 0)
+			pgdat->deferred_early += (unsigned long)n;
+	}
+}
+
+unsigned long node_deferred_pages(struct pglist_data *pgdat)
+{
+	unsigned long n = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		n += READ_ONCE(pgdat->node_zones[z].deferred_free);
+	return n;
+}
+
+unsigned long machine_deferred_pages(const struct mm_machine *m)
+{
+	unsigned long n = 0;
+
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		n += node_deferred_pages(m->node[nid]);
+	return n;
+}
+
+/* Has every chunk of every zone of m been claimed and finished? Under each zone's lock, so
+ * that a true answer also means the struct pages written are visible here. */
+static bool machine_deferred_finished(struct mm_machine *m)
+{
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			struct zone *zone = &m->node[nid]->node_zones[z];
+			unsigned long flags = spin_lock_irqsave(&zone->lock);
+			bool busy = zone_has_deferred(zone) || zone->deferred_busy;
+
+			spin_unlock_irqrestore(&zone->lock, flags);
+			if (busy)
+				return false;
+		}
+	return true;
 }
 
 /*
@@ -316,6 +544,18 @@ void setup_lowmem_reserve(struct pglist_data *pgdat)
 	}
 }
 
+/* Watermarks, reserves and pageset sizes of every node for the pages managed now (the
+ * watermarks share out min_free_kbytes over the whole machine's memory). */
+static void machine_size_limits(struct mm_machine *m)
+{
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
+		setup_per_zone_wmarks(m->node[nid]);
+		setup_lowmem_reserve(m->node[nid]);
+	}
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		zone_pcp_update(m->node[nid], 1);
+}
+
 /* The node's span, from its RAM in mb (0 .. 0 for a memoryless node). */
 static void node_span(struct pglist_data *pgdat, const struct memblock *mb)
 {
@@ -330,25 +570,18 @@ static void node_span(struct pglist_data *pgdat, const struct memblock *mb)
 	}
 }
 
-/* Zones, memory map, per-CPU lists and free pages of one node. */
+/* Zones and per-CPU lists of one node: what it takes from memblock. */
 static int node_init(struct pglist_data *pgdat, struct memblock *mb)
 {
-	u64 cursor = 0, s, e;
-
 	node_span(pgdat, mb);
 	zones_init(pgdat, mb);
-	if (pcp_node_init(pgdat, mb))
-		return -1;
-	memmap_init(pgdat);
-	while (memblock_next_free(mb, &cursor, &s, &e))
-		if (memblock_nid(mb, s) == pgdat->nid)
-			free_range(pgdat, s >> PAGE_SHIFT, e >> PAGE_SHIFT);
-	return 0;
+	return pcp_node_init(pgdat, mb);
 }
 
 static void machine_setup(struct mm_machine *m, struct pglist_data *const *nodes,
-			  unsigned int nr_nodes, const char *name, unsigned int nr_cpus,
-			  const u8 (*distance)[MAX_NUMA_NODES], const u8 *cpu_node)
+			  unsigned int nr_nodes, struct memblock *mb, const char *name,
+			  unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES],
+			  const u8 *cpu_node)
 {
 	for (unsigned int a = 0; a < nr_nodes; a++)
 		memset(nodes[a], 0, sizeof(*nodes[a]));	/* first: m may be in nodes[0] */
@@ -369,15 +602,17 @@ static void machine_setup(struct mm_machine *m, struct pglist_data *const *nodes
 		pgdat->machine = m;
 		pgdat->nr_cpus = nr_cpus;
 		pgdat->poison = CONFIG_DEBUG_VM;
+		pgdat->mb = mb;
 	}
 }
 
-int mm_machine_init(struct mm_machine *m, struct pglist_data *const *nodes,
-		    unsigned int nr_nodes, struct memblock *mb, const char *name,
-		    unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES], const u8 *cpu_node)
+int mm_machine_init_deferred(struct mm_machine *m, struct pglist_data *const *nodes,
+			     unsigned int nr_nodes, struct memblock *mb, const char *name,
+			     unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES],
+			     const u8 *cpu_node)
 {
 	VM_BUG_ON(!nr_nodes || nr_nodes > MAX_NUMA_NODES);
-	machine_setup(m, nodes, nr_nodes, name, nr_cpus, distance, cpu_node);
+	machine_setup(m, nodes, nr_nodes, mb, name, nr_cpus, distance, cpu_node);
 	node_map_memory(mb);
 	sections_of_one_node(mb);
 	if (!mb->memory.cnt || machine_register(m) < 0) {
@@ -389,13 +624,13 @@ int mm_machine_init(struct mm_machine *m, struct pglist_data *const *nodes,
 	for (unsigned int nid = 0; nid < nr_nodes; nid++)
 		if (node_init(m->node[nid], mb))
 			goto no_memmap;
+	/* memblock is final now (no more allocations): the first chunks of every node */
 	for (unsigned int nid = 0; nid < nr_nodes; nid++) {
-		setup_per_zone_wmarks(m->node[nid]);
-		setup_lowmem_reserve(m->node[nid]);
+		zones_init_deferred(m->node[nid]);
+		deferred_init_early(m->node[nid]);
 	}
+	machine_size_limits(m);
 	build_all_zonelists(m);
-	for (unsigned int nid = 0; nid < nr_nodes; nid++)
-		zone_pcp_update(m->node[nid], 1);
 	return 0;
 no_memmap:
 	printk("mm: %s: no memory for the memory map\n", name);
@@ -403,12 +638,52 @@ no_memmap:
 	return -1;
 }
 
+void deferred_init_done(struct mm_machine *m)
+{
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			struct zone *zone = &m->node[nid]->node_zones[z];
+
+			WARN_ON(zone_has_deferred(zone) || zone->deferred_free);
+		}
+	machine_size_limits(m);
+}
+
+int mm_machine_init(struct mm_machine *m, struct pglist_data *const *nodes,
+		    unsigned int nr_nodes, struct memblock *mb, const char *name,
+		    unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES], const u8 *cpu_node)
+{
+	int ret = mm_machine_init_deferred(m, nodes, nr_nodes, mb, name, nr_cpus, distance,
+					   cpu_node);
+
+	if (!ret) {
+		for (unsigned int nid = 0; nid < nr_nodes; nid++)
+			deferred_init_memmap(m->node[nid]);
+		deferred_init_done(m);
+	}
+	return ret;
+}
+
+/* One node: all of mb's RAM is node 0's. */
+static void one_node(struct memblock *mb)
+{
+	for (unsigned int i = 0; i < mb->memory.cnt; i++)
+		mb->memory.regions[i].nid = 0;
+}
+
 int pgdat_init(struct pglist_data *pgdat, struct memblock *mb, const char *name,
 	       unsigned int nr_cpus)
 {
-	for (unsigned int i = 0; i < mb->memory.cnt; i++)
-		mb->memory.regions[i].nid = 0;	/* one node: all of it is node 0's */
+	one_node(mb);
 	return mm_machine_init(&pgdat->own_machine, &pgdat, 1, mb, name, nr_cpus, NULL, NULL);
+}
+
+int pgdat_init_deferred(struct pglist_data *pgdat, struct memblock *mb, const char *name,
+			unsigned int nr_cpus)
+{
+	one_node(mb);
+	return mm_machine_init_deferred(&pgdat->own_machine, &pgdat, 1, mb, name, nr_cpus, NULL,
+					NULL);
 }
 
 /* ---- the kernel's machine ---- */
@@ -420,6 +695,19 @@ static bool mm_dump;
 CMDLINE_BOOL("mm.dump", mm_dump, "print memblock, buddyinfo, zoneinfo and pagetypeinfo at boot");
 static bool mm_poison = CONFIG_DEBUG_VM;
 CMDLINE_BOOL("mm.poison", mm_poison, "fill freed pages with 0xaa and check them on allocation");
+static bool mm_deferred = true;
+CMDLINE_BOOL("mm.deferred", mm_deferred, "build most of the memory map after SMP bring-up, on "
+	     "every CPU at once (0: all of it before, on the boot CPU)");
+static bool mm_bottom_up = true;
+CMDLINE_BOOL("mm.bottom_up", mm_bottom_up, "boot allocations (memory map, per-CPU lists) "
+	     "bottom-up from 16 MiB (0: top-down, where the boot loader ran)");
+static unsigned int mm_deferred_workers;
+CMDLINE_UINT("mm.deferred_workers", mm_deferred_workers,
+	     "deferred memory-map init on CPUs 0..N-1 only (0: every CPU)");
+
+static u64 mm_init_cycles;			/* mm_init(), before SMP bring-up */
+static unsigned long deferred_cpu_chunks[MM_MAX_CPUS];	/* per CPU, by deferred_worker() */
+static u64 deferred_cpu_done[MM_MAX_CPUS];	/* arch_cycles() when it returned, or 0 */
 
 struct mm_machine *mm_machine(void)
 {
@@ -467,11 +755,12 @@ static void print_nodes(const struct mm_machine *m)
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
 		struct pglist_data *pgdat = m->node[nid];
 
-		printk("mm: %s: %lu MiB managed, %lu pages free, memory map %lu KiB%s\n",
-		       pgdat->name, node_managed_pages(pgdat) >> (20 - PAGE_SHIFT),
-		       node_free_pages(pgdat), pgdat->memmap_bytes >> 10,
-		       node_managed_pages(pgdat) ? "" : " (memoryless: allocates from the nearest "
-		       "node with memory)");
+		unsigned long managed = node_managed_pages(pgdat) + node_deferred_pages(pgdat);
+
+		printk("mm: %s: %lu MiB managed, %lu pages free now, %lu deferred, memory map "
+		       "%lu KiB%s\n", pgdat->name, managed >> (20 - PAGE_SHIFT),
+		       node_free_pages(pgdat), node_deferred_pages(pgdat), pgdat->memmap_bytes >> 10,
+		       managed ? "" : " (memoryless: allocates from the nearest node with memory)");
 	}
 }
 
@@ -479,19 +768,29 @@ int mm_init(const struct boot_info *bi)
 {
 	struct pglist_data *nodes[MAX_NUMA_NODES];
 	struct mm_machine *m = &kernel_machine;
+	u64 start = arch_cycles();
 	int ret;
 
 	memblock_init(&boot_memblock, arch_direct_map_boot_limit());
 	memblock_add_mmap(&boot_memblock, bi->mmap, bi->nr_mmap);
 	reserve_boot_ranges(&boot_memblock, bi);
 	assign_nodes(&boot_memblock);
+	/*
+	 * The memory map, the per-CPU lists and the section table go bottom-up from the end of
+	 * ZONE_DMA, not top-down: the top of low RAM is where the boot loader ran, and under
+	 * QEMU every store to memory that still has translated code takes the slow
+	 * self-modifying-code path. Writing the memory map there took 30-70x longer at 40
+	 * vCPUs (docs/results.md; mm.bottom_up=0 shows it).
+	 */
+	if (mm_bottom_up)
+		memblock_set_bottom_up(&boot_memblock, ZONE_DMA_END_PFN << PAGE_SHIFT);
 	if (mm_dump)
 		memblock_dump(&boot_memblock);
 	for (unsigned int nid = 0; nid < nr_node_ids(); nid++)
 		nodes[nid] = &kernel_nodes[nid];
-	ret = mm_machine_init(m, nodes, nr_node_ids(), &boot_memblock, "node", MM_MAX_CPUS,
-			      (const u8 (*)[MAX_NUMA_NODES])numa_topology.distance,
-			      numa_cpu_node);
+	ret = (mm_deferred ? mm_machine_init_deferred : mm_machine_init)(
+		m, nodes, nr_node_ids(), &boot_memblock, "node", MM_MAX_CPUS,
+		(const u8 (*)[MAX_NUMA_NODES])numa_topology.distance, numa_cpu_node);
 	if (ret)
 		return ret;
 	if (nr_node_ids() == 1)
@@ -502,13 +801,136 @@ int mm_init(const struct boot_info *bi)
 		for (int z = 0; z < MAX_NR_ZONES; z++)
 			lockstat_register(&m->node[nid]->node_zones[z].lock);
 	}
-	printk("mm: %lu MiB managed, %lu pages free, memory map %lu KiB (%zu bytes per page)\n",
-	       machine_managed_pages(m) >> (20 - PAGE_SHIFT), machine_free_pages(m),
+	mm_init_cycles = arch_cycles() - start;
+	printk("mm: %lu MiB managed%s, %lu pages free now, %lu deferred%s; memory map %lu KiB "
+	       "(%zu bytes per page)\n",
+	       (machine_managed_pages(m) + machine_deferred_pages(m)) >> (20 - PAGE_SHIFT),
+	       mm_deferred ? " once initialised" : "", machine_free_pages(m),
+	       machine_deferred_pages(m), mm_deferred ? " to after SMP bring-up" : " (mm.deferred=0)",
 	       machine_memmap_bytes(m) >> 10, sizeof(struct page));
 	if (m->nr_nodes > 1)
 		print_nodes(m);
 	fail_page_alloc_boot();
 	return 0;
+}
+
+/* Each CPU's job (from the call IPI on the others): its share of the deferred init, unless
+ * mm.deferred_workers leaves it out. */
+static void deferred_worker(void *arg)
+{
+	unsigned int cpu = arch_cpu_id();
+
+	if (mm_deferred_workers && cpu >= mm_deferred_workers)
+		return;
+	WRITE_ONCE(deferred_cpu_chunks[cpu], deferred_init_cpu(arg, cpu));
+	WRITE_ONCE(deferred_cpu_done[cpu], arch_cycles());
+}
+
+/* Sum of the zone locks' statistics over the machine: acquisitions, and those that had to
+ * wait. */
+static void zone_lock_stats(const struct mm_machine *m, u64 *acquired, u64 *contended)
+{
+	*acquired = *contended = 0;
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			const struct spinlock *lock = &m->node[nid]->node_zones[z].lock;
+
+			*acquired += READ_ONCE(lock->stats.acquisitions);
+			*contended += READ_ONCE(lock->stats.contended);
+		}
+}
+
+/* "12.345" (milliseconds) for a cycle count. */
+static const char *ms_str(char buf[24], u64 cycles)
+{
+	u64 us = cycles_to_us(cycles);
+
+	snprintf(buf, 24, "%lu.%03lu", (unsigned long)(us / 1000), (unsigned long)(us % 1000));
+	return buf;
+}
+
+/*
+ * One line: pages, time and CPUs; how the chunks spread over the CPUs; when the first CPU
+ * found no chunk left and when the last one finished its last chunk (the gap is a CPU that
+ * was slow with its chunk, e.g. a vCPU the host took off its core); zone->lock contention.
+ * With several nodes, a line per node: its chunks, and how many other nodes' CPUs did.
+ */
+static void print_deferred_done(const struct mm_machine *m, u64 start, u64 end, u64 acquired,
+				u64 contended)
+{
+	unsigned long chunks = 0, lo = ~0ul, hi = 0, workers = 0, late = 0;
+	u64 first = ~0ull, last = 0, pages = 0, grown = 0;
+	char t[4][24];
+
+	for (unsigned int cpu = 0; cpu < MM_MAX_CPUS; cpu++) {
+		u64 done = READ_ONCE(deferred_cpu_done[cpu]);
+		unsigned long n = READ_ONCE(deferred_cpu_chunks[cpu]);
+
+		if (!done) {
+			late += cpu_online(cpu) && (!mm_deferred_workers || cpu < mm_deferred_workers);
+			continue;
+		}
+		workers++;
+		chunks += n;
+		lo = MIN(lo, n);
+		hi = MAX(hi, n);
+		first = MIN(first, done);
+		last = MAX(last, done);
+	}
+	if (!workers)
+		first = last = end;
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
+		pages += m->node[nid]->deferred_workers;
+		grown += m->node[nid]->deferred_grown;
+	}
+	printk("mm: deferred init: %llu pages in %s ms on %lu CPUs (%lu chunks of %lu MiB, "
+	       "%lu-%lu per CPU; out of chunks at %s ms, last CPU done at %s ms; %lu CPUs not "
+	       "started yet; zone->lock contended %llu of %llu times); %llu pages grown on "
+	       "demand before; %lu pages free; mm_init() took %s ms\n",
+	       (unsigned long long)pages, ms_str(t[0], end - start), workers, chunks,
+	       DEFERRED_CHUNK_PAGES >> (20 - PAGE_SHIFT), workers ? lo : 0, hi,
+	       ms_str(t[1], first - start), ms_str(t[2], last - start), late,
+	       (unsigned long long)contended, (unsigned long long)acquired,
+	       (unsigned long long)grown, machine_free_pages(m), ms_str(t[3], mm_init_cycles));
+	for (unsigned int nid = 0; m->nr_nodes > 1 && nid < m->nr_nodes; nid++) {
+		const struct pglist_data *pgdat = m->node[nid];
+
+		printk("mm: %s: deferred init %llu pages in %llu chunks, %llu of them by other "
+		       "nodes' CPUs; %lu pages free\n", pgdat->name,
+		       (unsigned long long)pgdat->deferred_workers,
+		       (unsigned long long)pgdat->deferred_chunks,
+		       (unsigned long long)pgdat->deferred_chunks_remote,
+		       node_free_pages(m->node[nid]));
+	}
+}
+
+void mm_deferred_init(void)
+{
+	struct mm_machine *m = &kernel_machine;
+	u64 start = arch_cycles(), end, acquired0, contended0, acquired, contended;
+	char t[24];
+
+	if (!mm_deferred) {
+		printk("mm: no deferred init (mm.deferred=0): mm_init() built the whole memory map "
+		       "on the boot CPU in %s ms, before SMP bring-up\n", ms_str(t, mm_init_cycles));
+		return;
+	}
+	zone_lock_stats(m, &acquired0, &contended0);
+	/*
+	 * Not smp_run_on_all(), which waits for every CPU to have run the job: under TCG a
+	 * vCPU can take a second to wake up, and one that comes after the last chunk was
+	 * taken has nothing to do. The others run it from the call IPI; this CPU takes its
+	 * share, then waits only for the chunks still being written.
+	 */
+	smp_call_function_all(deferred_worker, m, false);
+	deferred_worker(m);
+	while (!machine_deferred_finished(m))
+		for (int i = 0; i < 1000; i++)	/* not to hammer the zone locks */
+			arch_cpu_relax();
+	deferred_init_done(m);
+	end = arch_cycles();
+	zone_lock_stats(m, &acquired, &contended);
+	print_deferred_done(m, start, end, acquired - acquired0, contended - contended0);
 }
 
 void mm_boot_dump(void)

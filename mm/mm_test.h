@@ -10,6 +10,16 @@
 
 #include "mm/mm.h"
 
+/* ---- mm_init.c: the deferred memory-map init ---- */
+
+/*
+ * Race testing (CONFIG_DEBUG_VM builds): when set, deferred_init_chunk() calls it with a
+ * chunk claimed and none of its struct pages written yet, so that a test can make another
+ * CPU grow the zone (claim the next chunk from the same cursor) at exactly that moment
+ * instead of hoping the two meet. NULL, and never called, in normal runs.
+ */
+extern void (*deferred_init_race_hook)(struct zone *zone, unsigned long spfn);
+
 /* ---- pcp.c: per-CPU list sizing, as Linux's zone_batchsize()/zone_highsize() ---- */
 
 int zone_batchsize(const struct zone *zone);

@@ -24,6 +24,8 @@
 #include "kernel/spinlock.h"
 #include "kernel/numa.h"
 
+struct memblock;
+
 /* Orders 0..MAX_ORDER inclusive, as Linux v6.4: the largest block is 2^10 pages = 4 MiB. */
 #define MAX_ORDER 10
 #define NR_ORDERS (MAX_ORDER + 1)
@@ -204,11 +206,13 @@ struct per_cpu_pages {
  *
  * Locking rules:
  *   The fields above lock are written only during node init (and watermark setup, before
- *   any allocation) and are read without locks.
- *   lock protects free_area[] (the lists and nr_free), free_pages and the pageblock
- *   migratetypes of the zone's sections. It is IRQ-safe: always taken with interrupts off,
- *   because an interrupt on the same CPU may fail its pcp trylock and come here.
- *   free_pages is read without the lock by watermark checks, which tolerate staleness.
+ *   any allocation, and again when the deferred init is done) and are read without locks;
+ *   except managed_pages, which grows under lock while the deferred init hands pages over.
+ *   lock protects free_area[] (the lists and nr_free), free_pages, the deferred-init cursor
+ *   and the pageblock migratetypes of the zone's sections. It is IRQ-safe: always taken
+ *   with interrupts off, because an interrupt on the same CPU may fail its pcp trylock and
+ *   come here. free_pages and managed_pages are read without the lock by watermark checks
+ *   and counters, which tolerate staleness.
  */
 struct zone {
 	struct pglist_data *node;
@@ -217,7 +221,8 @@ struct zone {
 	unsigned long zone_start_pfn;	/* first pfn of the zone's range */
 	unsigned long spanned_pages;	/* length of the range, holes included */
 	unsigned long present_pages;	/* RAM pages in the range */
-	unsigned long managed_pages;	/* pages handed to the buddy allocator at init */
+	unsigned long managed_pages;	/* pages handed to the buddy allocator so far */
+	unsigned long deferred_end_pfn;	/* end of the pfns this zone's deferred init covers */
 	unsigned long _watermark[NR_WMARK];
 	unsigned long lowmem_reserve[MAX_NR_ZONES]; /* kept free from allocs that could use zone[j] */
 
@@ -244,6 +249,17 @@ struct zone {
 	long free_pages;
 	u64 stat_steal_block;		/* pageblocks whose migratetype changed by stealing */
 	u64 stat_fallback;		/* allocations served from another migratetype */
+	/*
+	 * Deferred memory-map init (mm_init.c): the struct pages of [deferred_pfn,
+	 * deferred_end_pfn) are not written yet, and nothing may read them. Chunks are claimed
+	 * from deferred_pfn upwards under lock (read racily by zone_has_deferred()); a claimed
+	 * chunk belongs to its claimer until its free pages are on the lists. deferred_free
+	 * counts the free pages not handed over yet: managed_pages + deferred_free is constant.
+	 * deferred_busy counts chunks claimed and not finished (struct pages being written).
+	 */
+	unsigned long deferred_pfn;
+	unsigned long deferred_free;
+	unsigned int deferred_busy;
 } __cacheline_aligned;
 
 /*
@@ -325,7 +341,15 @@ struct pglist_data {
 	unsigned int nr_cpus;			/* CPUs with a pcp in every zone */
 	unsigned long memmap_bytes;		/* this node's memory map, for the overhead report */
 	bool poison;				/* fill freed pages, check on allocation */
+	/* What the node was built from: its free ranges are read by the deferred init. */
+	const struct memblock *mb;
 	/* Statistics, atomic: */
+	u64 deferred_early;			/* free pages handed over at node init */
+	u64 deferred_grown;			/* ... by deferred_grow_zone(), on demand */
+	u64 deferred_grown_chunks;		/* chunks it initialised */
+	u64 deferred_workers;			/* ... by deferred_init_memmap() */
+	u64 deferred_chunks;			/* chunks deferred_init_memmap() initialised */
+	u64 deferred_chunks_remote;		/* ... of them by other nodes' CPUs */
 	u64 bad_pages;				/* bad_page() reports */
 	u64 alloc_fail;				/* allocations that returned NULL */
 	u64 drain_retries;			/* slow-path drain-and-retry rounds */
@@ -418,7 +442,13 @@ static inline struct page *virt_to_page(const struct pglist_data *pgdat, const v
 
 static inline bool zone_populated(const struct zone *zone)
 {
-	return zone->managed_pages != 0;
+	return READ_ONCE(zone->managed_pages) != 0;
+}
+
+/* Are there struct pages in zone that the deferred init has not claimed yet? */
+static inline bool zone_has_deferred(const struct zone *zone)
+{
+	return READ_ONCE(zone->deferred_pfn) < zone->deferred_end_pfn;
 }
 
 static inline unsigned long zone_end_pfn(const struct zone *zone)

@@ -436,6 +436,7 @@ static inline void zone_statistics(struct zone *preferred, struct zone *zone)
  * The general path: walk the zonelist from the preferred zone (this node's zones first,
  * then the other nodes' by distance) and take from the first zone above its watermark, from
  * this CPU's list (refilled if empty) or the buddy lists.
+ * A zone whose memory map is still partly deferred grows instead of failing.
  */
 static struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
 					   unsigned int alloc_flags, const struct alloc_context *ac)
@@ -448,9 +449,12 @@ static struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
 			continue;
 		if (!(alloc_flags & ALLOC_NO_WATERMARKS) &&
 		    !zone_watermark_fast(zone, order, wmark_pages(zone, alloc_flags),
-					 ac->highest_zoneidx, alloc_flags))
+					 ac->highest_zoneidx, alloc_flags) &&
+		    !(zone_has_deferred(zone) && deferred_grow_zone(zone, order)))
 			continue;
-		page = rmqueue(zone, order, ac->migratetype);
+		do {
+			page = rmqueue(zone, order, ac->migratetype);
+		} while (!page && zone_has_deferred(zone) && deferred_grow_zone(zone, order));
 		if (page) {
 			zone_statistics(ac->preferred_zoneref->zone, zone);
 			return prep_new_page(page, order, gfp);

@@ -57,7 +57,9 @@ MATRIX = [
     ("bios-q35-smp37", "bios", "q35", 37, "2G", 480, "test=boot.*,smp.*,mm_pcp.*,gup.*", {}),
     ("bios-q35-smp4-64M", "bios", "q35", 4, "64M", 300, "test=boot.*,mm_*,gup.*", {}),
     ("bios-q35-smp4-6G", "bios", "q35", 4, "6G", 300, "test=boot.*,mm_*,gup.*,protect.*", {}),
-    ("uefi-pc-smp2", "uefi", "pc", 2, "1G", 300, "test=boot.*,smp.*,mm_buddy.*,mm_private.*", {}),
+    # ... and with the whole memory map built before SMP bring-up (no deferred init).
+    ("uefi-pc-smp2", "uefi", "pc", 2, "1G", 300,
+     "mm.deferred=0 test=boot.*,smp.*,mm_buddy.*,mm_private.*,mm_deferred.*", {}),
     ("bios-q35-smp4-128M", "bios", "q35", 4, "128M", 300, "test=mm_*,gup.*", {}),
     # The memory suites booted in each PCP locking model and with the lists off (mm_pcp also
     # switches models itself; this covers everything else running on top of each).

@@ -27,19 +27,31 @@ extern const struct ktest_suite *const __stop_ktest_suites[];
 	for (const struct ktest_suite *const *s = __start_ktest_suites; \
 	     s < __stop_ktest_suites; s++)
 
-struct pglist_data *test_node_create(const struct mem_region *map, unsigned int n,
-				     unsigned int nr_cpus)
+static struct pglist_data *node_create(const struct mem_region *map, unsigned int n,
+				       unsigned int nr_cpus, bool deferred)
 {
 	struct test_node *tn = calloc(1, sizeof(*tn));
 
 	memblock_init(&tn->mb, host_boot_map_limit);
 	memblock_add_mmap(&tn->mb, map, n);
 	memblock_reserve(&tn->mb, 0, PAGE_SIZE);	/* as firmware's page 0 in the kernel */
-	if (pgdat_init(&tn->pgdat, &tn->mb, "test", nr_cpus)) {
+	if ((deferred ? pgdat_init_deferred : pgdat_init)(&tn->pgdat, &tn->mb, "test", nr_cpus)) {
 		free(tn);
 		return NULL;
 	}
 	return &tn->pgdat;
+}
+
+struct pglist_data *test_node_create(const struct mem_region *map, unsigned int n,
+				     unsigned int nr_cpus)
+{
+	return node_create(map, n, nr_cpus, false);
+}
+
+struct pglist_data *test_node_create_deferred(const struct mem_region *map, unsigned int n,
+					      unsigned int nr_cpus)
+{
+	return node_create(map, n, nr_cpus, true);
 }
 
 void test_node_destroy(struct pglist_data *pgdat)

@@ -30,6 +30,10 @@ struct test_node {
 /* Build an instance over map (usable entries; other types cut out). NULL on failure. */
 struct pglist_data *test_node_create(const struct mem_region *map, unsigned int n,
 				     unsigned int nr_cpus);
+/* The same with only the first chunks initialised (pgdat_init_deferred()): the caller runs
+ * deferred_init_memmap() and deferred_init_done(), or lets allocations grow it. */
+struct pglist_data *test_node_create_deferred(const struct mem_region *map, unsigned int n,
+					      unsigned int nr_cpus);
 void test_node_destroy(struct pglist_data *pgdat);
 /* Allocate order-`order` blocks with gfp until NULL; store up to max in pages[]; return n. */
 unsigned long alloc_until_null(struct pglist_data *pgdat, gfp_t gfp, unsigned int order,

@@ -464,7 +464,8 @@ static void pgdat_init_no_memory(struct ktest *t)
 /*
  * The kernel's path: mm_init() from a boot_info with a firmware-like map (low 640K, a hole,
  * RAM to 2 GiB with a reserved chunk, RAM above 4 GiB, an unsorted and a zero-length entry),
- * the low 1 MiB and the kernel image reserved. Dumps print; mm_verify passes.
+ * the low 1 MiB and the kernel image reserved, then mm_deferred_init() (here on this thread
+ * alone). mm_verify passes before and after the deferred part; dumps print.
  */
 static void mm_init_from_boot_info(struct ktest *t)
 {
@@ -482,6 +483,11 @@ static void mm_init_from_boot_info(struct ktest *t)
 	bi.kernel_phys_end = 3 * MiB + 12345;
 	KT_ASSERT_TRUE(t, mm_init(&bi) == 0);
 	pgdat = mm_node();
+	KT_EXPECT_TRUE(t, node_deferred_pages(pgdat) > 0);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	mm_deferred_init();
+	KT_EXPECT_EQ(t, node_deferred_pages(pgdat), 0);
+	KT_EXPECT_TRUE(t, host_console_contains("mm: deferred init: "));
 	KT_EXPECT_TRUE(t, PageReserved(pfn_to_page(pgdat, (2 * MiB) >> PAGE_SHIFT)));
 	KT_EXPECT_TRUE(t, PageReserved(pfn_to_page(pgdat, (3 * MiB + 12345) >> PAGE_SHIFT)));
 	KT_EXPECT_TRUE(t, PageReserved(pfn_to_page(pgdat, (200 * MiB) >> PAGE_SHIFT)));

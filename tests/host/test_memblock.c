@@ -130,6 +130,30 @@ static void memblock_alloc_top_down_below_limit(struct ktest *t)
 	KT_EXPECT_EQ(t, memblock_alloc(&mb, 64 * MiB, 4096), 0);
 }
 
+/*
+ * After memblock_set_bottom_up(16M): memory [1M, 20M) and [24M, 64M), 17M-18M reserved,
+ * limit 32M. A 1 MiB block comes from 16M (the lowest fit above the floor), the next from
+ * 18M (over the reservation); 2 MiB no longer fits in [19M, 20M) and comes from 24M; raw
+ * allocations skip the zeroing. With nothing left above the floor below the limit, a block
+ * comes top-down from below the floor.
+ */
+static void memblock_alloc_bottom_up_from_floor(struct ktest *t)
+{
+	struct memblock mb;
+
+	memblock_init(&mb, 32 * MiB);
+	memblock_add(&mb, 1 * MiB, 19 * MiB);
+	memblock_add(&mb, 24 * MiB, 40 * MiB);
+	memblock_reserve(&mb, 17 * MiB, 1 * MiB);
+	memblock_set_bottom_up(&mb, 16 * MiB);
+	KT_EXPECT_EQ(t, memblock_alloc(&mb, 1 * MiB, 4096), 16 * MiB);
+	KT_EXPECT_EQ(t, memblock_alloc_raw(&mb, 1 * MiB, 4096), 18 * MiB);
+	KT_EXPECT_EQ(t, memblock_alloc(&mb, 2 * MiB, 4096), 24 * MiB);
+	KT_EXPECT_EQ(t, memblock_alloc(&mb, 6 * MiB, 4096), 26 * MiB);
+	KT_EXPECT_EQ(t, memblock_alloc(&mb, 1 * MiB, 4096), 19 * MiB);
+	KT_EXPECT_EQ(t, memblock_alloc(&mb, 1 * MiB, 4096), 15 * MiB);
+}
+
 /* The region table has a fixed size: 200 disjoint entries fill it; the excess is dropped
  * with a message and nothing crashes. */
 static void memblock_add_table_full(struct ktest *t)
@@ -150,6 +174,7 @@ static const struct ktest_case memblock_cases[] = {
 	KTEST_CASE(memblock_add_mmap_wrapping_entry),
 	KTEST_CASE(memblock_next_free_skips_reserved),
 	KTEST_CASE(memblock_alloc_top_down_below_limit),
+	KTEST_CASE(memblock_alloc_bottom_up_from_floor),
 	KTEST_CASE(memblock_add_table_full),
 };
 KTEST_SUITE(host_memblock, memblock_cases);

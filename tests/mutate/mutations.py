@@ -181,7 +181,7 @@ MUTATIONS = [
 	if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
 		drain_all_pages_machine(ac->pgdat->machine);
 	else
-		drain_local_pages_node(ac->pgdat);
+		drain_local_pages(NULL);
 """)],
         tests=["host:lockdep_host_atomic_alloc_in_irq", "host:pcp_irq_alloc_exhausted_no_drain",
                "kernel:2:lockdep_mm.*"],
@@ -567,5 +567,140 @@ void free_unref_page(struct page *page, unsigned int order)
 		if (out && r[i].base <= region_end(&r[out - 1])) {
 """)],
         tests=["host:memblock_set_node_splits_and_merges", "host:numa_section_holds_one_node"],
+    ),
+    # ---- deferred memory-map init (mm/mm_init.c) ----
+    dict(
+        name="deferred-claim-without-lock",
+        file="mm/mm_init.c",
+        says="deferred init: a CPU reads the zone's chunk cursor and moves it without "
+             "zone->lock, so two CPUs can take (write and free) the same chunk",
+        edits=[("""\
+	flags = spin_lock_irqsave(&zone->lock);
+	claimed = __deferred_claim_chunk(zone, &spfn, &epfn);
+	spin_unlock_irqrestore(&zone->lock, flags);
+""", """\
+	spfn = READ_ONCE(zone->deferred_pfn);
+	while (spfn < zone->deferred_end_pfn && !pfn_in_node(zone->node, spfn))
+		spfn = ALIGN_UP(spfn + 1, PAGES_PER_SECTION);
+	epfn = MIN(ALIGN_DOWN(spfn, DEFERRED_CHUNK_PAGES) + DEFERRED_CHUNK_PAGES,
+		   zone->deferred_end_pfn);
+	WRITE_ONCE(zone->deferred_pfn, MAX(spfn, epfn));
+	claimed = spfn < epfn;
+	(void)__deferred_claim_chunk;
+""")],
+        tests=["host:deferred_init_memmap_threads_rounds",
+               "tsan:deferred_init_memmap_threads_rounds"],
+    ),
+    dict(
+        name="deferred-chunk-not-max-order-aligned",
+        file="mm/mm_init.c",
+        says="deferred init in chunks of 3 MiB: a buddy can lie in the chunk another CPU is "
+             "still writing, and a merge reads its half-written struct page",
+        edits=[("""\
+#define DEFERRED_CHUNK_PAGES MAX_ORDER_NR_PAGES
+""", """\
+#define DEFERRED_CHUNK_PAGES (MAX_ORDER_NR_PAGES * 3 / 4)
+"""), ("""\
+BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DEFERRED_CHUNK_PAGES);
+""", "")],
+        tests=["host:deferred_grow_zone_max_order_with_watermarks",
+               "tsan:deferred_init_matches_eager_build"],
+    ),
+    dict(
+        name="deferred-no-grow-on-demand",
+        file="mm/page_alloc.c",
+        says="an allocation before the deferred init has run fails when the first chunks are "
+             "used up, instead of growing the zone",
+        edits=[("""\
+					 ac->highest_zoneidx, alloc_flags) &&
+		    !(zone_has_deferred(zone) && deferred_grow_zone(zone, order)))
+""", """\
+					 ac->highest_zoneidx, alloc_flags))
+"""), ("""\
+		} while (!page && zone_has_deferred(zone) && deferred_grow_zone(zone, order));
+""", """\
+		} while (0);
+""")],
+        tests=["host:deferred_grow_zone_exhausts_node"],
+    ),
+    dict(
+        name="deferred-no-grow-at-watermark",
+        file="mm/page_alloc.c",
+        says="a zone below its watermark is skipped even though it still has deferred memory "
+             "(it grows only when its lists are empty)",
+        edits=[("""\
+					 ac->highest_zoneidx, alloc_flags) &&
+		    !(zone_has_deferred(zone) && deferred_grow_zone(zone, order)))
+""", """\
+					 ac->highest_zoneidx, alloc_flags))
+""")],
+        tests=["host:deferred_grow_zone_max_order_with_watermarks",
+               "host:deferred_grow_zone_grows_the_zone_asked_for"],
+    ),
+    dict(
+        name="deferred-done-keeps-early-limits",
+        file="mm/mm_init.c",
+        says="after the deferred init the watermarks, lowmem_reserve and pageset sizes stay "
+             "those computed for the first few chunks",
+        edits=[("""\
+			WARN_ON(zone_has_deferred(zone) || zone->deferred_free);
+		}
+	machine_size_limits(m);
+}
+""", """\
+			WARN_ON(zone_has_deferred(zone) || zone->deferred_free);
+		}
+}
+""")],
+        tests=["host:deferred_init_matches_eager_build"],
+    ),
+    dict(
+        name="deferred-claims-other-nodes-sections",
+        file="mm/mm_init.c",
+        says="a node's deferred init claims every section with a memory map in its span, "
+             "also those of a node interleaved inside it: their pages are written and freed "
+             "twice, once as the wrong node's",
+        edits=[("""\
+	while (pfn < zone->deferred_end_pfn && !pfn_in_node(zone->node, pfn))
+""", """\
+	while (pfn < zone->deferred_end_pfn && !pfn_valid(zone->node, pfn))
+""")],
+        tests=["host:deferred_init_numa_interleaved_nodes"],
+    ),
+    dict(
+        name="deferred-cpu-home-node-only",
+        file="mm/mm_init.c",
+        says="each CPU does the deferred init of its own node only: a node without CPUs "
+             "keeps its memory map unwritten and its memory off the free lists",
+        edits=[("""\
+	for (unsigned int i = 0; i < m->nr_nodes; i++) {
+		struct pglist_data *pgdat = m->node[(home + i) % m->nr_nodes];
+""", """\
+	for (unsigned int i = 0; i < 1; i++) {
+		struct pglist_data *pgdat = m->node[(home + i) % m->nr_nodes];
+""")],
+        tests=["host:deferred_init_numa_interleaved_nodes"],
+    ),
+    dict(
+        name="deferred-memmap-skips-last-page",
+        file="mm/mm_init.c",
+        says="the memory-map init of a range stops one struct page short",
+        edits=[("""\
+	for (unsigned long pfn = spfn; pfn < epfn; pfn++, page++)
+		*page = (struct page){""", """\
+	for (unsigned long pfn = spfn; pfn + 1 < epfn; pfn++, page++)
+		*page = (struct page){""")],
+        tests=["host:deferred_init_matches_eager_build", "kernel:4:mm_deferred.*"],
+    ),
+    dict(
+        name="verify-reads-unwritten-memmap",
+        file="mm/debug.c",
+        says="mm_verify() walks struct pages the deferred init has not written yet",
+        edits=[("""\
+	unsigned long end = MIN(zone_end_pfn(zone), READ_ONCE(zone->deferred_pfn));
+""", """\
+	unsigned long end = zone_end_pfn(zone);
+""")],
+        tests=["host:mm_init_from_boot_info", "host:deferred_grow_zone_max_order"],
     ),
 ]

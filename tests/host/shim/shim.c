@@ -13,6 +13,7 @@
 #include "kernel/arch.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
+#include "kernel/timer.h"
 #include "mm/arch_mm.h"
 #include "mm/memblock.h"
 #include "tests/host/shim/shim.h"
@@ -104,6 +105,13 @@ void warn_slowpath(const char *file, int line, const char *cond)
 {
 	__atomic_fetch_add(&host_warnings, 1, __ATOMIC_RELAXED);
 	printk("WARNING: %s at %s:%d\n", cond, file, line);
+}
+
+/* ---- time: arch_cycles() counts nanoseconds here ---- */
+
+u64 cycles_to_us(u64 cycles)
+{
+	return cycles / 1000;
 }
 
 /* ---- physical memory and the direct map ---- */

@@ -131,6 +131,38 @@ void smp_call_function_all(smp_call_fn fn, void *arg, bool wait)
 	(void)wait;
 }
 
+/*
+ * Every running CPU thread and the caller at once: the others take it from their mailbox
+ * (so, unlike the kernel, with their simulated interrupts off); returns when all are done.
+ */
+void smp_run_on_all(smp_call_fn fn, void *arg)
+{
+	static struct host_call calls[MAX_CPUS];
+	static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
+	bool queued[MAX_CPUS] = { false };
+
+	pthread_once(&mailbox_once, mailbox_init);
+	pthread_mutex_lock(&run_lock);
+	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++) {
+		struct mailbox *mb = &mailbox[cpu];
+
+		if (cpu == host_cpu_id)
+			continue;
+		calls[cpu] = (struct host_call){ .fn = fn, .arg = arg };
+		pthread_mutex_lock(&mb->lock);
+		if ((queued[cpu] = mb->live)) {
+			calls[cpu].next = mb->head;
+			__atomic_store_n(&mb->head, &calls[cpu], __ATOMIC_RELAXED);
+		}
+		pthread_mutex_unlock(&mb->lock);
+	}
+	fn(arg);
+	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
+		while (queued[cpu] && !__atomic_load_n(&calls[cpu].done, __ATOMIC_ACQUIRE))
+			arch_cpu_relax();
+	pthread_mutex_unlock(&run_lock);
+}
+
 unsigned int nr_cpus_online(void)
 {
 	unsigned int n = 0;
