@@ -13,8 +13,10 @@
 #define MADT_LAPIC 0
 #define MADT_IOAPIC 1
 #define MADT_ISO 2
+#define MADT_LAPIC_NMI 4
 #define MADT_LAPIC_OVERRIDE 5
 #define MADT_X2APIC 9
+#define MADT_X2APIC_NMI 10
 #define MADT_CPU_ENABLED 0x1u	/* bit 1 "online capable" = hot-pluggable later: not now */
 
 #define FADT_PM_TMR_BLK 76	/* u32 I/O port of the PM timer (0: see X_PM_TMR_BLK) */
@@ -240,9 +242,16 @@ int acpi_find_table(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ct
 	return ACPI_OK;
 }
 
-/* Record one enabled CPU unless its APIC ID is already known; count past the cap. */
+/*
+ * Record one enabled CPU unless its APIC ID is already known or invalid (0xff is the xAPIC
+ * broadcast ID: firmware lists IDs from 255 up as type 9 entries); count past the cap.
+ */
 static void add_cpu(struct acpi_madt_info *out, u32 apic_id, u32 uid, bool x2)
 {
+	if (apic_id == (x2 ? 0xffffffffu : 0xffu)) {
+		out->nr_invalid_ids++;
+		return;
+	}
 	for (unsigned int i = 0; i < out->nr_cpus; i++) {
 		if (out->cpus[i].apic_id == apic_id) {
 			out->nr_duplicates++;
@@ -250,12 +259,38 @@ static void add_cpu(struct acpi_madt_info *out, u32 apic_id, u32 uid, bool x2)
 		}
 	}
 	out->nr_cpus_enabled++;
-	if (out->nr_cpus >= ACPI_MAX_CPUS)
+	if (out->nr_cpus >= out->max_cpus || !out->cpus)
 		return;
 	out->cpus[out->nr_cpus].apic_id = apic_id;
 	out->cpus[out->nr_cpus].uid = uid;
 	out->cpus[out->nr_cpus].from_x2apic_entry = x2;
 	out->nr_cpus++;
+	out->nr_x2apic_cpus += x2;
+}
+
+static void add_nmi(struct acpi_madt_info *out, u32 uid, u16 flags, u8 lint, bool x2)
+{
+	struct acpi_lapic_nmi *n;
+
+	if (lint > 1 || out->nr_nmis >= ACPI_MAX_NMIS) {
+		out->nr_nmis_ignored++;
+		return;
+	}
+	n = &out->nmis[out->nr_nmis++];
+	n->uid = uid;
+	n->flags = flags;
+	n->lint = lint;
+	n->from_x2apic_entry = x2;
+}
+
+unsigned int acpi_nmi_lints(const struct acpi_madt_info *info, u32 uid)
+{
+	unsigned int lints = 0;
+
+	for (unsigned int i = 0; i < info->nr_nmis; i++)
+		if (info->nmis[i].uid == ACPI_UID_ALL || info->nmis[i].uid == uid)
+			lints |= 1u << info->nmis[i].lint;
+	return lints;
 }
 
 static void add_ioapic(struct acpi_madt_info *out, const u8 *e)
@@ -289,6 +324,10 @@ static void madt_entry(struct acpi_madt_info *out, const u8 *e, u8 len)
 		add_ioapic(out, e);
 	} else if (type == MADT_ISO && len >= 10) {
 		out->nr_overrides++;
+	} else if (type == MADT_LAPIC_NMI && len >= 6) {
+		add_nmi(out, e[2] == 0xff ? ACPI_UID_ALL : e[2], (u16)rd16(e + 3), e[5], false);
+	} else if (type == MADT_X2APIC_NMI && len >= 12) {
+		add_nmi(out, rd32(e + 4), (u16)rd16(e + 2), e[8], true);
 	} else if (type == MADT_LAPIC_OVERRIDE && len >= 12) {
 		out->lapic_phys = rd64(e + 4);
 		out->lapic_override = true;
@@ -378,7 +417,7 @@ int acpi_parse_madt(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ct
 	u64 madt_pa = 0;
 	int ret;
 
-	*out = (struct acpi_madt_info){ 0 };
+	*out = (struct acpi_madt_info){ .cpus = out->cpus, .max_cpus = out->max_cpus };
 	ret = acpi_check_rsdp(rsdp, rsdp_len, out);
 	if (ret)
 		return ret;

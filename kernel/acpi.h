@@ -9,8 +9,9 @@
 
 #include "kernel/compiler.h"
 
-#define ACPI_MAX_CPUS 256	/* = MAX_CPUS; entries past this are counted, not recorded */
 #define ACPI_MAX_IOAPICS 16
+#define ACPI_MAX_NMIS 16	/* local APIC NMI entries recorded; more are counted */
+#define ACPI_UID_ALL 0xffffffffu	/* an NMI entry for every processor (0xff in type 4) */
 #define ACPI_RSDP_V1_LEN 20
 #define ACPI_RSDP_V2_LEN 36
 #define ACPI_ERROR_LEN 96	/* room for an error message, with its NUL */
@@ -39,6 +40,14 @@ struct acpi_cpu {
 	bool from_x2apic_entry;	/* listed as a type 9 (local x2APIC) entry */
 };
 
+/* A local APIC NMI entry (type 4, or type 10 for x2APIC): which LINT pin carries NMI. */
+struct acpi_lapic_nmi {
+	u32 uid;		/* ACPI processor UID, or ACPI_UID_ALL */
+	u16 flags;		/* MPS INTI flags: polarity (bits 1:0), trigger mode (3:2) */
+	u8 lint;		/* 0: LINT0, 1: LINT1 */
+	bool from_x2apic_entry;	/* listed as a type 10 (local x2APIC NMI) entry */
+};
+
 struct acpi_ioapic {
 	u32 id;
 	u32 phys;		/* MMIO base */
@@ -56,19 +65,28 @@ struct acpi_clocks {
 	bool pm_timer_32bit;	/* FADT flag TMR_VAL_EXT: 32-bit counter, else 24-bit */
 };
 
-/* What the MADT says, plus where it came from. Filled by acpi_parse_madt(). */
+/*
+ * What the MADT says, plus where it came from. Filled by acpi_parse_madt(), except cpus and
+ * max_cpus: the caller's array for the CPUs (the kernel's holds MAX_CPUS), set before the call.
+ */
 struct acpi_madt_info {
+	struct acpi_cpu *cpus;	/* caller's: enabled CPUs, MADT order, duplicates dropped */
+	unsigned int max_cpus;	/* caller's: room in cpus[]; entries past it are counted */
 	u64 lapic_phys;		/* local APIC MMIO base: header field or type 5 override */
 	bool lapic_override;	/* a type 5 entry replaced the 32-bit header address */
 	bool pcat_compat;	/* MADT flags bit 0: legacy 8259 PICs present (must be masked) */
 	bool used_xsdt;		/* found through the XSDT (ACPI >= 2.0), else through the RSDT */
 	u8 rsdp_revision;
 	char oem_id[7];		/* from the RSDP, NUL-terminated */
-	struct acpi_cpu cpus[ACPI_MAX_CPUS];	/* enabled CPUs, MADT order, duplicates dropped */
-	unsigned int nr_cpus;		/* recorded in cpus[] (<= ACPI_MAX_CPUS) */
+	unsigned int nr_cpus;		/* recorded in cpus[] (<= max_cpus) */
 	unsigned int nr_cpus_enabled;	/* enabled entries seen, including those past the cap */
 	unsigned int nr_cpus_disabled;	/* entries with the Enabled flag clear (skipped) */
 	unsigned int nr_duplicates;	/* enabled entries repeating an APIC ID (skipped) */
+	unsigned int nr_invalid_ids;	/* APIC ID 0xff in type 0, 0xffffffff in type 9 (skipped) */
+	unsigned int nr_x2apic_cpus;	/* recorded CPUs that came from type 9 entries */
+	struct acpi_lapic_nmi nmis[ACPI_MAX_NMIS];
+	unsigned int nr_nmis;
+	unsigned int nr_nmis_ignored;	/* past ACPI_MAX_NMIS, or a LINT other than 0 and 1 */
 	struct acpi_ioapic ioapics[ACPI_MAX_IOAPICS];
 	unsigned int nr_ioapics;
 	unsigned int nr_overrides;	/* type 2 interrupt source overrides (counted only) */
@@ -91,8 +109,9 @@ u64 acpi_scan_rsdp(acpi_map_fn map, void *ctx);
 
 /*
  * Parse the MADT reached from the RSDP in rsdp[0..rsdp_len), and the FADT and HPET tables for
- * out->clocks (filled even when the MADT is missing or bad). Fills *out (zeroed first).
- * Returns ACPI_OK or a negative enum acpi_status with out->error describing the fault.
+ * out->clocks (filled even when the MADT is missing or bad). Fills *out (zeroed first, but for
+ * cpus and max_cpus). Returns ACPI_OK or a negative enum acpi_status with out->error
+ * describing the fault.
  */
 int acpi_parse_madt(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ctx,
 		    struct acpi_madt_info *out);
@@ -119,5 +138,8 @@ int acpi_find_table(const void *rsdp, size_t rsdp_len, acpi_map_fn map, void *ct
 int acpi_fail(char *error, int status, const char *table, const char *what, u64 pa);
 void acpi_err_append(char *error, const char *s);
 void acpi_err_hex(char *error, u64 v);
+
+/* The LINT pins (bit 0: LINT0, bit 1: LINT1) the MADT makes NMI for the processor uid. */
+unsigned int acpi_nmi_lints(const struct acpi_madt_info *info, u32 uid);
 
 #endif

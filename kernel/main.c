@@ -106,8 +106,9 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	/* ---- subsystem initialisation, in order (one call each) ---- */
 	cmdline_init(boot_info.cmdline);
 	numa_init(&boot_info);	/* nodes, their memory and distances: ACPI SRAT, SLIT */
+	arch_smp_prepare();	/* ACPI MADT: how many CPUs (nr_cpu_ids), the BSP's local APIC */
 	mm_init(&boot_info);	/* memblock, zones, the first chunks of each node's memory map */
-	arch_smp_init();	/* ACPI MADT, LAPIC + timer, start every AP; interrupts on */
+	arch_smp_init();	/* timer, per-CPU areas and stacks, start every AP; interrupts on */
 	numa_cpus_init();	/* each CPU's node, by its APIC ID (kernel/numa.c) */
 	mm_deferred_init();	/* the rest of the memory maps and free lists, on every CPU at once */
 	mm_cpus_online();	/* per-CPU page list sizes for the CPUs now online (mm/pcp.c) */

@@ -203,11 +203,11 @@ void numa_cpus_init(void)
 	if (!numa_topology.from_firmware)
 		return;
 	for (unsigned int c = 0; c < nr_cpus; c++) {
-		int nid = apic_to_node(cpus[c].arch.apic_id);
+		int nid = apic_to_node(cpu_ptr(c)->arch.apic_id);
 
 		if (nid < 0 && !unlisted++)
 			pr_warn("numa: CPU %u (APIC ID %u) is in no SRAT entry: node 0\n", c,
-				cpus[c].arch.apic_id);
+				cpu_ptr(c)->arch.apic_id);
 		numa_cpu_node[c] = (u8)(nid < 0 ? 0 : nid);
 	}
 	if (unlisted > 1)

@@ -13,16 +13,7 @@
 #include "kernel/printk.h"
 #include "kernel/timer.h"
 #include "kernel/string.h"
-
-#define ASYNC_CALLS_PER_CPU 8	/* descriptors for calls nobody waits for, per sender */
-
-struct smp_call {
-	smp_call_fn fn;
-	void *arg;
-	u32 remaining;			/* targets still to finish fn; 0 = descriptor free */
-	u32 waiter;			/* 1 + CPU sleeping in hlt until remaining is 0, or 0 */
-	u64 pending[CPU_MASK_WORDS];	/* which targets those are (for the timeout message) */
-};
+#include "mm/mm.h"
 
 /* One smp_run_on_all(): lives on the initiator's stack until remaining reaches 0. */
 struct smp_work {
@@ -33,11 +24,56 @@ struct smp_work {
 	u64 not_started[CPU_MASK_WORDS];	/* for the timeout message */
 };
 
-struct cpu cpus[MAX_CPUS];
+static struct cpu boot_cpu_area;
+struct cpu *cpu_areas[MAX_CPUS] = { &boot_cpu_area };
+unsigned int nr_cpu_ids = 1;
 unsigned int nr_cpus = 1;
-static struct smp_call async_calls[MAX_CPUS][ASYNC_CALLS_PER_CPU];
 static spinlock_t run_lock = SPINLOCK_INIT("smp_run_on_all");
-static bool in_run[MAX_CPUS];	/* CPU is inside an smp_run_on_all() fn; own CPU only */
+
+/* ---- per-CPU memory: for the CPUs there are, not for MAX_CPUS -------------------------------- */
+
+static unsigned int bytes_order(size_t bytes)
+{
+	unsigned int order = 0;
+
+	while ((PAGE_SIZE << order) < bytes)
+		order++;
+	return order;
+}
+
+void *cpu_array_alloc(size_t size)
+{
+	size_t bytes = size * nr_cpu_ids;
+	struct page *page;
+
+	if (bytes_order(bytes) > MAX_ORDER)
+		return NULL;
+	page = alloc_pages(GFP_KERNEL, bytes_order(bytes));
+	if (!page)
+		return NULL;
+	memset(page_address(page), 0, bytes);
+	return page_address(page);
+}
+
+void cpu_array_free(void *array, size_t size)
+{
+	if (array)
+		__free_pages(virt_to_page(mm_node(), array), bytes_order(size * nr_cpu_ids));
+}
+
+int smp_alloc_cpu_areas(void)
+{
+	struct cpu *areas;
+
+	if (nr_cpu_ids < 2)
+		return 0;
+	areas = cpu_array_alloc(sizeof(struct cpu));	/* slot 0 unused: CPU 0's is static */
+	if (!areas)
+		return -1;
+	for (unsigned int cpu = 1; cpu < nr_cpu_ids; cpu++)
+		cpu_areas[cpu] = &areas[cpu];
+	return 0;
+}
 
 unsigned int nr_cpus_online(void)
 {
@@ -94,7 +130,7 @@ static void panic_no_answer(const u64 *m, const char *what)
 	if (mask_empty(snap))
 		return;
 	list[0] = 0;
-	for (unsigned int cpu = 0; cpu < MAX_CPUS && len < sizeof(list) - 16; cpu++)
+	for (unsigned int cpu = 0; cpu < nr_cpus && len < sizeof(list) - 16; cpu++)
 		if (snap[cpu / 64] & (1ull << (cpu % 64)))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, " cpu%u", cpu);
 	panic("smp: %s: no answer within %u ms from%s", what, smp_call_timeout_ms(), list);
@@ -177,13 +213,13 @@ static void enqueue(unsigned int target, struct smp_call *call)
 /* A free async descriptor of this CPU (all its targets done), waiting for one if needed. */
 static struct smp_call *async_call_get(void)
 {
-	struct smp_call *pool = async_calls[arch_cpu_id()];
+	struct smp_call *pool = this_cpu()->async_calls;
 	u64 deadline = call_deadline();
 
 	for (;;) {
 		u64 busy[CPU_MASK_WORDS] = { 0 };
 
-		for (unsigned int i = 0; i < ASYNC_CALLS_PER_CPU; i++) {
+		for (unsigned int i = 0; i < SMP_ASYNC_CALLS; i++) {
 			if (!smp_load_acquire(&pool[i].remaining))
 				return &pool[i];
 			for (unsigned int w = 0; w < CPU_MASK_WORDS; w++)
@@ -238,7 +274,7 @@ static void call_start(struct smp_call *call, smp_call_fn fn, void *arg, const u
 	call->fn = fn;
 	call->arg = arg;
 	call->waiter = sleeper ? arch_cpu_id() + 1 : 0;
-	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)	/* no libgcc: no popcount */
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)	/* no libgcc: no popcount */
 		n += (targets[cpu / 64] >> (cpu % 64)) & 1;
 	memcpy(call->pending, targets, sizeof(call->pending));
 	smp_store_release(&call->remaining, n);
@@ -290,9 +326,9 @@ static void run_work(struct smp_work *w)
 	unsigned int self = arch_cpu_id(), initiator = w->initiator;
 
 	mask_clear(w->not_started, self);
-	in_run[self] = true;
+	this_cpu()->in_run = true;
 	w->fn(w->arg);
-	in_run[self] = false;
+	this_cpu()->in_run = false;
 	if (__atomic_sub_fetch(&w->remaining, 1, __ATOMIC_ACQ_REL) == 0)	/* last touch of *w */
 		arch_send_wake_ipi(initiator);
 }
@@ -321,7 +357,7 @@ void smp_run_on_all(smp_call_fn fn, void *arg)
 	struct smp_work w = { fn, arg, arch_cpu_id(), 0, { 0 } };
 	bool irqs_on = !arch_irqs_disabled();
 
-	BUG_ON(this_cpu()->irq_depth || in_run[w.initiator]);	/* not from IRQs or inside fn */
+	BUG_ON(this_cpu()->irq_depth || this_cpu()->in_run);	/* not from IRQs or inside fn */
 	/* Another CPU's run may include us: take its job while we wait for the lock. */
 	while (!spin_trylock(&run_lock)) {
 		struct smp_work *mine = __atomic_exchange_n(&this_cpu()->work, NULL,
@@ -343,9 +379,9 @@ void smp_run_on_all(smp_call_fn fn, void *arg)
 			arch_send_wake_ipi(cpu);
 		}
 	}
-	in_run[w.initiator] = true;
+	this_cpu()->in_run = true;
 	fn(arg);
-	in_run[w.initiator] = false;
+	this_cpu()->in_run = false;
 	run_wait(&w, irqs_on);
 	spin_unlock(&run_lock);
 }

@@ -8,18 +8,35 @@
 #include "kernel/arch.h"
 #include "kernel/spinlock.h"
 
-#define MAX_CPUS 256
+/*
+ * The most CPUs the kernel starts, and the one CPU limit of every file (mm/, tests, ACPI
+ * parsing). Nothing big is sized by it: per-CPU data is allocated for the nr_cpu_ids CPUs the
+ * firmware lists, so a 4-CPU boot pays for 4. What is sized by it: cpu_areas[] (pointers),
+ * CPU masks (MAX_CPUS bits) and a few per-CPU words of arch bring-up state.
+ */
+#define MAX_CPUS 1024
 #define SMP_CALL_RING 32	/* queued calls per target CPU before senders wait */
+#define SMP_ASYNC_CALLS 8	/* descriptors for calls nobody waits for, per sender */
 #define CPU_MASK_WORDS (MAX_CPUS / 64)
 
 typedef void (*smp_call_fn)(void *arg);
-struct smp_call;
 struct smp_work;
 struct trap_recovery;
 
+/* A cross-CPU call (kernel/smp.c); async ones live in their sender's struct cpu. */
+struct smp_call {
+	smp_call_fn fn;
+	void *arg;
+	u32 remaining;			/* targets still to finish fn; 0 = descriptor free */
+	u32 waiter;			/* 1 + CPU sleeping in hlt until remaining is 0, or 0 */
+	u64 pending[CPU_MASK_WORDS];	/* which targets those are (for the timeout message) */
+};
+
 /*
- * One CPU's area. GS base points at it (arch.self), so arch_cpu_id() and this_cpu() are one
- * %gs load. Fields are written only by their own CPU unless a comment says otherwise.
+ * One CPU's area. GS base points at it (arch.self), so arch_cpu_id() is one %gs load. CPU 0's
+ * is static (it is needed before there is an allocator); the others are allocated for the CPUs
+ * the firmware lists (smp_alloc_cpu_areas). Fields are written only by their own CPU unless a
+ * comment says otherwise.
  */
 struct cpu {
 	struct arch_cpu_head arch;	/* first: self, cpu_id, apic_id (arch/arch_ops.h) */
@@ -27,6 +44,7 @@ struct cpu {
 	void *stack_top;		/* top of the kernel stack it runs on */
 	unsigned int irq_depth;		/* interrupt/exception handlers now running on it */
 	u64 ticks;			/* timer interrupts taken (kernel/timer.h) */
+	u64 hooks_gen_seen;		/* tick-hook generation its last tick started in */
 	u64 ipis;			/* call-function and wake IPIs taken */
 	struct trap_recovery *recovery;	/* innermost armed kernel/trap.h recovery point */
 
@@ -36,21 +54,39 @@ struct cpu {
 	struct smp_call *call_ring[SMP_CALL_RING];
 
 	struct smp_work *work;		/* smp_run_on_all() job for the idle loop; set by sender */
+	bool in_run;			/* inside an smp_run_on_all() fn */
+	struct smp_call async_calls[SMP_ASYNC_CALLS];	/* its own calls nobody waits for */
 } __cacheline_aligned;
 
-extern struct cpu cpus[MAX_CPUS];
+/* cpu_areas[cpu] for cpu < nr_cpu_ids once smp_alloc_cpu_areas() ran (cpu 0: from the start). */
+extern struct cpu *cpu_areas[MAX_CPUS];
+/*
+ * CPU indices the firmware lists (Linux's nr_cpu_ids): 0 .. nr_cpu_ids - 1, known before mm
+ * starts (arch_smp_prepare), so mm sizes its per-CPU lists for them and nothing more.
+ */
+extern unsigned int nr_cpu_ids;
 /* CPU indices in use: 0 .. nr_cpus - 1. All are online unless bring-up failed for one. */
 extern unsigned int nr_cpus;
 
-static inline struct cpu *this_cpu(void) { return &cpus[arch_cpu_id()]; }
-static inline struct cpu *cpu_ptr(unsigned int cpu) { return &cpus[cpu]; }
+static inline struct cpu *cpu_ptr(unsigned int cpu) { return cpu_areas[cpu]; }
+static inline struct cpu *this_cpu(void) { return cpu_ptr(arch_cpu_id()); }
 static inline bool cpu_online(unsigned int cpu)
 {
-	return cpu < MAX_CPUS && READ_ONCE(cpus[cpu].online);
+	return cpu < MAX_CPUS && cpu_areas[cpu] && READ_ONCE(cpu_areas[cpu]->online);
 }
 unsigned int nr_cpus_online(void);
 #define for_each_online_cpu(c) \
 	for (unsigned int c = 0; c < nr_cpus; c++) if (cpu_online(c))
+
+/*
+ * Give CPUs 1 .. nr_cpu_ids - 1 their areas, zeroed, in one allocation from mm (after mm_init).
+ * Returns 0, or -1 if memory ran out (then only CPU 0 has one).
+ */
+int smp_alloc_cpu_areas(void);
+/* nr_cpu_ids elements of size bytes, zeroed, from mm (one block); NULL if out of memory.
+ * For per-CPU arrays of tests and benchmarks: cpu_array_free() gives it back. */
+void *cpu_array_alloc(size_t size);
+void cpu_array_free(void *array, size_t size);
 
 /* ---- cross-CPU calls ---------------------------------------------------------------------- */
 
@@ -93,6 +129,8 @@ void cpu_starting_hook(unsigned int cpu);
 
 /* Early per-CPU setup of the boot CPU (descriptor tables, GS base): first thing in kmain. */
 void arch_early_cpu_init(void);
+/* Find the CPUs (ACPI MADT) and number them: sets nr_cpu_ids. Before mm_init, after cmdline. */
+void arch_smp_prepare(void);
 /* Find the CPUs (ACPI), start the local APIC and timer, bring up every AP; sti on return. */
 void arch_smp_init(void);
 void arch_send_call_ipi(unsigned int cpu);

@@ -8,8 +8,15 @@
 
 #include "kernel/compiler.h"
 
-#define TIMER_HZ 100		/* periodic ticks per second on every CPU */
+#define TIMER_HZ 100		/* periodic ticks per second on every CPU, unless timer.hz= */
 #define TIMER_MAX_HOOKS 8
+
+/*
+ * The tick rate in force (timer.hz=, 1..1000, default TIMER_HZ). Under TCG every tick of every
+ * vCPU is work for the host: 1024 CPUs at 100 Hz are 102,400 interrupts a second, which two
+ * host cores cannot deliver while also running the guest, so make test-big lowers it.
+ */
+extern unsigned int timer_hz;
 
 /* arch_cycles() per millisecond, measured at boot; 0 until the timer is calibrated. */
 extern u64 cycles_khz;

@@ -35,11 +35,18 @@ static struct {
 
 /* Read on every allocation: its own line, written only by configure. */
 bool fail_page_alloc_armed __cacheline_aligned;
-static struct fail_cpu fail_cpus[MM_MAX_CPUS];
+static struct fail_cpu *fail_cpus;	/* [nr_fail_cpus]: fail_page_alloc_percpu_set() */
+static unsigned int nr_fail_cpus;
 
 static struct fail_cpu *this_fail_cpu(void)
 {
-	return &fail_cpus[arch_cpu_id() % MM_MAX_CPUS];
+	VM_BUG_ON(arch_cpu_id() >= nr_fail_cpus);
+	return &fail_cpus[arch_cpu_id()];
+}
+
+size_t fail_page_alloc_percpu_size(void)
+{
+	return sizeof(struct fail_cpu);
 }
 
 /* splitmix64's output function (Steele, Lea, Flood 2014): a strong 64-bit mix. */
@@ -157,10 +164,20 @@ void fail_page_alloc_reseed(const char *suite, const char *tcase)
 {
 	u64 base = mix64(fpa.attr.seed ^ name_hash(suite, tcase));
 
-	for (unsigned int cpu = 0; cpu < MM_MAX_CPUS; cpu++) {
+	for (unsigned int cpu = 0; cpu < nr_fail_cpus; cpu++) {
 		WRITE_ONCE(fail_cpus[cpu].pos, 0);
 		fail_cpus[cpu].stream = mix64(base + cpu);
 	}
+}
+
+/* Before this (a boot option parsed before mm_init) there are no slots: seed them now. */
+void fail_page_alloc_percpu_set(void *mem, unsigned int nr_cpus)
+{
+	if (fail_cpus)
+		return;	/* the first caller's (see mm/internal.h) */
+	fail_cpus = mem;
+	nr_fail_cpus = nr_cpus;
+	fail_page_alloc_reseed(NULL, NULL);
 }
 
 int fail_page_alloc_configure(const struct fault_attr *a)
@@ -207,7 +224,7 @@ void fail_page_alloc_resume(void)
 void fail_page_alloc_read_stats(struct fail_page_alloc_stats *s)
 {
 	*s = (struct fail_page_alloc_stats){ 0 };
-	for (unsigned int cpu = 0; cpu < MM_MAX_CPUS; cpu++) {
+	for (unsigned int cpu = 0; cpu < nr_fail_cpus; cpu++) {
 		s->eligible += READ_ONCE(fail_cpus[cpu].eligible);
 		for (unsigned int o = 0; o < NR_ORDERS; o++)
 			s->failed_order[o] += READ_ONCE(fail_cpus[cpu].failed[o]);
@@ -315,6 +332,15 @@ void fail_page_alloc_boot(void)
 }
 
 #else /* !CONFIG_FAIL_PAGE_ALLOC: the API stays, injection never happens */
+
+size_t fail_page_alloc_percpu_size(void)
+{
+	return 0;
+}
+
+void fail_page_alloc_percpu_set(void *mem, unsigned int nr_cpus)
+{
+}
 
 int fault_attr_parse(const char *s, struct fault_attr *a)
 {

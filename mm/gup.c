@@ -8,7 +8,6 @@
 #include "kernel/cmdline.h"
 #include "kernel/string.h"
 
-#define GUP_MAX_CPUS 256
 #define PTE_POISON_VALUE (0x0101010101010101ull * PAGE_POISON)
 #define HUGE_SIZE PT_LEVEL_SIZE(2)
 #define PAGE_REF_MAX __INT32_MAX__	/* page->refcount is an s32 */
@@ -17,13 +16,28 @@
 struct gup_cpu_totals {
 	u64 acquired, released, migrated, fallbacks;
 } __cacheline_aligned;
-static struct gup_cpu_totals gup_totals[GUP_MAX_CPUS];
+static struct gup_cpu_totals *gup_totals;	/* [nr_gup_cpus]: gup_percpu_set() */
+static unsigned int nr_gup_cpus;
 
 enum gup_has_pinned_mode gup_has_pinned_mode = GUP_HAS_PINNED_ONCE;
 
 static struct gup_cpu_totals *this_cpu_totals(void)
 {
-	return &gup_totals[arch_cpu_id() % GUP_MAX_CPUS];
+	VM_BUG_ON(arch_cpu_id() >= nr_gup_cpus);
+	return &gup_totals[arch_cpu_id()];
+}
+
+size_t gup_percpu_size(void)
+{
+	return sizeof(struct gup_cpu_totals);
+}
+
+void gup_percpu_set(void *mem, unsigned int nr_cpus)
+{
+	if (gup_totals)
+		return;	/* the first caller's (see mm/internal.h) */
+	gup_totals = mem;
+	nr_gup_cpus = nr_cpus;
 }
 
 int gup_set_has_pinned_mode(const char *name)
@@ -193,7 +207,7 @@ void put_user_pages(struct page **pages, unsigned long nr_pages)
 void gup_read_totals(struct gup_totals *t)
 {
 	*t = (struct gup_totals){ 0 };
-	for (unsigned int cpu = 0; cpu < GUP_MAX_CPUS; cpu++) {
+	for (unsigned int cpu = 0; cpu < nr_gup_cpus; cpu++) {
 		t->pins_acquired += READ_ONCE(gup_totals[cpu].acquired);
 		t->pins_released += READ_ONCE(gup_totals[cpu].released);
 		t->longterm_migrated += READ_ONCE(gup_totals[cpu].migrated);

@@ -706,8 +706,8 @@ CMDLINE_UINT("mm.deferred_workers", mm_deferred_workers,
 	     "deferred memory-map init on CPUs 0..N-1 only (0: every CPU)");
 
 static u64 mm_init_cycles;			/* mm_init(), before SMP bring-up */
-static unsigned long deferred_cpu_chunks[MM_MAX_CPUS];	/* per CPU, by deferred_worker() */
-static u64 deferred_cpu_done[MM_MAX_CPUS];	/* arch_cycles() when it returned, or 0 */
+static unsigned long deferred_cpu_chunks[MAX_CPUS];	/* per CPU, by deferred_worker() */
+static u64 deferred_cpu_done[MAX_CPUS];	/* arch_cycles() when it returned, or 0 */
 
 struct mm_machine *mm_machine(void)
 {
@@ -764,6 +764,19 @@ static void print_nodes(const struct mm_machine *m)
 	}
 }
 
+/* The per-CPU arrays of mm/internal.h, for nr CPUs, zeroed (memblock_alloc zeroes). */
+static int mm_percpu_init(struct memblock *mb, unsigned int nr)
+{
+	u64 gup = memblock_alloc(mb, gup_percpu_size() * nr, CACHELINE_SIZE);
+	u64 fail = memblock_alloc(mb, MAX(fail_page_alloc_percpu_size(), 1ul) * nr, CACHELINE_SIZE);
+
+	if (!gup || !fail)
+		return -1;
+	gup_percpu_set(arch_phys_to_virt(gup), nr);
+	fail_page_alloc_percpu_set(arch_phys_to_virt(fail), nr);
+	return 0;
+}
+
 int mm_init(const struct boot_info *bi)
 {
 	struct pglist_data *nodes[MAX_NUMA_NODES];
@@ -786,11 +799,13 @@ int mm_init(const struct boot_info *bi)
 		memblock_set_bottom_up(&boot_memblock, ZONE_DMA_END_PFN << PAGE_SHIFT);
 	if (mm_dump)
 		memblock_dump(&boot_memblock);
+	ret = mm_percpu_init(&boot_memblock, nr_cpu_ids);
 	for (unsigned int nid = 0; nid < nr_node_ids(); nid++)
 		nodes[nid] = &kernel_nodes[nid];
-	ret = (mm_deferred ? mm_machine_init_deferred : mm_machine_init)(
-		m, nodes, nr_node_ids(), &boot_memblock, "node", MM_MAX_CPUS,
-		(const u8 (*)[MAX_NUMA_NODES])numa_topology.distance, numa_cpu_node);
+	if (!ret)
+		ret = (mm_deferred ? mm_machine_init_deferred : mm_machine_init)(
+			m, nodes, nr_node_ids(), &boot_memblock, "node", nr_cpu_ids,
+			(const u8 (*)[MAX_NUMA_NODES])numa_topology.distance, numa_cpu_node);
 	if (ret)
 		return ret;
 	if (nr_node_ids() == 1)
@@ -862,7 +877,7 @@ static void print_deferred_done(const struct mm_machine *m, u64 start, u64 end, 
 	u64 first = ~0ull, last = 0, pages = 0, grown = 0;
 	char t[4][24];
 
-	for (unsigned int cpu = 0; cpu < MM_MAX_CPUS; cpu++) {
+	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		u64 done = READ_ONCE(deferred_cpu_done[cpu]);
 		unsigned long n = READ_ONCE(deferred_cpu_chunks[cpu]);
 

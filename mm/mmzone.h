@@ -356,10 +356,6 @@ struct pglist_data {
 };
 
 #define MAX_NUMNODES 16
-/* Per-CPU lists are allocated for this many CPUs per zone (kernel: the most it boots). */
-#ifndef MM_MAX_CPUS
-#define MM_MAX_CPUS 256
-#endif
 extern struct pglist_data *node_data[MAX_NUMNODES];
 
 /* ---- pfn <-> page <-> physical <-> virtual ---- */

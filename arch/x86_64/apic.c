@@ -1,7 +1,8 @@
 /*
  * Local APIC driver: xAPIC through MMIO in the direct map, or x2APIC through MSRs when CPUID
- * has it (QEMU 7.2 TCG does not, so xAPIC is what runs there). Registers, EOI and IPIs. Also
- * puts the legacy 8259 PICs out of the way. The timer on top of it is in timer.c.
+ * has it (QEMU 7.2 TCG does not, so xAPIC is what runs there; QEMU 10 has it, and above 255
+ * CPUs only x2APIC can name them: 32-bit IDs in IPIs). Registers, EOI, IPIs, the MADT's NMI
+ * pins. Also puts the legacy 8259 PICs out of the way. The timer on top of it is in timer.c.
  */
 #include "kernel/arch.h"
 #include "kernel/cmdline.h"
@@ -19,6 +20,8 @@
 #define ICR_NMI (4u << 8)
 #define ICR_INIT (5u << 8)
 #define ICR_STARTUP (6u << 8)
+#define ICR_ALL_BUT_SELF (3u << 18)	/* destination shorthand: the destination is ignored */
+#define LVT_NMI (4u << 8)		/* LVT delivery mode NMI (edge, not masked) */
 #define ICR_SPIN_LIMIT 1000000u		/* polls of a busy ICR (>= 100 ms even on fast hosts) */
 #define X2APIC_MSR(reg) (0x800u + ((reg) >> 4))
 
@@ -117,6 +120,19 @@ void apic_init_cpu(void)
 	apic_eoi();
 }
 
+/*
+ * Make the LINT pins in lints (bit n: LINTn) deliver NMI on this CPU, as the MADT's local APIC
+ * NMI entries (types 4 and 10) say; apic_init_cpu() left both masked. On a PC, LINT1 is the
+ * board's NMI line (QEMU's `nmi` monitor command raises it).
+ */
+void apic_set_nmi_lints(unsigned int lints)
+{
+	if (lints & 1)
+		apic_write(APIC_LVT_LINT0, LVT_NMI);
+	if (lints & 2)
+		apic_write(APIC_LVT_LINT1, LVT_NMI);
+}
+
 /* xAPIC: wait until the previous IPI has left. x2APIC has no delivery status to wait for. */
 static int icr_wait_idle(void)
 {
@@ -177,4 +193,14 @@ int apic_send_init(u32 apic_id)
 int apic_send_sipi(u32 apic_id, u8 page)
 {
 	return icr_send(apic_id, ICR_ASSERT | ICR_STARTUP | page);
+}
+
+int apic_send_init_others(void)
+{
+	return icr_send(0, ICR_ALL_BUT_SELF | ICR_ASSERT | ICR_INIT);
+}
+
+int apic_send_sipi_others(u8 page)
+{
+	return icr_send(0, ICR_ALL_BUT_SELF | ICR_ASSERT | ICR_STARTUP | page);
 }

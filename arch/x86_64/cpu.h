@@ -43,8 +43,11 @@ struct trap_frame {
 
 void *cpu_kstack_top(unsigned int cpu);
 int cpu_stack_guard_owner(u64 addr);
-/* Unmap the guard pages under cpu's stacks (needs the kernel page tables: after paging). */
-void cpu_stacks_guard(unsigned int cpu);
+/* Give cpu its stacks with unmapped guards (CPU 0: unmap the image's guards; panics if it
+ * cannot; others: map pages from mm). Returns 0, or -1 if memory ran out. */
+int cpu_stacks_init(unsigned int cpu);
+/* Allocate the descriptor tables of CPUs 1 .. nr_cpu_ids - 1 (after mm_init). 0 or -1. */
+int gdt_alloc_cpus(void);
 /* Load this CPU's GDT, TSS (with IST stacks) and segment registers. */
 void gdt_load_cpu(unsigned int cpu);
 void idt_init(void);
@@ -76,6 +79,11 @@ int apic_send_ipi(u32 apic_id, u8 vector);
 int apic_send_nmi(u32 apic_id);
 int apic_send_init(u32 apic_id);
 int apic_send_sipi(u32 apic_id, u8 page);
+/* INIT and SIPI to every CPU but the caller (destination shorthand), for bring-up. */
+int apic_send_init_others(void);
+int apic_send_sipi_others(u8 page);
+/* Program this CPU's LINT pins in lints (bit n: LINTn) as NMI, per the MADT. */
+void apic_set_nmi_lints(unsigned int lints);
 void pic_disable(void);
 
 /* LAPIC register offsets (xAPIC MMIO offset; x2APIC MSR = 0x800 + offset / 16). */

@@ -2,10 +2,13 @@
  * Per-CPU descriptor tables and stacks: each CPU has its own GDT (its TSS descriptor's busy
  * bit is per CPU) and TSS, whose IST slots give #DF/#MC and NMI stacks of their own. Every
  * stack here has an unmapped guard page below it, so an overflow faults instead of silently
- * corrupting the neighbour. The shared IDT is in idt.c.
+ * corrupting the neighbour. CPU 0's are in the kernel image (it needs them before there is an
+ * allocator); the others' are allocated for the CPUs there are. The shared IDT is in idt.c.
  */
 #include "kernel/smp.h"
 #include "kernel/panic.h"
+#include "kernel/string.h"
+#include "mm/mm.h"
 #include <arch/paging.h>
 #include "cpu.h"
 
@@ -26,8 +29,11 @@ struct cpu_tables {
 } __aligned(16);
 
 /*
- * One CPU's stacks, page aligned; each guard page is unmapped by cpu_stacks_guard():
+ * One CPU's stacks, page aligned; guard pages are never mapped (CPU 0: unmapped from the image):
  *   [guard][kernel stack 16 KiB][guard][#DF/#MC stack 8 KiB][guard][NMI stack 8 KiB]
+ * CPU n >= 1 has slot n of a virtual area at CPU_STACK_AREA (44 KiB each, 44 MiB for
+ * MAX_CPUS), where only its stack pages are mapped, to pages from the allocator: 32 KiB of
+ * memory per CPU that exists, and a guard-page fault names its CPU by the slot alone.
  */
 struct cpu_stacks {
 	u8 guard0[PAGE_SIZE];
@@ -38,42 +44,97 @@ struct cpu_stacks {
 	u8 nmi_stack[IST_STACK_SIZE];
 } __aligned(PAGE_SIZE);
 
-static struct cpu_tables cpu_tables[MAX_CPUS];
-static struct cpu_stacks cpu_stacks[MAX_CPUS];
+static struct cpu_tables boot_cpu_tables;
+static struct cpu_tables *cpu_tables;	/* [nr_cpu_ids], slot 0 unused (gdt_alloc_cpus) */
+static struct cpu_stacks boot_cpu_stacks;
+#define stack_area ((struct cpu_stacks *)CPU_STACK_AREA)
 
 #define GDT_CODE64 0x00209a0000000000ull	/* present, ring 0, code, L=1 */
 #define GDT_DATA 0x0000920000000000ull		/* present, ring 0, data, writable */
 
+static struct cpu_stacks *stacks_of(unsigned int cpu)
+{
+	return cpu ? &stack_area[cpu] : &boot_cpu_stacks;
+}
+
+static struct cpu_tables *tables_of(unsigned int cpu)
+{
+	return cpu ? &cpu_tables[cpu] : &boot_cpu_tables;
+}
+
 void *cpu_kstack_top(unsigned int cpu)
 {
-	return cpu_stacks[cpu].kstack + KSTACK_SIZE;
+	return stacks_of(cpu)->kstack + KSTACK_SIZE;
+}
+
+static bool is_guard_offset(u64 off)
+{
+	return off < PAGE_SIZE || (off >= offsetof(struct cpu_stacks, guard1) &&
+				   off < offsetof(struct cpu_stacks, df_stack)) ||
+	       (off >= offsetof(struct cpu_stacks, guard2) &&
+		off < offsetof(struct cpu_stacks, nmi_stack));
 }
 
 /* The CPU whose stack guard pages contain addr, or -1: names the CPU in an overflow report. */
 int cpu_stack_guard_owner(u64 addr)
 {
-	u64 base = (u64)(uintptr_t)cpu_stacks, off;
-	extern char bsp_stack_guard[];	/* the boot stack, before cpu 0 moves to cpu_stacks[0] */
+	u64 boot = (u64)(uintptr_t)&boot_cpu_stacks, area = CPU_STACK_AREA;
+	extern char bsp_stack_guard[];	/* CPU 0 runs on the boot stack (entry64.asm) */
 
 	if (addr - (u64)(uintptr_t)bsp_stack_guard < PAGE_SIZE)
 		return 0;
-	if (addr < base || addr >= base + sizeof(cpu_stacks))
+	if (addr - boot < sizeof(boot_cpu_stacks))
+		return is_guard_offset(addr - boot) ? 0 : -1;
+	if (addr - area >= MAX_CPUS * sizeof(struct cpu_stacks))
 		return -1;
-	off = (addr - base) % sizeof(struct cpu_stacks);
-	if (off < PAGE_SIZE || (off >= offsetof(struct cpu_stacks, guard1) &&
-				off < offsetof(struct cpu_stacks, df_stack)) ||
-	    (off >= offsetof(struct cpu_stacks, guard2) && off < offsetof(struct cpu_stacks, nmi_stack)))
-		return (int)((addr - base) / sizeof(struct cpu_stacks));
-	return -1;
+	if (!is_guard_offset((addr - area) % sizeof(struct cpu_stacks)))
+		return -1;
+	return (int)((addr - area) / sizeof(struct cpu_stacks));
 }
 
-void cpu_stacks_guard(unsigned int cpu)
+/* A zeroed page-table page for the stack area, from the page allocator. */
+static u64 stack_table_page(void)
 {
-	struct cpu_stacks *s = &cpu_stacks[cpu];
+	struct page *page = alloc_page(GFP_KERNEL);
 
-	if (arch_unmap_kernel_page(s->guard0) || arch_unmap_kernel_page(s->guard1) ||
-	    arch_unmap_kernel_page(s->guard2))
-		panic("cpu%u: cannot unmap the stack guard pages at %p", cpu, (void *)s);
+	if (!page)
+		return 0;
+	memset(page_address(page), 0, PAGE_SIZE);
+	return page_to_phys(page);
+}
+
+static int map_stack(u8 *stack, size_t size)
+{
+	for (size_t off = 0; off < size; off += PAGE_SIZE) {
+		struct page *page = alloc_page(GFP_KERNEL);
+
+		if (!page || arch_map_kernel_page(stack + off, page_to_phys(page), stack_table_page))
+			return -1;
+	}
+	return 0;
+}
+
+int cpu_stacks_init(unsigned int cpu)
+{
+	struct cpu_stacks *s = stacks_of(cpu);
+
+	if (!cpu) {
+		if (arch_unmap_kernel_page(s->guard0) || arch_unmap_kernel_page(s->guard1) ||
+		    arch_unmap_kernel_page(s->guard2))
+			panic("cpu0: cannot unmap the stack guard pages at %p", (void *)s);
+		return 0;
+	}
+	if (map_stack(s->kstack, KSTACK_SIZE) || map_stack(s->df_stack, IST_STACK_SIZE) ||
+	    map_stack(s->nmi_stack, IST_STACK_SIZE))
+		return -1;	/* what was mapped stays: this CPU is not started */
+	return 0;
+}
+
+int gdt_alloc_cpus(void)
+{
+	if (nr_cpu_ids > 1 && !cpu_tables)
+		cpu_tables = cpu_array_alloc(sizeof(struct cpu_tables));
+	return nr_cpu_ids > 1 && !cpu_tables ? -1 : 0;
 }
 
 /* A 16-byte system descriptor for an available 64-bit TSS at base. */
@@ -88,14 +149,14 @@ static void set_tss_desc(u64 *slot, u64 base)
 
 static void build_tables(unsigned int cpu)
 {
-	struct cpu_tables *t = &cpu_tables[cpu];
+	struct cpu_tables *t = tables_of(cpu);
 
 	t->gdt[0] = 0;
 	t->gdt[1] = GDT_CODE64;
 	t->gdt[2] = GDT_DATA;
 	t->tss = (struct tss){ .iomap_base = sizeof(struct tss) };
-	t->tss.ist[IST_DOUBLE_FAULT - 1] = (u64)(uintptr_t)(cpu_stacks[cpu].df_stack + IST_STACK_SIZE);
-	t->tss.ist[IST_NMI - 1] = (u64)(uintptr_t)(cpu_stacks[cpu].nmi_stack + IST_STACK_SIZE);
+	t->tss.ist[IST_DOUBLE_FAULT - 1] = (u64)(uintptr_t)(stacks_of(cpu)->df_stack + IST_STACK_SIZE);
+	t->tss.ist[IST_NMI - 1] = (u64)(uintptr_t)(stacks_of(cpu)->nmi_stack + IST_STACK_SIZE);
 	set_tss_desc(&t->gdt[3], (u64)(uintptr_t)&t->tss);
 }
 
@@ -104,8 +165,8 @@ void gdt_load_cpu(unsigned int cpu)
 	struct { u16 limit; u64 base; } __packed gdtr;
 
 	build_tables(cpu);
-	gdtr.limit = sizeof(cpu_tables[cpu].gdt) - 1;
-	gdtr.base = (u64)(uintptr_t)cpu_tables[cpu].gdt;
+	gdtr.limit = sizeof(tables_of(cpu)->gdt) - 1;
+	gdtr.base = (u64)(uintptr_t)tables_of(cpu)->gdt;
 	/* New GDT, then reload CS with a far return and the data segments; FS/GS stay as they
 	 * are (loading a selector into GS could clear the GS base). */
 	__asm__ __volatile__("lgdt %0\n\t"

@@ -3,6 +3,7 @@
  * a kernel image mapped with per-section protections. Not user address spaces (mm/).
  *
  *   0xffff800000000000 + pa   direct map: 0-4 GiB whole (MMIO too) + RAM above 4 GiB, RW, NX
+ *   0xffffc00000000000        per-CPU stacks of CPUs 1 and up, 4 KiB pages, guards unmapped (gdt.c)
  *   0xffffffff80000000 + pa   kernel image: .text RX, .rodata R NX, .data/.bss RW NX, 4 KiB pages
  * Nothing is mapped at low addresses any more, so a NULL dereference faults.
  */
@@ -150,6 +151,32 @@ static u64 *pt_lookup(u64 va, int *level)
 	}
 	*level = 1;
 	return &table[pt_index(va, 1)];
+}
+
+/* The table that entry idx of `table` points to, allocating it with alloc_table if absent. */
+static u64 *pt_next_from(u64 *table, unsigned int idx, u64 (*alloc_table)(void))
+{
+	if (!(table[idx] & PTE_P)) {
+		u64 pa = alloc_table();
+
+		if (!pa)
+			return NULL;
+		table[idx] = pa | PTE_P | PTE_W;
+	}
+	BUG_ON(table[idx] & PTE_PS);
+	return arch_phys_to_virt(table[idx] & PTE_ADDR_MASK);
+}
+
+int arch_map_kernel_page(void *va, u64 pa, u64 (*alloc_table)(void))
+{
+	u64 v = (u64)(uintptr_t)va, *t = kernel_pml4;
+
+	for (int level = 4; level > 1 && t; level--)
+		t = pt_next_from(t, pt_index(v, level), alloc_table);
+	if (!t)
+		return -1;
+	t[pt_index(v, 1)] = pa | PTE_P | PTE_W | PTE_G | pte_nx;
+	return 0;
 }
 
 int arch_unmap_kernel_page(void *va)

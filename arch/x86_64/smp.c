@@ -1,7 +1,8 @@
 /*
- * x86-64 SMP bring-up: the BSP's early per-CPU setup, finding CPUs in the ACPI MADT, and
- * starting every AP at once with INIT-SIPI-SIPI through a trampoline page below 1 MiB.
- * Also the arch half of kernel/smp.h (IPIs, stopping CPUs). Cross-CPU calls are kernel/smp.c.
+ * x86-64 SMP bring-up: the BSP's early per-CPU setup, finding CPUs in the ACPI MADT (xAPIC and
+ * x2APIC entries, up to MAX_CPUS), and starting every AP at once with INIT-SIPI-SIPI through a
+ * trampoline page below 1 MiB. Also the arch half of kernel/smp.h (IPIs, stopping CPUs).
+ * Cross-CPU calls are kernel/smp.c.
  */
 #include "kernel/smp.h"
 #include "kernel/acpi.h"
@@ -23,7 +24,13 @@ enum ap_state { AP_IDLE, AP_PENDING, AP_STARTING, AP_ONLINE, AP_ABANDONED };
 #define SZ_4G (4ull << 30)
 
 u64 smp_trampoline_phys;
-/* Read by ap_entry64 (trampoline.asm) before the AP has a stack. */
+/*
+ * The APIC ID -> CPU index map, read by ap_entry64 (trampoline.asm) before the AP has a stack:
+ * each AP scans smp_boot_apic_ids[0 .. smp_boot_count) for its own ID. It is sized by CPUs,
+ * not by IDs: x2APIC IDs are 32 bits and sparse (a package's IDs start at a power of two, and
+ * QEMU numbers a 1024-CPU machine up to 1023 but real ones skip), so an array indexed by APIC
+ * ID would have to be 2^32 long; 1024 CPUs scanning 4 KiB each take microseconds.
+ */
 u32 smp_boot_apic_ids[MAX_CPUS];
 u64 smp_boot_stacks[MAX_CPUS];
 u32 smp_boot_count;
@@ -40,21 +47,30 @@ static u64 tramp_pdpt[512] __aligned(PAGE_SIZE);
 static u64 tramp_pd[512] __aligned(PAGE_SIZE);
 
 static u32 ap_state[MAX_CPUS];
+static u8 nmi_lints[MAX_CPUS];		/* LINT pins the MADT makes NMI, per CPU (bit n: LINTn) */
 static u32 aps_online;
 static u32 cpus_stopped;
 static u64 bsp_cr4;
 static bool apic_ready;
-static struct acpi_madt_info madt;
+static bool have_madt;
+static struct acpi_cpu madt_cpus[MAX_CPUS];
+static struct acpi_madt_info madt = { .cpus = madt_cpus, .max_cpus = MAX_CPUS };
 
 static unsigned int max_cpus = MAX_CPUS;
 CMDLINE_UINT("smp.maxcpus", max_cpus, "start at most this many CPUs (1: boot CPU only)");
 static unsigned int no_sipi_cpu;
 CMDLINE_UINT("smp.test_no_sipi", no_sipi_cpu,
 	     "fault injection: never send SIPI to this CPU index (tests the AP timeout)");
+static unsigned int start_batch;
+CMDLINE_UINT("smp.start_batch", start_batch,
+	     "start APs N at a time, each batch online before the next (0: all at once)");
+static bool start_broadcast;
+CMDLINE_BOOL("smp.start_broadcast", start_broadcast,
+	     "1: one INIT-SIPI-SIPI to all-but-self instead of one per AP (not with smp.maxcpus)");
 
 static void cpu_area_init(unsigned int cpu, u32 apic_id, void *stack_top)
 {
-	struct cpu *c = &cpus[cpu];
+	struct cpu *c = cpu_ptr(cpu);
 
 	c->arch.self = &c->arch;
 	c->arch.cpu_id = cpu;
@@ -68,7 +84,7 @@ static void cpu_tables_load(unsigned int cpu)
 {
 	gdt_load_cpu(cpu);
 	idt_load();
-	wrmsr(MSR_GS_BASE, (u64)(uintptr_t)&cpus[cpu]);
+	wrmsr(MSR_GS_BASE, (u64)(uintptr_t)cpu_ptr(cpu));
 }
 
 void arch_early_cpu_init(void)
@@ -76,7 +92,7 @@ void arch_early_cpu_init(void)
 	cpu_area_init(0, 0, bsp_stack_top);
 	idt_init();
 	cpu_tables_load(0);
-	cpus[0].online = true;
+	cpu_ptr(0)->online = true;
 	nr_cpus = 1;
 }
 
@@ -121,34 +137,40 @@ static bool find_cpus(void)
 	       madt.oem_id, madt.rsdp_revision, madt.nr_cpus_enabled, madt.nr_cpus_disabled,
 	       madt.nr_ioapics, (unsigned long long)madt.lapic_phys,
 	       madt.lapic_override ? " (override)" : "");
+	if (madt.nr_x2apic_cpus || madt.nr_nmis)
+		printk("acpi: %u CPUs from x2APIC entries (type 9); %u local APIC NMI entries "
+		       "(type 4/10)\n", madt.nr_x2apic_cpus, madt.nr_nmis);
 	if (madt.nr_cpus_enabled > madt.nr_cpus)
 		pr_warn("acpi: the MADT lists %u CPUs; starting the first %u (MAX_CPUS)\n",
 			madt.nr_cpus_enabled, madt.nr_cpus);
-	if (madt.nr_duplicates)
-		pr_warn("acpi: %u MADT entries repeat an APIC ID; ignored\n", madt.nr_duplicates);
+	if (madt.nr_duplicates || madt.nr_invalid_ids || madt.nr_nmis_ignored)
+		pr_warn("acpi: ignored %u MADT entries repeating an APIC ID, %u with an invalid ID, "
+			"%u NMI entries\n", madt.nr_duplicates, madt.nr_invalid_ids,
+			madt.nr_nmis_ignored);
 	return true;
 }
 
-/* Give each MADT CPU but the BSP an index, an area and a stack. Returns the CPU count. */
-static unsigned int assign_cpus(void)
+/*
+ * Number the MADT's CPUs: the BSP is 0, the others follow in MADT order. Records each index's
+ * APIC ID and NMI pins, and sets nr_cpu_ids. Nothing is allocated yet (mm is not up).
+ */
+static void number_cpus(void)
 {
-	u32 bsp = cpus[0].arch.apic_id;
+	u32 bsp = cpu_ptr(0)->arch.apic_id;
 	unsigned int n = 1, skipped = 0;
 	bool bsp_listed = false;
 
 	for (unsigned int i = 0; i < madt.nr_cpus; i++) {
-		u32 id = madt.cpus[i].apic_id;
+		u32 id = madt.cpus[i].apic_id, lints = acpi_nmi_lints(&madt, madt.cpus[i].uid);
 
 		if (id == bsp) {
 			bsp_listed = true;
+			nmi_lints[0] = (u8)lints;
 		} else if (n >= max_cpus || (!apic_is_x2apic() && id > 0xfe)) {
 			skipped++;
 		} else {
-			cpu_area_init(n, id, cpu_kstack_top(n));
 			smp_boot_apic_ids[n] = id;
-			smp_boot_stacks[n] = (u64)(uintptr_t)cpu_kstack_top(n);
-			cpu_stacks_guard(n);
-			n++;
+			nmi_lints[n++] = (u8)lints;
 		}
 	}
 	if (!bsp_listed)
@@ -156,6 +178,30 @@ static unsigned int assign_cpus(void)
 	if (skipped)
 		pr_warn("smp: %u CPUs not started (smp.maxcpus=%u, or APIC id > 254 without x2APIC)\n",
 			skipped, max_cpus);
+	smp_boot_apic_ids[0] = bsp;
+	nr_cpu_ids = n;
+}
+
+/* Areas, descriptor tables and stacks for CPUs 1 .. nr_cpu_ids - 1. Returns how many CPUs
+ * can be started (all, or 1 if memory ran out: said so). */
+static unsigned int give_cpus_memory(void)
+{
+	unsigned int n = nr_cpu_ids;
+
+	if (n < 2)
+		return 1;
+	if (smp_alloc_cpu_areas() || gdt_alloc_cpus()) {
+		pr_warn("smp: no memory for %u CPU areas: boot CPU only\n", n);
+		return 1;
+	}
+	for (unsigned int cpu = 1; cpu < n; cpu++) {
+		if (cpu_stacks_init(cpu)) {
+			pr_warn("smp: no memory for the stacks of cpu%u and up: %u CPUs\n", cpu, cpu);
+			return cpu;
+		}
+		cpu_area_init(cpu, smp_boot_apic_ids[cpu], cpu_kstack_top(cpu));
+		smp_boot_stacks[cpu] = (u64)(uintptr_t)cpu_kstack_top(cpu);
+	}
 	return n;
 }
 
@@ -227,50 +273,72 @@ static void trampoline_install(u64 pa)
 
 /* ---- starting APs -------------------------------------------------------------------------- */
 
-/* INIT to all, 10 ms, SIPI to all, 200 us, SIPI again (Intel SDM 8.4.4.1), in parallel. */
-static void send_startup(unsigned int n, u8 page)
+/*
+ * INIT to each AP of [first, end), 10 ms, SIPI to each, 200 us, SIPI again (Intel SDM 8.4.4.1).
+ * The APs then run the trampoline in parallel.
+ */
+static void send_startup(unsigned int first, unsigned int end, u8 page)
 {
-	for (unsigned int i = 1; i < n; i++) {
+	for (unsigned int i = first; i < end; i++) {
 		WRITE_ONCE(ap_state[i], AP_PENDING);
-		if (apic_send_init(cpus[i].arch.apic_id))
-			pr_warn("smp: INIT to APIC id %u not delivered\n", cpus[i].arch.apic_id);
+		if (apic_send_init(smp_boot_apic_ids[i]))
+			pr_warn("smp: INIT to APIC id %u not delivered\n", smp_boot_apic_ids[i]);
 	}
 	mdelay(10);
 	for (int round = 0; round < 2; round++) {
-		for (unsigned int i = 1; i < n; i++)
+		for (unsigned int i = first; i < end; i++)
 			if (READ_ONCE(ap_state[i]) == AP_PENDING && i != no_sipi_cpu)
-				apic_send_sipi(cpus[i].arch.apic_id, page);
+				apic_send_sipi(smp_boot_apic_ids[i], page);
 		udelay(200);
 	}
 }
 
-/* Sleep (hlt) until all n - 1 APs are online or the deadline passes; APs wake us by IPI. */
-static void wait_for_aps(unsigned int n, u64 deadline)
+/* The same with the all-but-self shorthand: three ICR writes whatever the CPU count. CPUs
+ * that were not numbered (smp.maxcpus) run the trampoline too, find no index and halt. */
+static void send_startup_broadcast(unsigned int n, u8 page)
+{
+	for (unsigned int i = 1; i < n; i++)
+		WRITE_ONCE(ap_state[i], AP_PENDING);
+	apic_send_init_others();
+	mdelay(10);
+	for (int round = 0; round < 2; round++) {
+		apic_send_sipi_others(page);
+		udelay(200);
+	}
+}
+
+/* Sleep (hlt) until `target` APs are online or the deadline passes; APs wake us by IPI. */
+static void wait_for_aps(unsigned int target, u64 deadline)
 {
 	for (;;) {
 		arch_irq_disable();
-		if (READ_ONCE(aps_online) == n - 1 || (s64)(arch_cycles() - deadline) > 0)
+		if (READ_ONCE(aps_online) >= target || (s64)(arch_cycles() - deadline) > 0)
 			break;
 		arch_wait_for_interrupt();
 	}
 	arch_irq_enable();
 }
 
-/* After the deadline: give up on APs that never started; wait for ones that did. */
-static void abandon_late_aps(unsigned int n)
+/* After the deadline: give up on APs of [first, end) that never started; wait for ones that
+ * did. Returns how many were given up on. */
+static unsigned int abandon_late_aps(unsigned int first, unsigned int end, unsigned int ms)
 {
-	for (unsigned int i = 1; i < n; i++) {
+	unsigned int abandoned = 0;
+
+	for (unsigned int i = first; i < end; i++) {
 		u32 expect = AP_PENDING;
 
 		if (__atomic_compare_exchange_n(&ap_state[i], &expect, AP_ABANDONED, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			pr_warn("smp: cpu%u (APIC id %u) did not come up within %u ms: skipped\n", i,
-				cpus[i].arch.apic_id, AP_TIMEOUT_MS(n));
+				smp_boot_apic_ids[i], ms);
+			abandoned++;
 			continue;
 		}
 		while (READ_ONCE(ap_state[i]) == AP_STARTING)	/* committed: a few us away */
 			arch_cpu_relax();
 	}
+	return abandoned;
 }
 
 static unsigned long long ms_since(u64 t)
@@ -278,9 +346,22 @@ static unsigned long long ms_since(u64 t)
 	return (unsigned long long)cycles_to_us(arch_cycles() - t) / 1000;
 }
 
+static const char *start_mode(unsigned int n, char *buf, size_t size)
+{
+	if (start_broadcast && no_sipi_cpu == 0)
+		return "INIT-SIPI-SIPI broadcast";
+	if (start_batch && start_batch < n - 1)
+		snprintf(buf, size, "INIT-SIPI-SIPI per AP, %u at a time", start_batch);
+	else
+		snprintf(buf, size, "INIT-SIPI-SIPI per AP, all at once");
+	return buf;
+}
+
 /* The boot-time figure: kernel entry (kmain) to all CPUs online, and where it went. */
 static void print_online(unsigned int n, u64 t_smp_init, u64 t_aps)
 {
+	char mode[64];
+
 	if (!t_aps) {
 		printk("smp: 1 CPU online (no APs started), %llu ms from kernel entry\n",
 		       ms_since(boot_tsc_start));
@@ -291,40 +372,75 @@ static void print_online(unsigned int n, u64 t_smp_init, u64 t_aps)
 	       ms_since(boot_tsc_start), ms_since(t_smp_init),
 	       (unsigned long long)cycles_to_us(arch_cycles() - t_aps),
 	       (unsigned long long)smp_trampoline_phys);
+	printk("smp: started by %s (%s APIC)\n", start_mode(n, mode, sizeof(mode)),
+	       apic_is_x2apic() ? "x2" : "x");
+}
+
+/* Per AP, in batches of start_batch (default: one batch of all): each batch online (or given
+ * up on after its own timeout) before the next is sent. */
+static void start_in_batches(unsigned int n, u8 page)
+{
+	unsigned int batch = start_batch && start_batch < n - 1 ? start_batch : n - 1;
+	unsigned int expect = 0;
+
+	for (unsigned int first = 1; first < n; first += batch) {
+		unsigned int end = MIN(first + batch, n), ms = AP_TIMEOUT_MS(end - first);
+		u64 t = arch_cycles();
+
+		send_startup(first, end, page);
+		expect += end - first;
+		wait_for_aps(expect, t + us_to_cycles(ms * 1000ull));
+		expect -= abandon_late_aps(first, end, ms);
+	}
 }
 
 /* Returns when the APs are online or given up on; the start time in *t0 (0: none tried). */
 static void start_aps(unsigned int n, u64 *t0)
 {
+	u8 page;
+
 	smp_trampoline_phys = pick_trampoline_page();
 	if (!smp_trampoline_phys) {
 		pr_warn("smp: no free page below 1 MiB for the AP trampoline: boot CPU only\n");
 		return;
 	}
+	page = (u8)(smp_trampoline_phys >> 12);
 	trampoline_install(smp_trampoline_phys);
 	smp_boot_count = n;
 	nr_cpus = n;
 	*t0 = arch_cycles();
-	send_startup(n, (u8)(smp_trampoline_phys >> 12));
-	wait_for_aps(n, *t0 + us_to_cycles(AP_TIMEOUT_MS(n) * 1000ull));
-	abandon_late_aps(n);
+	if (start_broadcast && no_sipi_cpu == 0) {
+		send_startup_broadcast(n, page);
+		wait_for_aps(n - 1, *t0 + us_to_cycles(AP_TIMEOUT_MS(n) * 1000ull));
+		abandon_late_aps(1, n, AP_TIMEOUT_MS(n));
+	} else {
+		start_in_batches(n, page);
+	}
+}
+
+/* Read the BSP's APIC ID, find the CPUs and number them: before mm_init sizes per-CPU data. */
+void arch_smp_prepare(void)
+{
+	have_madt = find_cpus();
+	apic_init_bsp(have_madt ? madt.lapic_phys : 0);
+	cpu_ptr(0)->arch.apic_id = apic_read_id();
+	apic_ready = true;
+	if (have_madt)
+		number_cpus();
+	apic_set_nmi_lints(nmi_lints[0]);
 }
 
 void arch_smp_init(void)
 {
 	u64 t_init = arch_cycles(), t_aps = 0;
-	bool have_madt = find_cpus();
 	unsigned int n;
 
-	apic_init_bsp(have_madt ? madt.lapic_phys : 0);
-	cpus[0].arch.apic_id = apic_read_id();
-	apic_ready = true;
 	pic_disable();
 	timer_calibrate(&madt.clocks);	/* zero (no HPET, no PM timer) without ACPI */
 	timer_start_cpu();
-	cpu_stacks_guard(0);
+	cpu_stacks_init(0);
 	bsp_cr4 = read_cr4();
-	n = have_madt ? assign_cpus() : 1;
+	n = give_cpus_memory();
 	if (n > 1)
 		start_aps(n, &t_aps);
 	print_online(n, t_init, t_aps);
@@ -334,7 +450,7 @@ void arch_smp_init(void)
 /* First C code of an AP, on its own stack, with the kernel page tables (trampoline.asm). */
 void smp_ap_main(unsigned int cpu)
 {
-	struct cpu *c = &cpus[cpu];
+	struct cpu *c = cpu_ptr(cpu);
 	u32 expect = AP_PENDING;
 
 	cpu_tables_load(cpu);
@@ -343,12 +459,13 @@ void smp_ap_main(unsigned int cpu)
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		arch_halt_forever();	/* too late: the BSP gave up on us */
 	apic_init_cpu();
+	apic_set_nmi_lints(nmi_lints[cpu]);
 	timer_start_cpu();
 	cpu_starting_hook(cpu);
 	WRITE_ONCE(c->online, true);
 	smp_store_release(&ap_state[cpu], AP_ONLINE);
 	__atomic_add_fetch(&aps_online, 1, __ATOMIC_ACQ_REL);
-	apic_send_ipi(cpus[0].arch.apic_id, VEC_WAKE);
+	apic_send_ipi(cpu_ptr(0)->arch.apic_id, VEC_WAKE);
 	smp_idle_loop();
 }
 
@@ -356,13 +473,13 @@ void smp_ap_main(unsigned int cpu)
 
 void arch_send_call_ipi(unsigned int cpu)
 {
-	if (apic_send_ipi(cpus[cpu].arch.apic_id, VEC_CALL))
+	if (apic_send_ipi(cpu_ptr(cpu)->arch.apic_id, VEC_CALL))
 		pr_warn("smp: call IPI to cpu%u not delivered (ICR busy)\n", cpu);
 }
 
 void arch_send_wake_ipi(unsigned int cpu)
 {
-	if (apic_send_ipi(cpus[cpu].arch.apic_id, VEC_WAKE))
+	if (apic_send_ipi(cpu_ptr(cpu)->arch.apic_id, VEC_WAKE))
 		pr_warn("smp: wake IPI to cpu%u not delivered (ICR busy)\n", cpu);
 }
 
@@ -383,7 +500,7 @@ void arch_stop_other_cpus(void)
 		return;
 	for (unsigned int i = 0; i < nr_cpus; i++) {
 		if (i != self && cpu_online(i)) {
-			apic_send_nmi(cpus[i].arch.apic_id);
+			apic_send_nmi(cpu_ptr(i)->arch.apic_id);
 			sent++;
 		}
 	}

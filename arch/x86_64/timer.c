@@ -1,7 +1,7 @@
 /*
  * Tick source and clock calibration: the TSC and the LAPIC timer are measured against a
  * reference counter of known frequency (the HPET, else the ACPI PM timer, else the 8254 PIT),
- * checked against a second one; then every CPU runs its LAPIC timer periodically at TIMER_HZ.
+ * checked against a second one; then every CPU runs its LAPIC timer periodically at timer_hz.
  * The generic side (delays, tick hooks) is kernel/timer.c.
  */
 #include "kernel/smp.h"
@@ -400,17 +400,18 @@ void timer_calibrate(const struct acpi_clocks *clocks)
 	r = calibrate_against(rc, ck, &check);
 	if (ck && check.valid && r.valid && !rates_agree(&r, &check))
 		referee(&rc, &ck, &r, &check);
-	if (!r.valid || !r.tsc_khz || r.lapic_hz < TIMER_HZ)
+	timer_hz = CLAMP(timer_hz, 1u, 1000u);
+	if (!r.valid || !r.tsc_khz || r.lapic_hz < timer_hz)
 		panic("timer: calibration against the %s measured nothing (TSC %llu kHz, LAPIC "
 		      "%llu Hz)", rc->name, (unsigned long long)r.tsc_khz,
 		      (unsigned long long)r.lapic_hz);
 	cycles_khz = r.tsc_khz;
 	cycles_reference = rc->name;
-	lapic_count_per_tick = (u32)(r.lapic_hz / TIMER_HZ);
+	lapic_count_per_tick = (u32)(r.lapic_hz / timer_hz);
 	printk("timer: TSC %llu kHz +-%llu ppm, LAPIC timer %llu kHz (bus / 16), %u Hz tick on "
 	       "every CPU; against the %s (%llu kHz) over %llu ms, calibration took %llu ms\n",
 	       (unsigned long long)cycles_khz, (unsigned long long)r.ppm,
-	       (unsigned long long)(r.lapic_hz + 500) / 1000, TIMER_HZ, rc->name,
+	       (unsigned long long)(r.lapic_hz + 500) / 1000, timer_hz, rc->name,
 	       (unsigned long long)rc->hz / 1000, (unsigned long long)r.window_us / 1000,
 	       (unsigned long long)cycles_to_us(arch_cycles() - t0) / 1000);
 	if (r.ppm > GOAL_PPM)

@@ -31,9 +31,9 @@ struct gup_bench_run {
 	struct mm_struct *mm;
 	enum gup_test_cmd cmd;
 	unsigned int threads, repeats;
-	struct page **pages[MAX_CPUS];
+	struct page ***pages;		/* [nr_cpu_ids]: each thread's pages[] array */
 	unsigned int pages_order;
-	u64 get_us[MAX_CPUS * GUP_BENCH_MAX_REPEATS], put_us[MAX_CPUS * GUP_BENCH_MAX_REPEATS];
+	u64 *get_us, *put_us;		/* [threads * repeats], thread-major */
 	u64 verify_failures, truncated;
 };
 
@@ -60,9 +60,19 @@ static void gup_bench_cpu(void *arg)
 	}
 }
 
+/* Per-CPU arrays for the CPUs there are: thread pages[] pointers, then get and put times. */
+#define GUP_RUN_CPU_BYTES (sizeof(struct page **) + 2 * GUP_BENCH_MAX_REPEATS * sizeof(u64))
+
 static int gup_bench_setup(struct gup_bench_run *run)
 {
 	unsigned long nr_pages = ((u64)gup_size_mb << 20) >> PAGE_SHIFT;
+	void *arrays = cpu_array_alloc(GUP_RUN_CPU_BYTES);
+
+	if (!arrays)
+		return -1;
+	run->pages = arrays;
+	run->get_us = (u64 *)(run->pages + nr_cpu_ids);
+	run->put_us = run->get_us + nr_cpu_ids * GUP_BENCH_MAX_REPEATS;
 
 	run->pages_order = 0;
 	while ((PAGE_SIZE << run->pages_order) < nr_pages * sizeof(struct page *))
@@ -84,9 +94,10 @@ static void gup_bench_teardown(struct gup_bench_run *run)
 {
 	if (run->mm)
 		mm_destroy(run->mm);
-	for (unsigned int t = 0; t < run->threads; t++)
+	for (unsigned int t = 0; run->pages && t < run->threads; t++)
 		if (run->pages[t])
 			__free_pages(virt_to_page(mm_node(), run->pages[t]), run->pages_order);
+	cpu_array_free(run->pages, GUP_RUN_CPU_BYTES);
 }
 
 /* One mode: run, print the per-thread lines and the summary; returns the mean get time. */
@@ -94,7 +105,7 @@ static u64 gup_bench_mode(const char *mode, u64 *flag_writes)
 {
 	struct gup_bench_run *run = &gup_run;
 	unsigned int n;
-	u64 mean_get, mean_put, milli[MAX_CPUS * GUP_BENCH_MAX_REPEATS];
+	u64 mean_get, mean_put;
 	char extra[160];
 
 	*run = (struct gup_bench_run){ .threads = gup_threads ? MIN(gup_threads, nr_cpus) : nr_cpus,
@@ -127,12 +138,14 @@ static u64 gup_bench_mode(const char *mode, u64 *flag_writes)
 	snprintf(extra, sizeof(extra), "\"mode\":\"%s\",\"cmd\":\"%s\",\"size_mb\":%u,\"threads\":%u,"
 		 "\"flag_writes\":%llu", mode, gup_cmd, gup_size_mb, run->threads,
 		 (unsigned long long)*flag_writes);
-	for (unsigned int i = 0; i < n; i++)
-		milli[i] = run->get_us[i] * 1000;
-	bench_emit("gup", mode[0] == 'o' ? "get_us_once" : "get_us_always", "us", false, milli, n, extra);
-	for (unsigned int i = 0; i < n; i++)
-		milli[i] = run->put_us[i] * 1000;
-	bench_emit("gup", mode[0] == 'o' ? "put_us_once" : "put_us_always", "us", false, milli, n, extra);
+	for (unsigned int i = 0; i < n; i++) {	/* to milli-units in place: no MAX_CPUS array */
+		run->get_us[i] *= 1000;
+		run->put_us[i] *= 1000;
+	}
+	bench_emit("gup", mode[0] == 'o' ? "get_us_once" : "get_us_always", "us", false,
+		   run->get_us, n, extra);
+	bench_emit("gup", mode[0] == 'o' ? "put_us_once" : "put_us_always", "us", false,
+		   run->put_us, n, extra);
 	gup_bench_teardown(run);
 	return mean_get;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernel/acpi.h"
+#include "kernel/smp.h"	/* MAX_CPUS: the room the kernel gives the parser */
 
 struct mem {
 	const unsigned char *base;
@@ -24,7 +25,8 @@ static const void *fuzz_map(void *ctx, u64 pa, u64 len)
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	static struct acpi_madt_info info;
+	static struct acpi_cpu room[MAX_CPUS];
+	static struct acpi_madt_info info = { .cpus = room, .max_cpus = MAX_CPUS };
 	unsigned char *copy = malloc(size ? size : 1);	/* exact size: ASan sees overreads */
 	struct mem m = { copy, size };
 	int rc;
@@ -33,9 +35,13 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	rc = acpi_parse_madt(copy, size < ACPI_RSDP_V2_LEN ? size : ACPI_RSDP_V2_LEN, fuzz_map, &m,
 			     &info);
 	if (rc == ACPI_OK) {
-		if (info.nr_cpus > ACPI_MAX_CPUS || info.nr_ioapics > ACPI_MAX_IOAPICS ||
-		    info.nr_cpus > info.nr_cpus_enabled)
+		if (info.nr_cpus > MAX_CPUS || info.nr_ioapics > ACPI_MAX_IOAPICS ||
+		    info.nr_cpus > info.nr_cpus_enabled || info.nr_nmis > ACPI_MAX_NMIS ||
+		    info.nr_x2apic_cpus > info.nr_cpus || info.cpus != room)
 			abort();
+		for (unsigned int i = 0; i < info.nr_nmis; i++)
+			if (info.nmis[i].lint > 1)
+				abort();
 	} else if (!info.error[0] || !memchr(info.error, 0, sizeof(info.error))) {
 		abort();	/* every rejection says why, NUL-terminated */
 	}

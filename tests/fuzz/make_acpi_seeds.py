@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Seed corpus for the ACPI fuzz target: valid ACPI 1.0 (RSDT) and 2.0 (XSDT) table sets with
-local APIC (type 0), local x2APIC (type 9), I/O APIC and override entries, laid out as the
+local APIC (type 0), local x2APIC (type 9), I/O APIC, override and NMI (types 4, 10) entries, laid out as the
 target reads them (RSDP at offset 0, pointers are offsets). Run from the repo root."""
 import os
 import struct
@@ -32,6 +32,9 @@ def madt(n_lapic, n_x2apic, disabled=1):
         body += struct.pack("<BBHIII", 9, 16, 0, 300 + i, 1, 300 + i)
     body += struct.pack("<BBBBII", 1, 12, 0, 0, 0xFEC00000, 0)       # I/O APIC
     body += struct.pack("<BBBBIH", 2, 10, 0, 0, 2, 0)                # interrupt override
+    body += struct.pack("<BBBHB", 4, 6, 0xFF, 0, 1)                  # LINT1 NMI, all (type 4)
+    if n_x2apic:
+        body += struct.pack("<BBHIB3x", 10, 12, 0, 0xFFFFFFFF, 1)    # same, x2APIC (type 10)
     return sdt(b"APIC", body, 3)
 
 

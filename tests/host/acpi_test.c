@@ -2,13 +2,15 @@
  * Host tests for the pure ACPI parsers (kernel/acpi.c, kernel/acpi_numa.c): hand-built
  * RSDP/XSDT/RSDT/MADT/SRAT/SLIT images in a fake physical memory buffer, then corruption and
  * random fuzzing under ASan/UBSan.
- * Build: cc -std=gnu11 -g -fsanitize=address,undefined -I. tests/host/acpi_test.c kernel/acpi.c
+ * Build: cc -std=gnu11 -g -fsanitize=address,undefined -I. -Itests/host/shim \
+ *        tests/host/acpi_test.c kernel/acpi.c kernel/acpi_numa.c
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kernel/acpi.h"
 #include "kernel/acpi_numa.h"
+#include "kernel/smp.h"	/* MAX_CPUS: the room the kernel gives the parser */
 
 #define MEM_SIZE (2u << 20)	/* fake physical memory: 0 .. 2 MiB */
 #define RSDP_PA 0xe0010
@@ -144,6 +146,25 @@ static void madt_x2apic(u32 apic_id, u32 flags, u32 uid)
 	madt_len += 16;
 }
 
+static void madt_lapic_nmi(u8 uid, u16 flags, u8 lint)
+{
+	u8 *e = mem + MADT_PA + madt_len;
+
+	e[0] = 4, e[1] = 6, e[2] = uid, e[3] = (u8)flags, e[4] = (u8)(flags >> 8), e[5] = lint;
+	madt_len += 6;
+}
+
+static void madt_x2apic_nmi(u32 uid, u16 flags, u8 lint)
+{
+	u8 *e = mem + MADT_PA + madt_len;
+
+	memset(e, 0, 12);
+	e[0] = 10, e[1] = 12, e[2] = (u8)flags, e[3] = (u8)(flags >> 8);
+	put32(e + 4, uid);
+	e[8] = lint;
+	madt_len += 12;
+}
+
 static void madt_raw(const u8 *bytes, u8 len)
 {
 	memcpy(mem + MADT_PA + madt_len, bytes, len);
@@ -156,7 +177,11 @@ static void madt_done(void)
 	finish_sdt(MADT_PA);
 }
 
-/* A machine with n enabled CPUs (APIC IDs 0..n-1), one I/O APIC, ACPI 2.0 tables. */
+/*
+ * A machine with n enabled CPUs (APIC IDs 0..n-1), one I/O APIC, ACPI 2.0 tables, laid out
+ * as QEMU does: IDs below 255 as type 0 entries, the rest as type 9, then LINT1 as NMI for
+ * all processors (type 4, and type 10 too once there are x2APIC entries).
+ */
 static void build_machine(int revision, unsigned int n)
 {
 	static const u8 ioapic[12] = { 1, 12, 0, 0, 0x00, 0x00, 0xc0, 0xfe, 0, 0, 0, 0 };
@@ -172,6 +197,9 @@ static void build_machine(int revision, unsigned int n)
 			madt_x2apic(i, 1, i);
 	}
 	madt_raw(ioapic, sizeof(ioapic));
+	madt_lapic_nmi(0xff, 0, 1);
+	if (n > 255)
+		madt_x2apic_nmi(ACPI_UID_ALL, 0, 1);
 	madt_done();
 }
 
@@ -180,7 +208,8 @@ static int parse(struct acpi_madt_info *info)
 	return acpi_parse_madt(mem + RSDP_PA, ACPI_RSDP_V2_LEN, map, NULL, info);
 }
 
-static struct acpi_madt_info info;
+static struct acpi_cpu cpu_room[MAX_CPUS];
+static struct acpi_madt_info info = { .cpus = cpu_room, .max_cpus = MAX_CPUS };
 
 /* ACPI 2.0: the XSDT is used; 4 CPUs and the I/O APIC are found. */
 static void acpi_parse_madt_xsdt_four_cpus(void)
@@ -235,13 +264,95 @@ static void acpi_parse_madt_x2apic_entries(void)
 	EXPECT(info.cpus[1].uid == 9);
 }
 
-/* 300 CPUs: the first 256 are recorded, all 300 are counted. */
-static void acpi_parse_madt_caps_at_256(void)
+/* 300 CPUs, as QEMU lists them: all recorded, IDs from 255 up from type 9 entries. */
+static void acpi_parse_madt_300_cpus_x2apic_above_254(void)
 {
 	build_machine(2, 300);
 	EXPECT(parse(&info) == ACPI_OK);
-	EXPECT(info.nr_cpus == ACPI_MAX_CPUS && info.nr_cpus_enabled == 300);
+	EXPECT(info.nr_cpus == 300 && info.nr_cpus_enabled == 300);
+	EXPECT(info.cpus[254].apic_id == 254 && !info.cpus[254].from_x2apic_entry);
 	EXPECT(info.cpus[255].apic_id == 255 && info.cpus[255].from_x2apic_entry);
+	EXPECT(info.cpus[299].apic_id == 299 && info.nr_x2apic_cpus == 45);
+}
+
+/* MAX_CPUS + 100 CPUs: the first MAX_CPUS are recorded (the caller's room), all counted. */
+static void acpi_parse_madt_caps_at_max_cpus(void)
+{
+	build_machine(2, MAX_CPUS + 100);
+	EXPECT(parse(&info) == ACPI_OK);
+	EXPECT(info.nr_cpus == MAX_CPUS && info.nr_cpus_enabled == MAX_CPUS + 100);
+	EXPECT(info.cpus[MAX_CPUS - 1].apic_id == MAX_CPUS - 1);
+	EXPECT(info.nr_x2apic_cpus == MAX_CPUS - 255);
+}
+
+/* The caller's room is what caps: 3 slots for 5 CPUs record 3. */
+static void acpi_parse_madt_caps_at_callers_room(void)
+{
+	struct acpi_cpu room[3];
+	struct acpi_madt_info small = { .cpus = room, .max_cpus = 3 };
+
+	build_machine(2, 5);
+	EXPECT(parse(&small) == ACPI_OK);
+	EXPECT(small.cpus == room && small.max_cpus == 3);
+	EXPECT(small.nr_cpus == 3 && small.nr_cpus_enabled == 5 && room[2].apic_id == 2);
+}
+
+/*
+ * Sparse 32-bit x2APIC IDs are kept whole; the broadcast IDs (0xff in a type 0 entry,
+ * 0xffffffff in a type 9) are no CPU and are counted as invalid.
+ */
+static void acpi_parse_madt_sparse_x2apic_ids(void)
+{
+	build_machine(2, 0);
+	madt_begin();
+	madt_lapic(0, 0, 1);
+	madt_lapic(1, 0xff, 1);
+	madt_x2apic(0x100, 1, 2);
+	madt_x2apic(0x10000, 1, 3);
+	madt_x2apic(0xfffffffe, 1, 4);
+	madt_x2apic(0xffffffff, 1, 5);
+	madt_done();
+	EXPECT(parse(&info) == ACPI_OK);
+	EXPECT(info.nr_cpus == 4 && info.nr_invalid_ids == 2 && info.nr_x2apic_cpus == 3);
+	EXPECT(info.cpus[1].apic_id == 0x100 && info.cpus[2].apic_id == 0x10000);
+	EXPECT(info.cpus[3].apic_id == 0xfffffffe && info.cpus[3].uid == 4);
+}
+
+/*
+ * Local APIC NMI entries: type 4 (8-bit UID, 0xff = all) and type 10 (32-bit UID, all ones =
+ * all) name the LINT pin that carries NMI; acpi_nmi_lints() gives a processor's pins. A LINT
+ * other than 0 or 1, and entries past ACPI_MAX_NMIS, are counted and ignored; a type 10 entry
+ * shorter than 12 bytes is skipped.
+ */
+static void acpi_parse_madt_nmi_entries(void)
+{
+	static const u8 short_x2nmi[8] = { 10, 8, 0, 0, 7, 0, 0, 0 };
+
+	build_machine(2, 0);
+	madt_begin();
+	madt_lapic(0, 0, 1);
+	madt_x2apic(300, 1, 7);
+	madt_lapic_nmi(0xff, 0x5, 1);
+	madt_x2apic_nmi(7, 0, 0);
+	madt_x2apic_nmi(8, 0, 2);
+	madt_raw(short_x2nmi, sizeof(short_x2nmi));
+	madt_done();
+	EXPECT(parse(&info) == ACPI_OK);
+	EXPECT(info.nr_nmis == 2 && info.nr_nmis_ignored == 1);
+	EXPECT(info.nmis[0].uid == ACPI_UID_ALL && info.nmis[0].lint == 1);
+	EXPECT(info.nmis[0].flags == 0x5 && !info.nmis[0].from_x2apic_entry);
+	EXPECT(info.nmis[1].uid == 7 && info.nmis[1].lint == 0 && info.nmis[1].from_x2apic_entry);
+	EXPECT(acpi_nmi_lints(&info, 7) == 3 && acpi_nmi_lints(&info, 0) == 2);
+
+	build_machine(2, 0);
+	madt_begin();
+	madt_lapic(0, 0, 1);
+	for (u32 uid = 0; uid < ACPI_MAX_NMIS + 3; uid++)
+		madt_x2apic_nmi(uid, 0, 1);
+	madt_done();
+	EXPECT(parse(&info) == ACPI_OK);
+	EXPECT(info.nr_nmis == ACPI_MAX_NMIS && info.nr_nmis_ignored == 3);
+	EXPECT(acpi_nmi_lints(&info, ACPI_MAX_NMIS - 1) == 2 && acpi_nmi_lints(&info, 99) == 0);
 }
 
 /* A type 5 entry overrides the 32-bit local APIC address. */
@@ -372,7 +483,7 @@ static void acpi_parse_madt_fuzz(void)
 
 	srand(1);
 	for (int iter = 0; iter < 20000; iter++) {
-		build_machine(rand() % 3, (unsigned int)rand() % 40);
+		build_machine(rand() % 3, (unsigned int)rand() % 300);
 		for (int k = 1 + rand() % 4; k > 0; k--) {
 			u64 pa = targets[rand() % 6] + (u64)(rand() % 96);
 
@@ -383,7 +494,7 @@ static void acpi_parse_madt_fuzz(void)
 				finish_sdt(HPET_PA);
 		if (parse(&info) == ACPI_OK) {
 			ok++;
-			EXPECT(info.nr_cpus <= ACPI_MAX_CPUS);
+			EXPECT(info.nr_cpus <= info.max_cpus && info.nr_nmis <= ACPI_MAX_NMIS);
 		} else {
 			EXPECT(info.error[0] != 0);
 		}
@@ -727,7 +838,11 @@ int main(void)
 	acpi_parse_madt_rsdt_v1();
 	acpi_parse_madt_skips_disabled();
 	acpi_parse_madt_x2apic_entries();
-	acpi_parse_madt_caps_at_256();
+	acpi_parse_madt_300_cpus_x2apic_above_254();
+	acpi_parse_madt_caps_at_max_cpus();
+	acpi_parse_madt_caps_at_callers_room();
+	acpi_parse_madt_sparse_x2apic_ids();
+	acpi_parse_madt_nmi_entries();
 	acpi_parse_madt_lapic_override();
 	acpi_parse_madt_bad_checksums();
 	acpi_parse_madt_missing_tables();

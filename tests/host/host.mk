@@ -60,7 +60,7 @@ $(HOST_BUILD)/acpi_test: tests/host/acpi_test.c kernel/acpi.c kernel/acpi.h kern
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOST_CC) -std=gnu11 -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
-		-fno-sanitize-recover=all -I. -o $@ tests/host/acpi_test.c kernel/acpi.c \
+		-fno-sanitize-recover=all -I. -Itests/host/shim -o $@ tests/host/acpi_test.c kernel/acpi.c \
 		kernel/acpi_numa.c
 
 host-test: host-build

@@ -602,7 +602,7 @@ static void free_with_irq_pending(struct irq_alloc *x, struct page *page)
 	} else {
 		x->panicked = true;	/* longjmp'd out of the "interrupt": leave it */
 		host_irqs_off = 0;
-		cpus[host_cpu_id].irq_depth = 0;
+		cpu_ptr(host_cpu_id)->irq_depth = 0;
 	}
 	host_set_tick(NULL, 0);
 	irq_pending = NULL;

@@ -35,7 +35,7 @@ static struct pglist_data *pressure_node_create(void)
 					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
 	}
 	memblock_add_mmap(&pressure_mb, map, PRESSURE_BLOCKS);
-	if (pgdat_init(&pressure_node, &pressure_mb, "pressure", MM_MAX_CPUS))
+	if (pgdat_init(&pressure_node, &pressure_mb, "pressure", nr_cpu_ids))
 		return NULL;
 	zone_pcp_update(&pressure_node, nr_cpus_online());
 	return &pressure_node;

@@ -8,6 +8,7 @@
 #include "kernel/string.h"
 #include "mm/mm_test.h"
 #include "mm/memblock.h"
+#include "kernel/smp.h"
 
 /* Everything, ignoring watermarks; may drain every CPU's lists when it runs out. */
 #define GFP_ALL (__GFP_MEMALLOC | __GFP_NOWARN | __GFP_DIRECT_RECLAIM)

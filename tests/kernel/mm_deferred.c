@@ -198,7 +198,7 @@ static bool def_run_all(struct ktest *t, struct def_run *r, unsigned int allocat
 
 	if (!def_take_backing())
 		return false;
-	if (pgdat_init_deferred(&def_node, &def_mb, "deferred", MM_MAX_CPUS)) {
+	if (pgdat_init_deferred(&def_node, &def_mb, "deferred", nr_cpu_ids)) {
 		def_release_backing();
 		return false;
 	}

@@ -72,22 +72,23 @@ struct churn {
 	int churning;			/* CPUs still churning (atomic) */
 	u64 overlapped;			/* sampled operations begun while another CPU was in one */
 	u64 zone_contended0;		/* zone->lock contended acquisitions at the start */
-	u64 irq_allocs[MAX_CPUS];
-	u64 irq_in_hold[MAX_CPUS];	/* ticks that came while their CPU held its own pcp */
-	u64 pcp_contended0[MAX_CPUS];	/* contended acquisitions of each CPU's pcps at the start */
+	struct churn_cpu *cpu;		/* [nr_cpu_ids]: churn_start() */
 };
 static struct churn *tick_churn;
 
-/* Per CPU, on its own line: inside an allocation or free now (test 1's window). */
-static struct churn_busy {
-	int busy;
-} __cacheline_aligned churn_busy[MAX_CPUS];
+/* One CPU's part of a churn run, on its own line (written by that CPU, read by all). */
+struct churn_cpu {
+	int busy;			/* inside an allocation or free now (test 1's window) */
+	u64 irq_allocs;			/* alloc+free pairs from its timer interrupt */
+	u64 irq_in_hold;		/* ticks that came while it held its own pcp */
+	u64 pcp_contended0;		/* contended acquisitions of its pcps at the start */
+} __cacheline_aligned;
 
 /* Is another online CPU inside an allocation or free right now? */
-static bool another_cpu_busy(unsigned int me)
+static bool another_cpu_busy(struct churn *c, unsigned int me)
 {
 	for_each_online_cpu(cpu)
-		if (cpu != me && READ_ONCE(churn_busy[cpu].busy))
+		if (cpu != me && READ_ONCE(c->cpu[cpu].busy))
 			return true;
 	return false;
 }
@@ -112,11 +113,11 @@ static void tick_alloc_hook(unsigned int cpu)
 
 	if (!c)
 		return;
-	c->irq_in_hold[cpu] += holds_own_pcp(cpu);
+	c->cpu[cpu].irq_in_hold += holds_own_pcp(cpu);
 	if (!(page = alloc_pages(GFP_ATOMIC | __GFP_NOWARN, 0)))
 		return;
 	__free_pages(page, 0);
-	c->irq_allocs[cpu]++;
+	c->cpu[cpu].irq_allocs++;
 }
 
 static u64 zone_lock_contended(void)
@@ -145,7 +146,7 @@ static u64 pcp_locks_contended(unsigned int cpu)
  */
 static u64 met_remote_drain(struct churn *c, unsigned int cpu)
 {
-	u64 n = pcp_locks_contended(cpu) - c->pcp_contended0[cpu];
+	u64 n = pcp_locks_contended(cpu) - c->cpu[cpu].pcp_contended0;
 
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		const struct pcp_stats *st = &mm_node()->node_zones[z].pcp_stats[cpu];
@@ -168,17 +169,23 @@ static bool churn_raced(struct churn *c, unsigned int cpu, unsigned int i)
 		return false;
 	if (c->drainers ? met_remote_drain(c, cpu) > 0 :
 	    (READ_ONCE(c->overlapped) || nr_cpus_online() < 2) &&
-	    (READ_ONCE(pcp_lock_model) != PCP_LOCK_TRYLOCK || READ_ONCE(c->irq_in_hold[cpu])))
+	    (READ_ONCE(pcp_lock_model) != PCP_LOCK_TRYLOCK || READ_ONCE(c->cpu[cpu].irq_in_hold)))
 		WRITE_ONCE(c->raced, 1);
 	return READ_ONCE(c->raced);
 }
 
-/* Start counting the race windows of a churn run. */
-static void churn_mark(struct churn *c)
+/* A fresh churn run of ops operations per CPU over the per-CPU block cpu[nr_cpu_ids] (the
+ * test's, from cpu_array_alloc()), counting its race windows from now. */
+static void churn_start(struct churn *c, struct churn_cpu *cpu, unsigned int ops)
 {
+	memset(c, 0, sizeof(*c));
+	memset(cpu, 0, nr_cpu_ids * sizeof(*cpu));
+	c->cpu = cpu;
+	c->ops = ops;
+	c->until_raced = true;
 	c->zone_contended0 = zone_lock_contended();
-	for_each_online_cpu(cpu)
-		c->pcp_contended0[cpu] = pcp_locks_contended(cpu);
+	for_each_online_cpu(i)
+		cpu[i].pcp_contended0 = pcp_locks_contended(i);
 }
 
 static u64 xorshift(u64 *s)
@@ -200,8 +207,8 @@ static void churn_cpu(struct churn *c)
 						!churn_raced(c, arch_cpu_id(), i)); i++) {
 		u64 r = xorshift(&seed);
 
-		WRITE_ONCE(churn_busy[arch_cpu_id()].busy, 1);
-		if (i % 64 == 0 && another_cpu_busy(arch_cpu_id()))	/* a sample */
+		WRITE_ONCE(c->cpu[arch_cpu_id()].busy, 1);
+		if (i % 64 == 0 && another_cpu_busy(c, arch_cpu_id()))	/* a sample */
 			__atomic_fetch_add(&c->overlapped, 1, __ATOMIC_RELAXED);
 		if (n < 32 && (n == 0 || (r & 1))) {
 			unsigned int o = (unsigned int)((r >> 8) % 4);
@@ -216,7 +223,7 @@ static void churn_cpu(struct churn *c)
 			held[k] = held[--n];
 			orders[k] = orders[n];
 		}
-		WRITE_ONCE(churn_busy[arch_cpu_id()].busy, 0);
+		WRITE_ONCE(c->cpu[arch_cpu_id()].busy, 0);
 	}
 	while (n--)
 		__free_pages(held[n], orders[n]);
@@ -259,29 +266,28 @@ static void run_churn(struct ktest *t, struct churn *c, bool drainers)
  */
 static void mm_pcp_stress_all_cpus(struct ktest *t)
 {
+	struct churn_cpu *per_cpu = cpu_array_alloc(sizeof(*per_cpu));
 	static struct churn c;
 	unsigned long before;
 	const char *no_race = NULL;
 
+	KT_ASSERT_NOT_NULL(t, per_cpu);
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		u64 irq = 0, in_hold = 0, contended;
 
 		set_model(models[m]);
 		reset_counters();
 		before = nr_free_pages();
-		memset(&c, 0, sizeof(c));
-		c.ops = 1500;
-		c.until_raced = true;
-		churn_mark(&c);
+		churn_start(&c, per_cpu, 1500);
 		WRITE_ONCE(tick_churn, &c);
 		KT_ASSERT_EQ(t, timer_add_tick_hook(tick_alloc_hook), 0);
 		run_churn(t, &c, false);
 		WRITE_ONCE(tick_churn, NULL);
 		timer_remove_tick_hook(tick_alloc_hook);
 		contended = zone_lock_contended() - c.zone_contended0;
-		for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++) {
-			irq += c.irq_allocs[cpu];
-			in_hold += c.irq_in_hold[cpu];
+		for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
+			irq += per_cpu[cpu].irq_allocs;
+			in_hold += per_cpu[cpu].irq_in_hold;
 		}
 		print_counters(t, "stress");
 		ktest_printf(t, "  %llu alloc+free pairs from the timer interrupt, %llu ticks inside "
@@ -303,6 +309,7 @@ static void mm_pcp_stress_all_cpus(struct ktest *t)
 		KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 	}
 	set_model(PCP_LOCK_TRYLOCK);
+	cpu_array_free(per_cpu, sizeof(*per_cpu));
 	if (no_race)
 		KT_SKIP(t, "no race [%s]: no two CPUs in the allocator at once, or (trylock) no tick "
 			"inside a pcp hold", no_race);
@@ -406,11 +413,14 @@ static void mm_pcp_irq_reentry(struct ktest *t)
  */
 static void mm_pcp_remote_drain_under_fire(struct ktest *t)
 {
+	struct churn_cpu *per_cpu;
 	static struct churn c;
 	const char *no_race = NULL;
 
 	if (nr_cpus_online() < 2)
 		KT_SKIP(t, "needs 2 CPUs: one churns, one drains it");
+	per_cpu = cpu_array_alloc(sizeof(*per_cpu));
+	KT_ASSERT_NOT_NULL(t, per_cpu);
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		unsigned long before;
 		u64 met = 0;
@@ -418,10 +428,7 @@ static void mm_pcp_remote_drain_under_fire(struct ktest *t)
 		set_model(models[m]);
 		reset_counters();
 		before = nr_free_pages();
-		memset(&c, 0, sizeof(c));
-		c.ops = 1500;
-		c.until_raced = true;
-		churn_mark(&c);
+		churn_start(&c, per_cpu, 1500);
 		run_churn(t, &c, true);
 		for_each_online_cpu(cpu)
 			met += (cpu & 1) ? 0 : met_remote_drain(&c, cpu);
@@ -435,6 +442,7 @@ static void mm_pcp_remote_drain_under_fire(struct ktest *t)
 		KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 	}
 	set_model(PCP_LOCK_TRYLOCK);
+	cpu_array_free(per_cpu, sizeof(*per_cpu));
 	if (no_race)
 		KT_SKIP(t, "no race [%s]: no churner operation met a remote drain", no_race);
 }
@@ -555,7 +563,7 @@ static void exhaust_free_backing(void)
 }
 
 /* An allocator instance over 16 order-10 blocks of the kernel's memory, with nr_cpus pcps per
- * zone (MM_MAX_CPUS: one for every CPU). */
+ * zone (nr_cpu_ids: one for every CPU). */
 static struct pglist_data *exhaust_node_create(unsigned int nr_cpus)
 {
 	struct mem_region map[EXHAUST_BLOCKS];
@@ -656,7 +664,7 @@ static void mm_pcp_irq_alloc_exhausted_no_drain(struct ktest *t)
 
 	if (nr_cpus_online() < 2 || arch_cpu_id() != 0)
 		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
-	if (!(pgdat = exhaust_node_create(MM_MAX_CPUS)))
+	if (!(pgdat = exhaust_node_create(nr_cpu_ids)))
 		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", EXHAUST_BLOCKS);
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		unsigned long before;

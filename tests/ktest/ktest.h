@@ -8,7 +8,7 @@
  *	// No two online CPUs share an APIC ID.
  *	static void boot_apic_ids_unique(struct ktest *t)
  *	{
- *		KT_EXPECT_NE(t, cpus[0].arch.apic_id, cpus[1].arch.apic_id);
+ *		KT_EXPECT_NE(t, cpu_ptr(0)->arch.apic_id, cpu_ptr(1)->arch.apic_id);
  *	}
  *
  *	static const struct ktest_case boot_cases[] = {

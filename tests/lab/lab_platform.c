@@ -38,7 +38,7 @@ struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
 					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
 	}
 	memblock_add_mmap(&lab_mb, map, nr_blocks);
-	if (pgdat_init(&lab_node, &lab_mb, "private", MM_MAX_CPUS)) {
+	if (pgdat_init(&lab_node, &lab_mb, "private", nr_cpu_ids)) {
 		lab_free_backing();
 		return NULL;
 	}

@@ -118,9 +118,9 @@ static int cmd_cpus(int argc, char **argv)
 {
 	printk("cpu apic online      ticks       ipis\n");
 	for (unsigned int c = 0; c < nr_cpus; c++)
-		printk("%3u %4u %6s %10llu %10llu\n", c, cpus[c].arch.apic_id,
+		printk("%3u %4u %6s %10llu %10llu\n", c, cpu_ptr(c)->arch.apic_id,
 		       cpu_online(c) ? "yes" : "no", (unsigned long long)timer_ticks(c),
-		       (unsigned long long)READ_ONCE(cpus[c].ipis));
+		       (unsigned long long)READ_ONCE(cpu_ptr(c)->ipis));
 	return 0;
 }
 

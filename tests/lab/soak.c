@@ -29,13 +29,13 @@ enum soak_role { ROLE_RANDOM, ROLE_DRAIN, ROLE_PCP_TOGGLE, ROLE_PIN, ROLE_EXHAUS
 
 struct soak_cpu {
 	u64 ops, alloc_fail, drains, pcp_toggles, pins, exhaustions, errors;
+	u64 irq_ops;		/* in its timer interrupt */
+	u64 irq_in_hold;	/* ticks that came while it held its own pcp */
 } __cacheline_aligned;
 
 struct soak_state {
 	u64 until;
-	struct soak_cpu cpu[MAX_CPUS];
-	u64 irq_ops[MAX_CPUS];
-	u64 irq_in_hold[MAX_CPUS];	/* ticks that came while their CPU held its own pcp */
+	struct soak_cpu *cpu;	/* [nr_cpu_ids]: cpu_array_alloc() */
 	struct page **exhaust;	/* ROLE_EXHAUST's array */
 };
 
@@ -114,8 +114,7 @@ static void soak_pcp_toggler(struct soak_cpu *me)
 /* Pin and unpin random pieces of a private mapping; every 4th round long-term (migrates). */
 static void soak_pinner(struct soak_cpu *me, u64 seed)
 {
-	static struct page *pages[MAX_CPUS][32];
-	struct page **p = pages[arch_cpu_id()];
+	struct page *p[32];
 	struct mm_struct *mm = NULL;
 
 	while (!mm && arch_cycles() < soak.until)
@@ -203,7 +202,7 @@ static void soak_tick(unsigned int cpu)
 		struct zone *zone = &mm_node()->node_zones[z];
 
 		if (zone->pcp && spin_is_held_by_me(&zone->pcp[cpu].lock)) {
-			soak.irq_in_hold[cpu]++;
+			soak.cpu[cpu].irq_in_hold++;
 			break;
 		}
 	}
@@ -211,7 +210,7 @@ static void soak_tick(unsigned int cpu)
 
 	if (p)
 		__free_pages(p, cpu & 1);
-	soak.irq_ops[cpu]++;
+	soak.cpu[cpu].irq_ops++;
 }
 
 /* Contended acquisitions of every CPU's pcp locks: a drainer waited for the owner, or the
@@ -231,7 +230,7 @@ static u64 soak_irq_in_hold(void)
 	u64 n = 0;
 
 	for (unsigned int c = 0; c < nr_cpus; c++)
-		n += soak.irq_in_hold[c];
+		n += soak.cpu[c].irq_in_hold;
 	return n;
 }
 
@@ -247,7 +246,7 @@ static void soak_totals(struct soak_cpu *t, u64 *irq_ops)
 		t->pins += soak.cpu[c].pins;
 		t->exhaustions += soak.cpu[c].exhaustions;
 		t->errors += soak.cpu[c].errors;
-		*irq_ops += soak.irq_ops[c];
+		*irq_ops += soak.cpu[c].irq_ops;
 	}
 }
 
@@ -320,6 +319,11 @@ int soak_run(void)
 
 	if (!soak_seconds)
 		return -1;
+	soak.cpu = cpu_array_alloc(sizeof(*soak.cpu));
+	if (!soak.cpu) {
+		printk("soak: FAILED: no memory for %u per-CPU counters\n", nr_cpu_ids);
+		return 1;
+	}
 	pcp_stats_sum(mm_node(), -1, &pcp);
 	fallbacks0 = pcp.trylock_fail_alloc + pcp.trylock_fail_free;
 	drain_all_pages(NULL);
@@ -353,5 +357,7 @@ int soak_run(void)
 		fail_page_alloc_print_stats("soak: injected: ");
 	if (arr)
 		__free_pages(arr, 8);
+	cpu_array_free(soak.cpu, sizeof(*soak.cpu));
+	soak.cpu = NULL;
 	return problems ? 1 : 0;
 }

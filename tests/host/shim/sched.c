@@ -105,9 +105,9 @@ void host_tick_poll(void)
 	if (!due)
 		return;
 	host_irqs_off = 1;
-	cpus[host_cpu_id].irq_depth++;	/* interrupt context */
+	cpu_ptr(host_cpu_id)->irq_depth++;	/* interrupt context */
 	fn();
-	cpus[host_cpu_id].irq_depth--;
+	cpu_ptr(host_cpu_id)->irq_depth--;
 	host_irqs_off = 0;
 }
 

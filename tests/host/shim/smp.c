@@ -7,10 +7,22 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include "kernel/smp.h"
+#include "mm/internal.h"
 #include "tests/host/shim/shim.h"
 
-struct cpu cpus[MAX_CPUS];
+/* Every CPU thread index below MAX_CPUS has an area and mm's per-CPU slots from the start. */
+static struct cpu host_cpus[MAX_CPUS];
+struct cpu *cpu_areas[MAX_CPUS];
+unsigned int nr_cpu_ids = MAX_CPUS;
 unsigned int nr_cpus;
+
+__attribute__((constructor)) static void host_cpus_init(void)
+{
+	for (unsigned int i = 0; i < MAX_CPUS; i++)
+		cpu_areas[i] = &host_cpus[i];
+	gup_percpu_set(calloc(MAX_CPUS, gup_percpu_size()), MAX_CPUS);
+	fail_page_alloc_percpu_set(calloc(MAX_CPUS, fail_page_alloc_percpu_size() + 1), MAX_CPUS);
+}
 
 struct host_call {
 	smp_call_fn fn;
@@ -35,7 +47,7 @@ static void mailbox_init(void)
 
 unsigned int host_irq_depth(void)
 {
-	return cpus[host_cpu_id].irq_depth;
+	return cpu_ptr(host_cpu_id)->irq_depth;
 }
 
 /* Run everything queued for this CPU, as its call IPI handler would (interrupts off). */
@@ -54,9 +66,9 @@ static void run_calls(struct mailbox *mb)
 		if (!c)
 			return;
 		host_irqs_off = 1;
-		cpus[host_cpu_id].irq_depth++;	/* interrupt context, as the IPI handler's */
+		cpu_ptr(host_cpu_id)->irq_depth++;	/* interrupt context, as the IPI handler's */
 		c->fn(c->arg);
-		cpus[host_cpu_id].irq_depth--;
+		cpu_ptr(host_cpu_id)->irq_depth--;
 		host_irqs_off = 0;
 		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 	}
@@ -80,7 +92,7 @@ void host_cpu_set_live(bool live)
 	pthread_once(&mailbox_once, mailbox_init);
 	pthread_mutex_lock(&mb->lock);
 	mb->live = live;
-	__atomic_store_n(&cpus[host_cpu_id].online, live, __ATOMIC_RELAXED);
+	__atomic_store_n(&cpu_ptr(host_cpu_id)->online, live, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&mb->lock);
 	if (!live) {
 		unsigned long flags = host_irqs_off;
@@ -126,7 +138,7 @@ int smp_call_function_single(unsigned int cpu, smp_call_fn fn, void *arg, bool w
 void smp_call_function_all(smp_call_fn fn, void *arg, bool wait)
 {
 	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
-		if (cpu != host_cpu_id && __atomic_load_n(&cpus[cpu].online, __ATOMIC_RELAXED))
+		if (cpu != host_cpu_id && __atomic_load_n(&cpu_ptr(cpu)->online, __ATOMIC_RELAXED))
 			smp_call_function_single(cpu, fn, arg, true);
 	(void)wait;
 }
@@ -168,6 +180,6 @@ unsigned int nr_cpus_online(void)
 	unsigned int n = 0;
 
 	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
-		n += __atomic_load_n(&cpus[cpu].online, __ATOMIC_RELAXED);
+		n += __atomic_load_n(&cpu_ptr(cpu)->online, __ATOMIC_RELAXED);
 	return n;
 }

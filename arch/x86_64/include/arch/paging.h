@@ -26,6 +26,14 @@ void arch_paging_init(const struct boot_info *bi);
 u64 arch_kernel_cr3(void);
 /* End of the direct map: RAM at or above this physical address is not mapped. */
 u64 arch_direct_map_end(void);
+/* Virtual area of the per-CPU stacks of CPUs 1 and up (arch/x86_64/gdt.c): its own PML4 slot. */
+#define CPU_STACK_AREA 0xffffc00000000000ull
+/*
+ * Map the 4 KiB page at physical pa at kernel address va (RW, NX, global), taking missing
+ * page-table pages from alloc_table (a zeroed page's physical address, or 0). Only for
+ * addresses no CPU has used yet (no TLB shootdown). Returns 0, or -1 if alloc_table failed.
+ */
+int arch_map_kernel_page(void *va, u64 pa, u64 (*alloc_table)(void));
 /* Unmap one 4 KiB page of the kernel image (a stack guard). Local TLB only: call before other
  * CPUs can have it cached. Returns 0, or -1 if va is not a 4 KiB kernel-image page. */
 int arch_unmap_kernel_page(void *va);
