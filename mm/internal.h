@@ -159,18 +159,4 @@ unsigned long verify_mark_block(const char *where, struct page *page, unsigned i
  * left. For the allocator, when zone_has_deferred(zone). */
 bool deferred_grow_zone(struct zone *zone, unsigned int order);
 
-/* ---- per-CPU arrays (gup.c, fail_page_alloc.c), set up by mm_init.c ---- */
-
-/*
- * mm's per-CPU arrays that are not per zone: pin totals (gup.c) and fault-injection streams
- * (fail_page_alloc.c), one slot per CPU index below nr_cpus, indexed by arch_cpu_id().
- * mm_init() carves them from memblock for nr_cpu_ids; the host harness gives its CPU threads
- * its own first (the first set call wins: a host test that runs mm_init() keeps them). Before
- * that no CPU allocates.
- */
-size_t gup_percpu_size(void);
-void gup_percpu_set(void *mem, unsigned int nr_cpus);
-size_t fail_page_alloc_percpu_size(void);
-void fail_page_alloc_percpu_set(void *mem, unsigned int nr_cpus);
-
 #endif

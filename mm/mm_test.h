@@ -49,4 +49,18 @@ void pcp_stats_sum_machine(const struct mm_machine *m, int cpu, struct pcp_stats
  * (numa_hit ... remote_home) run on, for the end-of-run summary. Other CPUs quiet. */
 void pcp_stats_reset(const struct mm_machine *m);
 
+/* ---- per-CPU arrays of gup.c and fail_page_alloc.c: mm_init() or the host harness ---- */
+
+/*
+ * mm's per-CPU arrays that are not per zone: pin totals (gup.c) and fault-injection streams
+ * (fail_page_alloc.c), one slot per CPU index below nr_cpus, indexed by arch_cpu_id().
+ * mm_init() carves them from memblock for nr_cpu_ids; the host harness gives its CPU threads
+ * its own first (the first set call wins: a host test that runs mm_init() keeps them). Before
+ * that no CPU allocates.
+ */
+size_t gup_percpu_size(void);
+void gup_percpu_set(void *mem, unsigned int nr_cpus);
+size_t fail_page_alloc_percpu_size(void);
+void fail_page_alloc_percpu_set(void *mem, unsigned int nr_cpus);
+
 #endif

@@ -10,7 +10,7 @@
 #include "kernel/smp.h"
 #include "kernel/timer.h"
 #include "kernel/string.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 
 /* Linux's per-CPU high at percpu_pagelist_high_fraction = 8: v6.7 auto-tuning's high_max. */
 static unsigned long high_max_v67(const struct zone *zone, unsigned int cpus)

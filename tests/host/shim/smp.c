@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include "kernel/smp.h"
-#include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "tests/host/shim/shim.h"
 
 /* Every CPU thread index below MAX_CPUS has an area and mm's per-CPU slots from the start. */
