@@ -54,7 +54,7 @@ enum lockdep_rule lockdep_expect_end(struct lockdep_expect *e) { return e->rule;
 #else
 
 #define MAX_CLASSES 128		/* class 0 is "none": spinlock_t keeps the index in a u8 */
-#define MAX_DEPTH 48		/* locks one CPU holds at once, interrupts included (Linux's) */
+#define MAX_DEPTH LOCKDEP_MAX_DEPTH
 #define MAX_EDGE_SITES 512	/* first sighting of each dependency, for reports */
 #define CLASS_WORDS (MAX_CLASSES / 64)
 
@@ -91,24 +91,6 @@ struct edge_site {
 	const struct lock_site *from_site, *to_site;
 };
 
-/* One lock a CPU holds (or is about to spin for). */
-struct held_lock {
-	struct spinlock *lock;
-	const struct lock_site *site;
-	u8 cls;
-	bool trylock;
-	bool irqs_on;		/* interrupts were on while it was held */
-	u8 irq_ctx;		/* arch_in_irq() when taken: locks of different contexts never nest */
-};
-
-/* Per CPU, touched only by that CPU with interrupts off. */
-struct lockdep_cpu {
-	unsigned int depth;
-	bool busy;		/* lockdep runs here: the locks it takes (printk) are not checked */
-	u64 checked;		/* acquisitions validated */
-	struct held_lock held[MAX_DEPTH];
-} __cacheline_aligned;
-
 /* graph_locked protects classes[], nr_classes, g, edge_sites[], expecting and reports. */
 static u32 graph_locked;
 static struct lock_class classes[MAX_CLASSES];
@@ -117,7 +99,12 @@ static struct lockdep_graph g, g_saved;
 static struct edge_site edge_sites[MAX_EDGE_SITES];
 static struct lockdep_expect *expecting;
 static char first_report[128];
-static struct lockdep_cpu ld_cpus[MAX_CPUS];
+
+/* A CPU's held locks live in its struct cpu: allocated for the CPUs present (kernel/smp.h). */
+static struct lockdep_cpu *ld_cpu(unsigned int cpu)
+{
+	return &cpu_ptr(cpu)->lockdep;
+}
 
 /* ---- the validator's own lock and re-entry guard ---- */
 
@@ -154,7 +141,7 @@ static struct lockdep_cpu *lockdep_enter(unsigned long *flags)
 	struct lockdep_cpu *c;
 
 	*flags = arch_irq_save();
-	c = &ld_cpus[arch_cpu_id()];
+	c = ld_cpu(arch_cpu_id());
 	if (c->busy) {
 		arch_irq_restore(*flags);
 		return NULL;
@@ -794,13 +781,13 @@ void lockdep_release(struct spinlock *lock)
 
 unsigned int lockdep_held_depth(void)
 {
-	return READ_ONCE(ld_cpus[arch_cpu_id()].depth);
+	return READ_ONCE(ld_cpu(arch_cpu_id())->depth);
 }
 
 void lockdep_truncate_held(unsigned int depth)
 {
 	unsigned long flags = arch_irq_save();
-	struct lockdep_cpu *c = &ld_cpus[arch_cpu_id()];
+	struct lockdep_cpu *c = ld_cpu(arch_cpu_id());
 
 	if (c->depth > depth)
 		c->depth = depth;
@@ -851,8 +838,9 @@ void lockdep_print_summary(void)
 {
 	u64 checked = 0;
 
-	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++)
-		checked += READ_ONCE(ld_cpus[cpu].checked);
+	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++)
+		if (cpu_ptr(cpu))
+			checked += READ_ONCE(ld_cpu(cpu)->checked);
 	if (READ_ONCE(nr_reports))
 		printk("lockdep: REPORTED a possible deadlock (then turned itself off): %s\n",
 		       first_report);

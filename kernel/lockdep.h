@@ -40,6 +40,30 @@ enum lockdep_rule {
 struct spinlock;
 
 #if CONFIG_LOCKDEP
+#define LOCKDEP_MAX_DEPTH 48	/* locks one CPU holds at once, interrupts included (Linux's) */
+
+/* One lock a CPU holds (or is about to spin for). */
+struct held_lock {
+	struct spinlock *lock;
+	const struct lock_site *site;
+	u8 cls;
+	bool trylock;
+	bool irqs_on;		/* interrupts were on while it was held */
+	u8 irq_ctx;		/* arch_in_irq() when taken: locks of different contexts never nest */
+};
+
+/*
+ * The validator's state of one CPU, kept in that CPU's struct cpu (kernel/smp.h) so that it
+ * exists for the CPUs present, not for MAX_CPUS. Touched only by that CPU with interrupts off;
+ * its fields are kernel/lockdep.c's alone.
+ */
+struct lockdep_cpu {
+	unsigned int depth;
+	bool busy;		/* lockdep runs here: the locks it takes (printk) are not checked */
+	u64 checked;		/* acquisitions validated */
+	struct held_lock held[LOCKDEP_MAX_DEPTH];
+} __cacheline_aligned;
+
 /* Called by kernel/spinlock.c: before spinning (spin_lock), after success (trylock). */
 void lockdep_init_lock(struct spinlock *lock, const struct lock_site *init_site);
 void lockdep_acquire(struct spinlock *lock, const struct lock_site *site, bool trylock);

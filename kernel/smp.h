@@ -56,6 +56,9 @@ struct cpu {
 	struct smp_work *work;		/* smp_run_on_all() job for the idle loop; set by sender */
 	bool in_run;			/* inside an smp_run_on_all() fn */
 	struct smp_call async_calls[SMP_ASYNC_CALLS];	/* its own calls nobody waits for */
+#if CONFIG_LOCKDEP
+	struct lockdep_cpu lockdep;	/* the locks it holds, as the validator sees them */
+#endif
 } __cacheline_aligned;
 
 /* cpu_areas[cpu] for cpu < nr_cpu_ids once smp_alloc_cpu_areas() ran (cpu 0: from the start). */

@@ -174,7 +174,7 @@ void fail_page_alloc_reseed(const char *suite, const char *tcase)
 void fail_page_alloc_percpu_set(void *mem, unsigned int nr_cpus)
 {
 	if (fail_cpus)
-		return;	/* the first caller's (see mm/internal.h) */
+		return;	/* the first caller's (see mm/mm_test.h) */
 	fail_cpus = mem;
 	nr_fail_cpus = nr_cpus;
 	fail_page_alloc_reseed(NULL, NULL);

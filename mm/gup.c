@@ -35,7 +35,7 @@ size_t gup_percpu_size(void)
 void gup_percpu_set(void *mem, unsigned int nr_cpus)
 {
 	if (gup_totals)
-		return;	/* the first caller's (see mm/internal.h) */
+		return;	/* the first caller's (see mm/mm_test.h) */
 	gup_totals = mem;
 	nr_gup_cpus = nr_cpus;
 }

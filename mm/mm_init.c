@@ -764,7 +764,7 @@ static void print_nodes(const struct mm_machine *m)
 	}
 }
 
-/* The per-CPU arrays of mm/internal.h, for nr CPUs, zeroed (memblock_alloc zeroes). */
+/* The per-CPU arrays of mm/mm_test.h, for nr CPUs, zeroed (memblock_alloc zeroes). */
 static int mm_percpu_init(struct memblock *mb, unsigned int nr)
 {
 	u64 gup = memblock_alloc(mb, gup_percpu_size() * nr, CACHELINE_SIZE);

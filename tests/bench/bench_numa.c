@@ -34,7 +34,7 @@ struct numa_run {
 	struct handoff_box {
 		struct page *page[HANDOFF_SLOTS];
 		int full;		/* atomic: the producer filled it, the consumer may take */
-	} box[MAX_CPUS];
+	} *box;				/* [nr_cpu_ids]: cpu_array_alloc() */
 };
 
 /* The first CPU of node nid at or after the rank-th one (CPUs of a node in order). */
@@ -154,8 +154,13 @@ static struct numa_window numa_window(enum numa_pattern pattern)
 	struct numa_window w;
 	u64 first = ~0ull, last = 0, pairs = 0;
 
-	drain_all_pages(NULL);
 	memset(&run, 0, sizeof(run));
+	run.box = cpu_array_alloc(sizeof(*run.box));	/* before the counts are read */
+	if (!run.box) {
+		printk("numa bench: no memory for %u hand-off boxes\n", nr_cpu_ids);
+		return (struct numa_window){ 0 };
+	}
+	drain_all_pages(NULL);
 	run.pattern = pattern;
 	run.pairs = MAX(numa_pairs, 100u);
 	machine_numa_stats(&a);
@@ -164,6 +169,7 @@ static struct numa_window numa_window(enum numa_pattern pattern)
 	w.parked = remote_parked();
 	drain_all_pages(NULL);
 	machine_numa_stats(&c);
+	cpu_array_free(run.box, sizeof(*run.box));
 	for_each_online_cpu(cpu) {
 		if (!run.end[cpu])
 			continue;
