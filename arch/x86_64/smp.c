@@ -67,6 +67,15 @@ CMDLINE_UINT("smp.start_batch", start_batch,
 static bool start_broadcast;
 CMDLINE_BOOL("smp.start_broadcast", start_broadcast,
 	     "1: one INIT-SIPI-SIPI to all-but-self instead of one per AP (not with smp.maxcpus)");
+static unsigned int ap_timeout_ms;
+CMDLINE_UINT("smp.ap_timeout_ms", ap_timeout_ms,
+	     "give up on APs not online after this many ms (0: 2 s + 20 ms per AP started)");
+
+/* How long n APs started together may take: TCG runs them all on a few host cores. */
+static unsigned int ap_timeout(unsigned int n)
+{
+	return ap_timeout_ms ? ap_timeout_ms : AP_TIMEOUT_MS(n);
+}
 
 static void cpu_area_init(unsigned int cpu, u32 apic_id, void *stack_top)
 {
@@ -384,7 +393,7 @@ static void start_in_batches(unsigned int n, u8 page)
 	unsigned int expect = 0;
 
 	for (unsigned int first = 1; first < n; first += batch) {
-		unsigned int end = MIN(first + batch, n), ms = AP_TIMEOUT_MS(end - first);
+		unsigned int end = MIN(first + batch, n), ms = ap_timeout(end - first);
 		u64 t = arch_cycles();
 
 		send_startup(first, end, page);
@@ -411,8 +420,8 @@ static void start_aps(unsigned int n, u64 *t0)
 	*t0 = arch_cycles();
 	if (start_broadcast && no_sipi_cpu == 0) {
 		send_startup_broadcast(n, page);
-		wait_for_aps(n - 1, *t0 + us_to_cycles(AP_TIMEOUT_MS(n) * 1000ull));
-		abandon_late_aps(1, n, AP_TIMEOUT_MS(n));
+		wait_for_aps(n - 1, *t0 + us_to_cycles(ap_timeout(n) * 1000ull));
+		abandon_late_aps(1, n, ap_timeout(n));
 	} else {
 		start_in_batches(n, page);
 	}
