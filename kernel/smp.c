@@ -11,6 +11,7 @@
 #include "kernel/smp.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
+#include "kernel/cmdline.h"
 #include "kernel/timer.h"
 #include "kernel/string.h"
 #include "mm/mm.h"
@@ -104,10 +105,14 @@ static bool mask_empty(const u64 *m)
 	return true;
 }
 
+static unsigned int call_timeout_ms;
+CMDLINE_UINT("smp.call_timeout_ms", call_timeout_ms,
+	     "panic when a cross-CPU call is unanswered this long (0: 20 s + 200 ms per CPU)");
+
 /* TCG runs all vCPUs on a few host cores: allow each CPU a share of the wait. */
 static unsigned int smp_call_timeout_ms(void)
 {
-	return SMP_CALL_TIMEOUT_MS + 200 * nr_cpus;
+	return call_timeout_ms ? call_timeout_ms : SMP_CALL_TIMEOUT_MS + 200 * nr_cpus;
 }
 
 static u64 call_deadline(void)
