@@ -70,7 +70,7 @@ static unsigned int cpus_with_pages(unsigned long *pages)
 
 		for (int z = 0; z < MAX_NR_ZONES; z++)
 			if (mm_node()->node_zones[z].pcp)
-				n += (unsigned long)READ_RACY(mm_node()->node_zones[z].pcp[cpu].count);
+				n += (unsigned long)READ_ONCE(mm_node()->node_zones[z].pcp[cpu].count);
 		cpus += n > 0;
 		*pages += n;
 	}
