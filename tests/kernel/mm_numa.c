@@ -15,7 +15,7 @@
 
 #define TM_NODES 4		/* at most, per private machine */
 #define TM_BLOCKS 2		/* order-10 blocks per node with memory: 8 MiB */
-#define TM_MAX_TRIES 192	/* blocks looked at to find distinct sections: 768 MiB */
+#define TM_MAX_TRIES 512	/* blocks looked at to find distinct sections: 2 GiB */
 
 static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
 					      PCP_LOCK_TRYLOCK };
