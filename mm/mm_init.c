@@ -825,7 +825,6 @@ int mm_init(const struct boot_info *bi)
 	       machine_memmap_bytes(m) >> 10, sizeof(struct page));
 	if (m->nr_nodes > 1)
 		print_nodes(m);
-	fail_page_alloc_boot();
 	return 0;
 }
 

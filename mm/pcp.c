@@ -983,4 +983,5 @@ void mm_cpus_online(void)
 				       pgdat->node_zones[zi].pageset_high,
 				       node_split_cpus(pgdat, nr_cpus_online()));
 	}
+	fail_page_alloc_boot();	/* from now on: the boot's own allocations are not tested */
 }
