@@ -8,20 +8,7 @@
 #include <string.h>
 #include "kernel/acpi.h"
 #include "kernel/smp.h"	/* MAX_CPUS: the room the kernel gives the parser */
-
-struct mem {
-	const unsigned char *base;
-	size_t size;
-};
-
-static const void *fuzz_map(void *ctx, u64 pa, u64 len)
-{
-	struct mem *m = ctx;
-
-	if (pa > m->size || len > m->size - pa)
-		return NULL;
-	return m->base + pa;
-}
+#include "tests/fuzz/fuzz_mem.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {

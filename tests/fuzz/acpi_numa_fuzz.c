@@ -10,20 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernel/acpi_numa.h"
-
-struct mem {
-	const unsigned char *base;
-	size_t size;
-};
-
-static const void *fuzz_map(void *ctx, u64 pa, u64 len)
-{
-	struct mem *m = ctx;
-
-	if (pa > m->size || len > m->size - pa)
-		return NULL;
-	return m->base + pa;
-}
+#include "tests/fuzz/fuzz_mem.h"
 
 static bool overlap(const struct acpi_numa_memblk *a, const struct acpi_numa_memblk *b)
 {
