@@ -351,7 +351,7 @@ MUTATIONS = [
         edits=[("""\
 	smp_store_release(&lock->locked, 0);
 """, """\
-	WRITE_ONCE(lock->locked, 0);
+	__atomic_store_n(&lock->locked, 0, __ATOMIC_RELAXED);
 """)],
         tests=["tsan:alloc_pages_concurrent_random_orders", "tsan:pcp_stress_random_orders"],
     ),
