@@ -706,8 +706,12 @@ CMDLINE_UINT("mm.deferred_workers", mm_deferred_workers,
 	     "deferred memory-map init on CPUs 0..N-1 only (0: every CPU)");
 
 static u64 mm_init_cycles;			/* mm_init(), before SMP bring-up */
-static unsigned long deferred_cpu_chunks[MAX_CPUS];	/* per CPU, by deferred_worker() */
-static u64 deferred_cpu_done[MAX_CPUS];	/* arch_cycles() when it returned, or 0 */
+/* What each CPU did in the deferred init, written by its deferred_worker(); nr_cpu_ids of
+ * them, from memblock (a 4-CPU boot does not pay for MAX_CPUS). */
+static struct deferred_report {
+	unsigned long chunks;		/* chunks this CPU initialised */
+	u64 done;			/* arch_cycles() when it returned, or 0 */
+} *deferred_report;
 
 struct mm_machine *mm_machine(void)
 {
@@ -764,14 +768,17 @@ static void print_nodes(const struct mm_machine *m)
 	}
 }
 
-/* The per-CPU arrays of mm/mm_test.h, for nr CPUs, zeroed (memblock_alloc zeroes). */
+/* The per-CPU arrays of mm/mm_test.h and the deferred-init report, for nr CPUs, zeroed
+ * (memblock_alloc zeroes). */
 static int mm_percpu_init(struct memblock *mb, unsigned int nr)
 {
 	u64 gup = memblock_alloc(mb, gup_percpu_size() * nr, CACHELINE_SIZE);
 	u64 fail = memblock_alloc(mb, MAX(fail_page_alloc_percpu_size(), 1ul) * nr, CACHELINE_SIZE);
+	u64 report = memblock_alloc(mb, sizeof(*deferred_report) * nr, CACHELINE_SIZE);
 
-	if (!gup || !fail)
+	if (!gup || !fail || !report)
 		return -1;
+	deferred_report = arch_phys_to_virt(report);
 	gup_percpu_set(arch_phys_to_virt(gup), nr);
 	fail_page_alloc_percpu_set(arch_phys_to_virt(fail), nr);
 	return 0;
@@ -836,8 +843,8 @@ static void deferred_worker(void *arg)
 
 	if (mm_deferred_workers && cpu >= mm_deferred_workers)
 		return;
-	WRITE_ONCE(deferred_cpu_chunks[cpu], deferred_init_cpu(arg, cpu));
-	WRITE_ONCE(deferred_cpu_done[cpu], arch_cycles());
+	WRITE_ONCE(deferred_report[cpu].chunks, deferred_init_cpu(arg, cpu));
+	WRITE_ONCE(deferred_report[cpu].done, arch_cycles());
 }
 
 /* Sum of the zone locks' statistics over the machine: acquisitions, and those that had to
@@ -877,8 +884,8 @@ static void print_deferred_done(const struct mm_machine *m, u64 start, u64 end, 
 	char t[4][24];
 
 	for (unsigned int cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		u64 done = READ_ONCE(deferred_cpu_done[cpu]);
-		unsigned long n = READ_ONCE(deferred_cpu_chunks[cpu]);
+		u64 done = READ_ONCE(deferred_report[cpu].done);
+		unsigned long n = READ_ONCE(deferred_report[cpu].chunks);
 
 		if (!done) {
 			late += cpu_online(cpu) && (!mm_deferred_workers || cpu < mm_deferred_workers);
