@@ -153,19 +153,35 @@ struct cpu_thread {
 	unsigned int cpu;
 	void *(*fn)(void *);
 	void *arg;
+	unsigned int *running;		/* threads of the set still in fn */
 };
 
+/*
+ * A CPU thread: online, fn, then idle (kernel/smp.c's calls still reach it, as an AP in
+ * smp_idle_loop) until every thread of its set has returned from fn, so that no CPU goes
+ * offline while another may still send it a call; then offline.
+ */
 static void *cpu_thread_main(void *p)
 {
 	struct cpu_thread *t = p;
 	void *ret;
 
 	host_cpu_id = t->cpu;
-	host_cpu_set_live(true);
+	host_cpu_online(true);
 	if (host_pct_on())
 		host_pct_enter(t->cpu);	/* deterministic mode: one thread at a time from here */
 	ret = t->fn(t->arg);
-	host_cpu_set_live(false);
+	if (__atomic_sub_fetch(t->running, 1, __ATOMIC_ACQ_REL) == 0) {
+		for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+			arch_send_wake_ipi(cpu);
+	}
+	while (__atomic_load_n(t->running, __ATOMIC_ACQUIRE)) {
+		arch_irq_disable();
+		if (__atomic_load_n(t->running, __ATOMIC_ACQUIRE))
+			arch_wait_for_interrupt();
+		arch_irq_enable();
+	}
+	host_cpu_online(false);
 	if (host_pct_on())
 		host_pct_exit();
 	return ret;
@@ -174,18 +190,22 @@ static void *cpu_thread_main(void *p)
 void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_size)
 {
 	struct cpu_thread *t = calloc(n, sizeof(*t));
+	unsigned int running = n;
 
+	nr_cpus = MAX(n, 1u);	/* kernel/smp.c looks for online CPUs below it */
 	if (host_pct_on())
 		host_pct_group(n);
 	else
 		host_set_noise(true);
 	for (unsigned int i = 0; i < n; i++) {
-		t[i] = (struct cpu_thread){ .cpu = i, .fn = fn, .arg = (char *)args + i * arg_size };
+		t[i] = (struct cpu_thread){ .cpu = i, .fn = fn, .arg = (char *)args + i * arg_size,
+					    .running = &running };
 		pthread_create(&t[i].tid, NULL, cpu_thread_main, &t[i]);
 	}
 	for (unsigned int i = 0; i < n; i++)
 		pthread_join(t[i].tid, NULL);
 	host_set_noise(false);
+	nr_cpus = 1;
 	free(t);
 }
 
@@ -193,7 +213,8 @@ void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_siz
  * livelock): report it as failed, with its console, and stop; the later tests do not run. */
 static unsigned int test_timeout = 300;
 static const char *volatile running_test;	/* the running case's name */
-static const char *last_skip_reason = "";	/* of the last case run_one() ran */
+static char last_skip_reason[96];	/* of the last case run_one() ran (a copy: its
+					 * struct ktest is gone when it is printed) */
 
 static void watchdog_fired(int sig)
 {
@@ -273,7 +294,8 @@ static enum ktest_status run_one(const struct ktest_suite *s, const struct ktest
 		printf("  ok %u %s%s%s\n", n, c->name, t.status == KTEST_SKIP ? " # SKIP " : "",
 		       t.status == KTEST_SKIP ? t.skip_reason : "");
 	}
-	last_skip_reason = t.status == KTEST_SKIP ? t.skip_reason : "";
+	snprintf(last_skip_reason, sizeof(last_skip_reason), "%s",
+		 t.status == KTEST_SKIP ? t.skip_reason : "");
 	return t.status;
 }
 

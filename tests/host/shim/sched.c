@@ -59,6 +59,7 @@ static struct pct {
 	int prio[PCT_MAX_THREADS];
 	bool alive[PCT_MAX_THREADS];
 	bool spinning[PCT_MAX_THREADS];	/* spun, and nobody else has stepped since */
+	bool halted[PCT_MAX_THREADS];	/* in hlt, and no IPI sent to it since */
 } pct = { .lock = PTHREAD_MUTEX_INITIALIZER, .current = -1 };
 static pthread_once_t pct_once = PTHREAD_ONCE_INIT;
 
@@ -118,6 +119,11 @@ bool host_pct_on(void)
 	return pct.on;
 }
 
+bool host_pct_thread(void)
+{
+	return pct_me >= 0;
+}
+
 void host_pct_begin(u64 seed, unsigned int depth, u64 k)
 {
 	pthread_mutex_lock(&pct.lock);
@@ -151,23 +157,28 @@ void host_pct_end(u64 *steps, u64 *switches)
 }
 
 /*
- * The next thread to run: the highest-priority live thread that is not spinning (a spin
- * cannot make progress until someone else has stepped: a waiter on a lock held by a
- * descheduled thread must let it run). If every live thread spins, take turns in CPU order
- * after `after`, so that each re-checks its condition. -1 if no thread is alive.
+ * The next thread to run: the highest-priority live thread that neither spins nor halts (a
+ * spin cannot make progress until someone else has stepped: a waiter on a lock held by a
+ * descheduled thread must let it run; a halted CPU waits for an IPI). If every live thread
+ * spins or halts, take turns in CPU order after `after` among the spinners, so that each
+ * re-checks its condition, and failing those among the halted (as a timer tick would wake
+ * one). -1 if no thread is alive.
  */
 static int pct_pick(int after)
 {
 	int best = -1;
 
 	for (unsigned int t = 0; t < pct.n; t++)
-		if (pct.alive[t] && !pct.spinning[t] && (best < 0 || pct.prio[t] > pct.prio[best]))
+		if (pct.alive[t] && !pct.spinning[t] && !pct.halted[t] &&
+		    (best < 0 || pct.prio[t] > pct.prio[best]))
 			best = (int)t;
-	for (unsigned int i = 1; best < 0 && i <= pct.n; i++) {
-		unsigned int t = ((unsigned int)(after < 0 ? 0 : after) + i) % pct.n;
+	for (int halted = 0; halted < 2 && best < 0; halted++) {
+		for (unsigned int i = 1; best < 0 && i <= pct.n; i++) {
+			unsigned int t = ((unsigned int)(after < 0 ? 0 : after) + i) % pct.n;
 
-		if (pct.alive[t])
-			best = (int)t;
+			if (pct.alive[t] && (halted || !pct.halted[t]))
+				best = (int)t;
+		}
 	}
 	return best;
 }
@@ -196,9 +207,12 @@ static __attribute__((noreturn)) void pct_stuck(void)
  * it, then run the highest-priority runnable thread (PCT, Burckhardt et al., ASPLOS 2010: a
  * bug that needs d ordering constraints is hit in one run with probability at least
  * 1 / (n k^(d-1)) for n threads and k steps). A spin marks the thread as not runnable until
- * another thread steps; any other step makes every spinner runnable again.
+ * another thread steps; any other step makes every spinner runnable again. A halt marks it
+ * not runnable until an IPI is sent to it (host_pct_kick).
  */
-static void pct_step(bool spin)
+enum pct_step_kind { PCT_STEP, PCT_SPIN, PCT_HALT };
+
+static void pct_step(enum pct_step_kind kind)
 {
 	int me = pct_me, next;
 
@@ -207,8 +221,9 @@ static void pct_step(bool spin)
 	for (unsigned int i = 0; i + 1 < pct.depth; i++)
 		if (pct.change_at[i] == pct.steps)
 			pct.prio[me] = (int)i + 1;
-	if (spin) {
+	if (kind != PCT_STEP) {
 		pct.spinning[me] = true;
+		pct.halted[me] = kind == PCT_HALT;
 	} else {
 		for (unsigned int t = 0; t < pct.n; t++)
 			pct.spinning[t] = false;
@@ -218,7 +233,29 @@ static void pct_step(bool spin)
 	next = pct_pick(me);
 	if (next != me)
 		pct_switch(me, next);
+	pct.halted[me] = false;
 	pthread_mutex_unlock(&pct.lock);
+}
+
+/* An IPI to cpu: a halted CPU thread is runnable again. */
+void host_pct_kick(unsigned int cpu)
+{
+	if (!pct.on || cpu >= PCT_MAX_THREADS)
+		return;
+	pthread_mutex_lock(&pct.lock);
+	pct.halted[cpu] = false;
+	pthread_mutex_unlock(&pct.lock);
+}
+
+/*
+ * hlt in deterministic mode, for a CPU thread whose pending IPIs are taken (so nothing can
+ * arrive between that check and this: one thread runs at a time). Returns when it is chosen
+ * again: after an IPI, or when nothing else can run.
+ */
+void host_pct_halt(void)
+{
+	pct_step(PCT_HALT);
+	host_irq_poll();
 }
 
 /* Before n CPU threads start: fresh random priorities; the highest goes first. */
@@ -232,6 +269,7 @@ void host_pct_group(unsigned int n)
 		pct.prio[t] = (int)(pct.depth + t);
 		pct.alive[t] = true;
 		pct.spinning[t] = false;
+		pct.halted[t] = false;
 	}
 	for (unsigned int t = pct.n - 1; t > 0; t--) {	/* Fisher-Yates */
 		unsigned int j = (unsigned int)(pct_rand() % (t + 1));
@@ -271,7 +309,7 @@ void host_interleave(void)
 {
 	host_irq_poll();
 	if (pct_me >= 0) {
-		pct_step(false);
+		pct_step(PCT_STEP);
 		host_irq_poll();	/* what arrived while we were not running */
 	} else if (__atomic_load_n(&noise_on, __ATOMIC_RELAXED) &&
 		   ++noise_points % NOISE_PERIOD == 0) {
@@ -283,7 +321,7 @@ void host_spin_wait(void)
 {
 	host_irq_poll();
 	if (pct_me >= 0) {
-		pct_step(true);
+		pct_step(PCT_SPIN);
 		host_irq_poll();
 	} else {
 		sched_yield();

@@ -114,6 +114,11 @@ u64 cycles_to_us(u64 cycles)
 	return cycles / 1000;
 }
 
+u64 us_to_cycles(u64 us)
+{
+	return us * 1000;
+}
+
 /* ---- physical memory and the direct map ---- */
 
 void host_phys_init(u64 size)

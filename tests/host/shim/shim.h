@@ -19,8 +19,9 @@ void host_phys_reset(void);
 void host_console_reset(void);
 bool host_console_contains(const char *needle);
 void host_console_dump(void);
-/* Mark this thread's CPU as running (its mailbox takes cross-CPU calls) or not. */
-void host_cpu_set_live(bool live);
+/* Mark this thread's CPU online (kernel/smp.c sends it calls) or offline, running what was
+ * queued for it first (tests/host/shim/cpu.c). CPU 0 stays online. */
+void host_cpu_online(bool online);
 
 /*
  * A periodic simulated interrupt (tests/host/shim/sched.c): fn runs as an interrupt handler
@@ -46,5 +47,9 @@ bool host_pct_on(void);
 void host_pct_group(unsigned int n);
 void host_pct_enter(unsigned int cpu);
 void host_pct_exit(void);
+/* This thread is a CPU thread under the deterministic scheduler; its hlt; an IPI to cpu. */
+bool host_pct_thread(void);
+void host_pct_halt(void);
+void host_pct_kick(unsigned int cpu);
 
 #endif

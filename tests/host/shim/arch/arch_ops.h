@@ -22,11 +22,13 @@ extern __thread unsigned long host_irqs_off;	/* 1 while "interrupts" are disable
 extern u8 *host_phys_base;			/* physical address 0 */
 extern u64 host_phys_size;
 
-/* Run pending simulated interrupts (cross-CPU calls, a test's tick) of this thread, if enabled. */
+/* Run pending simulated interrupts (call IPI, a test's tick) of this thread, if enabled. */
 void host_irq_poll(void);
+/* hlt: wait for an IPI (or 1 ms), taking it (tests/host/shim/cpu.c). */
+void host_halt(void);
 /*
- * Nonzero while some thread may have something to do at an interleave point: a queued
- * cross-CPU call, a test's tick handler, or the deterministic scheduler (tests/host/shim/
+ * Nonzero while some thread may have something to do at an interleave point: a pending
+ * call IPI, a test's tick handler, or the deterministic scheduler (tests/host/shim/
  * sched.c). Zero otherwise, so that a point costs one load when nothing is going on.
  */
 extern int host_interleave_armed;
@@ -70,8 +72,8 @@ static inline bool arch_irqs_disabled_flags(unsigned long flags)
 	return flags != 0;
 }
 
-/* Cross-CPU calls run by run_calls() (tests/host/shim/smp.c) and a test's tick are the
- * interrupt handlers: this CPU's irq_depth, which both count. */
+/* The call IPI (kernel/smp.c's calls, taken by tests/host/shim/cpu.c) and a test's tick are
+ * the interrupt handlers: this CPU's irq_depth, which both count. */
 unsigned int host_irq_depth(void);
 
 static inline unsigned int arch_in_irq(void)
@@ -128,9 +130,11 @@ static inline void arch_flush_tlb_local(void)
 {
 }
 
+/* sti; hlt: interrupts on, then sleep until one comes (a CPU thread idles here). */
 static inline void arch_wait_for_interrupt(void)
 {
-	host_spin_wait();
+	host_irqs_off = 0;
+	host_halt();
 }
 
 #endif
