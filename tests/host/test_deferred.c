@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tests/host/harness.h"
+#include "tests/kernel/deferred_check.h"
 
 #define NR_WORKERS 4
-#define GARBAGE 0xdb	/* what a struct page holds before it is written (RAM is not zero) */
 
 /* Firmware-like: low 640K, RAM to 512 MiB with an ACPI hole, 256 MiB above 4 GiB. */
 static const struct mem_region deferred_map[] = {
@@ -37,39 +37,6 @@ static void snapshot(struct pglist_data *pgdat, struct zone_snapshot snap[MAX_NR
 		memcpy(snap[z].wmark, zone->_watermark, sizeof(snap[z].wmark));
 		memcpy(snap[z].reserve, zone->lowmem_reserve, sizeof(snap[z].reserve));
 	}
-}
-
-/* Fill every struct page the deferred init has not written with garbage, as RAM would be. */
-static void scribble_deferred(struct pglist_data *pgdat)
-{
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = &pgdat->node_zones[z];
-
-		for (unsigned long pfn = zone->deferred_pfn; pfn < zone->deferred_end_pfn; pfn++)
-			if (pfn_in_node(pgdat, pfn))
-				memset(pfn_to_page(pgdat, pfn), GARBAGE, sizeof(struct page));
-	}
-}
-
-/* Every struct page of every present section of the node was written: its pfn, node and
- * zone are right. Returns the number that were not. */
-static unsigned long count_unwritten(struct pglist_data *pgdat)
-{
-	unsigned long bad = 0;
-
-	for (unsigned long pfn = 0; pfn < pgdat->nr_sections * PAGES_PER_SECTION; pfn++) {
-		unsigned int z = pfn < ZONE_DMA_END_PFN ? ZONE_DMA :
-				 pfn < ZONE_DMA32_END_PFN ? ZONE_DMA32 : ZONE_NORMAL;
-		struct page *page;
-
-		if (!pfn_in_node(pgdat, pfn))
-			continue;
-		page = pfn_to_page(pgdat, pfn);
-		bad += page->pfn != pfn || page->nid != pgdat->node_id || page->zone != z ||
-		       (page->flags & ~(PG_reserved | PG_buddy)) ||
-		       page->refcount != !!(page->flags & PG_reserved);
-	}
-	return bad;
 }
 
 struct worker_arg {
@@ -133,7 +100,7 @@ static void deferred_init_matches_eager_build(struct ktest *t)
 	pgdat = test_node_create_deferred(deferred_map, ARRAY_SIZE(deferred_map), NR_WORKERS);
 	KT_ASSERT_TRUE(t, pgdat);
 	KT_EXPECT_TRUE(t, node_deferred_pages(pgdat) > node_free_pages(pgdat));
-	scribble_deferred(pgdat);
+	deferred_scribble(pgdat);
 	finish_on_threads(pgdat);
 	expect_limits_final(t, pgdat);
 	snapshot(pgdat, deferred);
@@ -152,7 +119,7 @@ static void deferred_init_matches_eager_build(struct ktest *t)
 	}
 	KT_EXPECT_EQ(t, node_deferred_pages(pgdat), 0);
 	KT_EXPECT_EQ(t, pgdat->deferred_early + pgdat->deferred_workers, node_managed_pages(pgdat));
-	KT_EXPECT_EQ(t, count_unwritten(pgdat), 0);
+	KT_EXPECT_EQ(t, deferred_count_unwritten(pgdat), 0);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	KT_EXPECT_EQ(t, host_warnings, 0);
 	test_node_destroy(pgdat);
@@ -177,9 +144,9 @@ static void deferred_init_memmap_threads_rounds(struct ktest *t)
 		if (!round)
 			total = node_free_pages(pgdat) + node_deferred_pages(pgdat);
 		KT_EXPECT_EQ(t, node_free_pages(pgdat) + node_deferred_pages(pgdat), total);
-		scribble_deferred(pgdat);
+		deferred_scribble(pgdat);
 		finish_on_threads(pgdat);
-		problems = mm_verify(pgdat) + count_unwritten(pgdat);
+		problems = mm_verify(pgdat) + deferred_count_unwritten(pgdat);
 		free = node_free_pages(pgdat);
 		test_node_destroy(pgdat);
 		KT_EXPECT_EQ(t, free, total);
@@ -349,7 +316,7 @@ static void deferred_init_numa_interleaved_nodes(struct ktest *t)
 	for (unsigned int nid = 0; nid < 3; nid++) {
 		total[nid] = node_free_pages(&nodes[nid]) + node_deferred_pages(&nodes[nid]);
 		KT_EXPECT_TRUE(t, node_deferred_pages(&nodes[nid]) > 0);
-		scribble_deferred(&nodes[nid]);
+		deferred_scribble(&nodes[nid]);
 	}
 	KT_EXPECT_EQ(t, nodes[0].node_start_pfn, (256 * MiB) >> PAGE_SHIFT);
 	KT_EXPECT_EQ(t, nodes[0].node_end_pfn, (1024 * MiB) >> PAGE_SHIFT);
@@ -365,7 +332,7 @@ static void deferred_init_numa_interleaved_nodes(struct ktest *t)
 		KT_EXPECT_EQ(t, node_free_pages(pgdat), total[nid]);
 		KT_EXPECT_EQ(t, pgdat->deferred_early + pgdat->deferred_grown + pgdat->deferred_workers,
 			  total[nid]);
-		KT_EXPECT_EQ(t, count_unwritten(pgdat), 0);
+		KT_EXPECT_EQ(t, deferred_count_unwritten(pgdat), 0);
 		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		printk("node %u: %lu pages, %llu chunks, %llu by other nodes' CPUs\n", nid,
 		       total[nid], (unsigned long long)pgdat->deferred_chunks,

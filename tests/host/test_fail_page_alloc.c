@@ -5,6 +5,7 @@
  */
 #include <string.h>
 #include "tests/host/harness.h"
+#include "tests/kernel/churn.h"
 #include "mm/fail_page_alloc.h"
 #include "mm/gup.h"
 #include "kernel/smp.h"
@@ -189,28 +190,14 @@ struct churn_arg {
 static void *churn_and_pin(void *p)
 {
 	struct churn_arg *a = p;
-	struct page *held[32], *pages[16];
-	u8 order[32];
-	unsigned int n = 0;
-	u64 x = a->seed;
+	struct page *pages[16];
+	struct churn c = { .x = a->seed };
+	u64 x;
 
-	for (unsigned int i = 0; i < 3000; i++) {
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		if (n < 32 && (n == 0 || ((x >> 40) & 1))) {
-			order[n] = (u8)((x >> 20) % 4);
-			held[n] = alloc_pages_node(a->pgdat, GFP_KERNEL | __GFP_NOWARN, order[n]);
-			a->failed += !held[n];
-			n += held[n] != NULL;
-		} else {
-			unsigned int k = (unsigned int)((x >> 24) % n);
-
-			__free_pages(held[k], order[k]);
-			held[k] = held[--n];
-			order[k] = order[n];
-		}
-	}
-	while (n--)
-		__free_pages(held[n], order[n]);
+	for (unsigned int i = 0; i < 3000; i++)
+		a->failed += churn_step(&c, a->pgdat, GFP_KERNEL, GFP_KERNEL) < 0;
+	churn_release(&c);
+	x = c.x;
 	for (unsigned int round = 0; round < 40; round++) {
 		unsigned int flags = FOLL_WRITE | (round % 4 == 3 ? FOLL_LONGTERM : 0);
 		long got;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "tests/host/harness.h"
+#include "tests/kernel/pcp_toggle.h"
 #include "kernel/lockdep.h"
 #include "kernel/smp.h"
 
@@ -1070,9 +1071,8 @@ static void alloc_pages_slowpath_irqs_off_does_not_drain(struct ktest *t)
 struct toggle_shared {
 	struct pglist_data *pgdat;
 	int started;			/* CPUs at the start line (atomic) */
-	int in_disable, in_enable;	/* calls in progress (atomic); updates count as enables */
+	struct pcp_toggle_calls calls;
 	u64 disables;			/* disable calls done (atomic): a stopped CPU waits for one */
-	u64 overlaps;			/* calls that began while a conflicting one ran (atomic) */
 	u64 live_while_disabled;	/* a pcp with high != 0 or batch != 1 seen while disabled */
 	u64 stalls;			/* injected preemptions (atomic) */
 	time_t deadline;		/* CLOCK_MONOTONIC seconds: stop starting rounds */
@@ -1087,28 +1087,11 @@ static bool toggle_time_left(const struct toggle_shared *sh)
 	return ts.tv_sec < sh->deadline;
 }
 
-/* Count entering a call of one kind while one of the other kind is in progress. */
-static void toggle_enter(struct toggle_shared *sh, int *mine, int *other)
-{
-	__atomic_add_fetch(mine, 1, __ATOMIC_ACQ_REL);
-	if (smp_load_acquire(other))
-		__atomic_add_fetch(&sh->overlaps, 1, __ATOMIC_RELAXED);
-}
-
-/* While this CPU holds the zone disabled, every pcp must be at high 0, batch 1. */
-static bool all_pcps_disabled(struct zone *zone)
-{
-	for (unsigned int cpu = 0; cpu < zone->node->nr_cpus; cpu++)
-		if (READ_ONCE(zone->pcp[cpu].high) != 0 || READ_ONCE(zone->pcp[cpu].batch) != 1)
-			return false;
-	return true;
-}
-
 /* Check a few times while disabled, giving other CPUs' late writes a chance to land. */
 static void check_while_disabled(struct toggle_shared *sh, struct zone *zone)
 {
 	for (int k = 0; k < 4; k++) {
-		if (!all_pcps_disabled(zone)) {
+		if (!zone_pcps_disabled(zone)) {
 			__atomic_add_fetch(&sh->live_while_disabled, 1, __ATOMIC_RELAXED);
 			return;
 		}
@@ -1132,21 +1115,21 @@ static void *toggle_cpu(void *p)
 		if (arch_cpu_id() == 0)
 			__atomic_add_fetch(&sh->rounds, 1, __ATOMIC_RELAXED);
 		if (updater) {
-			toggle_enter(sh, &sh->in_enable, &sh->in_disable);
+			pcp_toggle_enter(&sh->calls, &sh->calls.in_enable, &sh->calls.in_disable);
 			host_preempt_arm((unsigned long)rand_r(&seed) % 20000);
 			zone_pcp_update(sh->pgdat, sh->pgdat->nr_cpus);
-			__atomic_sub_fetch(&sh->in_enable, 1, __ATOMIC_RELEASE);
+			__atomic_sub_fetch(&sh->calls.in_enable, 1, __ATOMIC_RELEASE);
 			continue;
 		}
-		toggle_enter(sh, &sh->in_disable, &sh->in_enable);
+		pcp_toggle_enter(&sh->calls, &sh->calls.in_disable, &sh->calls.in_enable);
 		zone_pcp_disable(zone);
-		__atomic_sub_fetch(&sh->in_disable, 1, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&sh->calls.in_disable, 1, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&sh->disables, 1, __ATOMIC_RELEASE);
 		check_while_disabled(sh, zone);
-		toggle_enter(sh, &sh->in_enable, &sh->in_disable);
+		pcp_toggle_enter(&sh->calls, &sh->calls.in_enable, &sh->calls.in_disable);
 		host_preempt_arm((unsigned long)rand_r(&seed) % 20000);
 		zone_pcp_enable(zone);
-		__atomic_sub_fetch(&sh->in_enable, 1, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&sh->calls.in_enable, 1, __ATOMIC_RELEASE);
 		for (int k = 0; k < 4; k++)	/* enabled about as long as disabled */
 			arch_cpu_relax();
 	}
@@ -1175,9 +1158,9 @@ static void pcp_disable_enable_update_concurrent(struct ktest *t)
 	run_on_cpus(TOGGLE_CPUS, toggle_cpu, args, sizeof(args[0]));
 	printk("disable/enable/update: %d rounds, %llu calls overlapped a conflicting one (%llu "
 	       "injected preemptions), %llu times a pcp was live while its zone was disabled\n",
-	       sh.rounds, (unsigned long long)sh.overlaps, (unsigned long long)sh.stalls,
+	       sh.rounds, (unsigned long long)sh.calls.overlaps, (unsigned long long)sh.stalls,
 	       (unsigned long long)sh.live_while_disabled);
-	KT_EXPECT_TRUE(t, sh.overlaps > 0);
+	KT_EXPECT_TRUE(t, sh.calls.overlaps > 0);
 	KT_EXPECT_EQ(t, sh.live_while_disabled, 0);
 	KT_EXPECT_EQ(t, zone->pcp_disable_depth, 0);
 	for (unsigned int cpu = 0; cpu < sh.pgdat->nr_cpus; cpu++)

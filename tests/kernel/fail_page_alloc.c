@@ -12,6 +12,7 @@
 #include "mm/fail_page_alloc.h"
 #include "mm/gup.h"
 #include "tests/lab/gup_test.h"
+#include "tests/kernel/churn.h"
 
 #define BASE (1ull << 32)
 #define ATTEMPTS 2048
@@ -425,30 +426,16 @@ static void churn_tick(unsigned int cpu)
 static void churn_cpu(void *arg)
 {
 	struct churn_run *c = arg;
-	struct page *held[32];
-	u8 order[32];
-	unsigned int n = 0;
-	u64 x = arch_cycles() ^ arch_cpu_id(), fail = 0, ok = 0;
+	struct churn ch = { .x = arch_cycles() ^ arch_cpu_id() };
+	u64 fail = 0, ok = 0;
 
 	while (churn_going(c)) {
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		if (n < 32 && (n == 0 || ((x >> 40) & 1))) {
-			order[n] = (u8)((x >> 20) % 4);
-			held[n] = alloc_pages(((x >> 30) & 1 ? GFP_USER : GFP_KERNEL) | __GFP_NOWARN,
-					      order[n]);
-			fail += !held[n];
-			ok += held[n] != NULL;
-			n += held[n] != NULL;
-		} else {
-			unsigned int k = (unsigned int)((x >> 24) % n);
+		int r = churn_step(&ch, NULL, GFP_KERNEL, GFP_USER);
 
-			__free_pages(held[k], order[k]);
-			held[k] = held[--n];
-			order[k] = order[n];
-		}
+		fail += r < 0;
+		ok += r > 0;
 	}
-	while (n--)
-		__free_pages(held[n], order[n]);
+	churn_release(&ch);
 	__atomic_fetch_add(&c->task_fail, fail, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->task_ok, ok, __ATOMIC_RELAXED);
 }

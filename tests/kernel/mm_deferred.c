@@ -11,9 +11,9 @@
 #include "kernel/timer.h"
 #include "mm/mm_test.h"
 #include "mm/memblock.h"
+#include "tests/kernel/deferred_check.h"
 
 #define DEF_BLOCKS 32		/* private node: 32 MAX_ORDER blocks, 128 MiB */
-#define GARBAGE 0xdb		/* what an unwritten struct page is made to hold */
 #define ALLOCATORS 2		/* CPUs 0..1 allocate in deferred_grow_zone_races_workers */
 #define HELD_MAX 2048
 
@@ -77,38 +77,6 @@ static bool def_take_backing(void)
 	memblock_init(&def_mb, ~0ull);
 	memblock_add_mmap(&def_mb, map, DEF_BLOCKS);
 	return true;
-}
-
-static void def_scribble(struct pglist_data *pgdat)
-{
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = &pgdat->node_zones[z];
-
-		for (unsigned long pfn = zone->deferred_pfn; pfn < zone->deferred_end_pfn; pfn++)
-			if (pfn_valid(pgdat, pfn))
-				memset(pfn_to_page(pgdat, pfn), GARBAGE, sizeof(struct page));
-	}
-}
-
-/* Struct pages of present sections with a wrong pfn, node, zone, or a state other than
- * free or reserved (call it with nothing allocated). */
-static unsigned long def_count_unwritten(struct pglist_data *pgdat)
-{
-	unsigned long bad = 0;
-
-	for (unsigned long pfn = 0; pfn < pgdat->nr_sections * PAGES_PER_SECTION; pfn++) {
-		unsigned int z = pfn < ZONE_DMA_END_PFN ? ZONE_DMA :
-				 pfn < ZONE_DMA32_END_PFN ? ZONE_DMA32 : ZONE_NORMAL;
-		struct page *page;
-
-		if (!pfn_valid(pgdat, pfn))
-			continue;
-		page = pfn_to_page(pgdat, pfn);
-		bad += page->pfn != pfn || page->nid != pgdat->node_id || page->zone != z ||
-		       (READ_ONCE(page->flags) & ~(PG_reserved | PG_buddy | PG_poisoned)) ||
-		       (page_count(page) != 0) != !!(READ_ONCE(page->flags) & PG_reserved);
-	}
-	return bad;
 }
 
 struct def_run {
@@ -203,7 +171,7 @@ static bool def_run_all(struct ktest *t, struct def_run *r, unsigned int allocat
 		return false;
 	}
 	total = node_free_pages(&def_node) + node_deferred_pages(&def_node);
-	def_scribble(&def_node);
+	deferred_scribble(&def_node);
 	memset(r, 0, sizeof(*r));
 	r->pgdat = &def_node;
 	r->allocators = allocators;
@@ -237,7 +205,7 @@ static bool def_run_all(struct ktest *t, struct def_run *r, unsigned int allocat
 		for (unsigned long k = 0; k < r->nr_held[a]; k++)
 			__free_pages(r->held[a][k], k % 4);
 	drain_all_pages_node(&def_node);
-	KT_EXPECT_EQ(t, def_count_unwritten(&def_node), 0ul);
+	KT_EXPECT_EQ(t, deferred_count_unwritten(&def_node), 0ul);
 	KT_EXPECT_EQ(t, node_free_pages(&def_node), total);
 	KT_EXPECT_EQ(t, mm_verify(&def_node), 0ul);
 	KT_EXPECT_EQ(t, def_node.bad_pages, 0ull);

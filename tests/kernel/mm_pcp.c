@@ -7,6 +7,7 @@
  */
 #include "tests/ktest/ktest.h"
 #include "tests/kernel/mm_exhaust.h"
+#include "tests/kernel/pcp_toggle.h"
 #include "tests/bench/bench.h"
 #include "kernel/smp.h"
 #include "kernel/timer.h"
@@ -701,28 +702,12 @@ static void mm_pcp_irq_alloc_exhausted_no_drain(struct ktest *t)
 
 struct toggle {
 	struct zone *zone;		/* of a private node with TOGGLE_PCPS pcps per zone */
-	int in_disable, in_enable;	/* calls in progress (atomic); updates count as enables */
+	struct pcp_toggle_calls calls;
 	u64 disables, updates;		/* calls done (atomic) */
-	u64 overlaps;			/* calls that began while a conflicting one ran (atomic) */
 	u64 stalls;			/* stall IPIs taken (atomic) */
 	u64 live_while_disabled;	/* a pcp with high != 0 or batch != 1 seen while disabled */
 	bool done;			/* the togglers have finished (atomic) */
 };
-
-static void toggle_enter(struct toggle *tg, int *mine, int *other)
-{
-	__atomic_add_fetch(mine, 1, __ATOMIC_ACQ_REL);
-	if (smp_load_acquire(other))
-		__atomic_add_fetch(&tg->overlaps, 1, __ATOMIC_RELAXED);
-}
-
-static bool zone_pcps_disabled(struct zone *zone)
-{
-	for (unsigned int cpu = 0; cpu < zone->node->nr_cpus; cpu++)
-		if (READ_ONCE(zone->pcp[cpu].high) != 0 || READ_ONCE(zone->pcp[cpu].batch) != 1)
-			return false;
-	return true;
-}
 
 /*
  * A stall IPI stops the updater wherever it is, as a host descheduling a vCPU would, until a
@@ -756,22 +741,22 @@ static void check_while_disabled(struct toggle *tg, struct zone *zone)
 static void toggle_round(struct toggle *tg, struct zone *zone, u64 *seed)
 {
 	smp_call_function_single(1, stall_ipi, tg, false);
-	toggle_enter(tg, &tg->in_disable, &tg->in_enable);
+	pcp_toggle_enter(&tg->calls, &tg->calls.in_disable, &tg->calls.in_enable);
 	zone_pcp_disable(zone);
-	__atomic_sub_fetch(&tg->in_disable, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&tg->calls.in_disable, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&tg->disables, 1, __ATOMIC_RELEASE);
 	check_while_disabled(tg, zone);
-	toggle_enter(tg, &tg->in_enable, &tg->in_disable);
+	pcp_toggle_enter(&tg->calls, &tg->calls.in_enable, &tg->calls.in_disable);
 	zone_pcp_enable(zone);
-	__atomic_sub_fetch(&tg->in_enable, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&tg->calls.in_enable, 1, __ATOMIC_RELEASE);
 	udelay(xorshift(seed) % 500);
 }
 
 static void toggle_update(struct toggle *tg)
 {
-	toggle_enter(tg, &tg->in_enable, &tg->in_disable);
+	pcp_toggle_enter(&tg->calls, &tg->calls.in_enable, &tg->calls.in_disable);
 	zone_pcp_update(tg->zone->node, nr_cpus_online());
-	__atomic_sub_fetch(&tg->in_enable, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&tg->calls.in_enable, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&tg->updates, 1, __ATOMIC_RELEASE);
 }
 
@@ -818,9 +803,9 @@ static void mm_pcp_disable_enable_update_concurrent(struct ktest *t)
 	smp_run_on_all(toggle_fn, &tg);
 	ktest_printf(t, "%llu calls overlapped a conflicting one (%llu stall IPIs, %llu updates); "
 		     "%llu times a pcp was live while its zone was disabled",
-		     (unsigned long long)tg.overlaps, (unsigned long long)tg.stalls,
+		     (unsigned long long)tg.calls.overlaps, (unsigned long long)tg.stalls,
 		     (unsigned long long)tg.updates, (unsigned long long)tg.live_while_disabled);
-	KT_EXPECT_GT(t, tg.overlaps, 0ull);
+	KT_EXPECT_GT(t, tg.calls.overlaps, 0ull);
 	KT_EXPECT_EQ(t, tg.live_while_disabled, 0ull);
 	KT_EXPECT_EQ(t, zone->pcp_disable_depth, 0);
 	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
