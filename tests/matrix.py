@@ -54,18 +54,18 @@ MATRIX = [
     # Odd configurations: odd CPU counts, tiny memory (watermarks, exhaustion and
     # drain-and-retry under pressure), memory above 4 GiB (three zones), OVMF on -M pc.
     ("bios-q35-smp3", "bios", "q35", 3, "2G", 300, "", {}),
-    ("bios-q35-smp37", "bios", "q35", 37, "2G", 480, "test=boot.*,smp.*,mm_pcp.*,gup.*", {}),
-    ("bios-q35-smp4-64M", "bios", "q35", 4, "64M", 300, "test=boot.*,mm_*,gup.*", {}),
-    ("bios-q35-smp4-6G", "bios", "q35", 4, "6G", 300, "test=boot.*,mm_*,gup.*,protect.*", {}),
+    ("bios-q35-smp37", "bios", "q35", 37, "2G", 480, "test=boot.*,smp.*,mm_pcp.*,gup*", {}),
+    ("bios-q35-smp4-64M", "bios", "q35", 4, "64M", 300, "test=boot.*,mm_*,gup*", {}),
+    ("bios-q35-smp4-6G", "bios", "q35", 4, "6G", 300, "test=boot.*,mm_*,gup*,protect.*", {}),
     # ... and with the whole memory map built before SMP bring-up (no deferred init).
     ("uefi-pc-smp2", "uefi", "pc", 2, "1G", 300,
      "mm.deferred=0 test=boot.*,smp.*,mm_buddy.*,mm_private.*,mm_deferred.*", {}),
-    ("bios-q35-smp4-128M", "bios", "q35", 4, "128M", 300, "test=mm_*,gup.*", {}),
+    ("bios-q35-smp4-128M", "bios", "q35", 4, "128M", 300, "test=mm_*,gup*", {}),
     # The memory suites booted in each PCP locking model and with the lists off (mm_pcp also
     # switches models itself; this covers everything else running on top of each).
-    ("pcp-irqoff-smp8", "bios", "q35", 8, "2G", 300, "pcp.lock=irqoff test=mm_*,gup.*", {}),
-    ("pcp-irqsave-smp8", "bios", "q35", 8, "2G", 300, "pcp.lock=irqsave test=mm_*,gup.*", {}),
-    ("pcp-off-smp8", "bios", "q35", 8, "2G", 300, "pcp.enable=0 test=mm_*,gup.*", {}),
+    ("pcp-irqoff-smp8", "bios", "q35", 8, "2G", 300, "pcp.lock=irqoff test=mm_*,gup*", {}),
+    ("pcp-irqsave-smp8", "bios", "q35", 8, "2G", 300, "pcp.lock=irqsave test=mm_*,gup*", {}),
+    ("pcp-off-smp8", "bios", "q35", 8, "2G", 300, "pcp.enable=0 test=mm_*,gup*", {}),
     # Every suite with 10% of page allocations failed on purpose (fail_page_alloc, a new
     # seed each run, printed): each case either copes and loses nothing, or says why it runs
     # with injection paused (KTEST_CASE_NOFAIL). The summary line counts the failures.
@@ -80,12 +80,12 @@ MATRIX = [
      "test=boot.*,mm_numa.*,mm_buddy.mm_exhaustion*",
      {"numa": "2/512M,2/512M,2/512M,2/512M;dist=10,12,20,30,12,10,14,24,20,14,10,16,30,24,"
               "16,10"}),
-    ("numa-memoryless-smp4", "bios", "q35", 4, "2048M", 300, "test=boot.*,mm_numa.*,mm_pcp.*,gup.*",
+    ("numa-memoryless-smp4", "bios", "q35", 4, "2048M", 300, "test=boot.*,mm_numa.*,mm_pcp.*,gup*",
      {"numa": "2/2G,2/0"}),
     ("numa-cpuless-smp4", "bios", "q35", 4, "2048M", 300, "test=boot.*,mm_numa.*,mm_pcp.*",
      {"numa": "4/1G,0/1G"}),
     ("numa2-6G-smp4", "bios", "q35", 4, "6G,slots=2,maxmem=8G", 300,
-     "test=boot.*,mm_numa.*,mm_buddy.mm_boot*,mm_buddy.mm_gfp*,gup.*", {"numa": "2/3G,2/3G"}),
+     "test=boot.*,mm_numa.*,mm_buddy.mm_boot*,mm_buddy.mm_gfp*,gup*", {"numa": "2/3G,2/3G"}),
 ]
 
 SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")

@@ -126,6 +126,11 @@ void lab_run_on_cpus(smp_call_fn fn, void *arg)
 	run_on_cpus(LAB_HOST_CPUS, lab_cpu, calls, sizeof(calls[0]));
 }
 
+bool lab_deterministic(void)
+{
+	return host_pct_on();
+}
+
 void lab_set_lock_model(enum pcp_lock_model model)
 {
 	pcp_lock_model = model;

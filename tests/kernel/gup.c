@@ -1,7 +1,7 @@
 /*
- * KTAP suite `gup`: pin counting, partial pins, FOLL_LONGTERM migration, unmapping while
- * other CPUs walk, large-page pin counts. Each case builds its own mm on the kernel's node.
- * Pin balance and the has-pinned flag, which the host runs too, are in gup_private.c.
+ * KTAP suite `gup`: pin counting, partial pins, FOLL_LONGTERM migration, large-page pin
+ * counts. Each case builds its own mm on the kernel's node. Pin balance, the has-pinned flag
+ * and unmapping while other CPUs walk, which the host runs too, are in gup_private.c.
  */
 #include "tests/ktest/ktest.h"
 #include "kernel/smp.h"
@@ -35,12 +35,9 @@ static void put_mm(struct ktest *t, struct mm_struct *mm)
 	t->priv = NULL;
 }
 
-static struct race_ctx *race_ctx;
-
 static void gup_exit(struct ktest *t)
 {
 	smp_store_release(&gup_fast_race_hook, NULL);	/* a case ended early */
-	WRITE_ONCE(race_ctx, NULL);
 	if (t->priv)
 		put_mm(t, t->priv);
 }
@@ -152,158 +149,6 @@ static void gup_large_page_exact_pincount(struct ktest *t)
 	KT_EXPECT_EQ(t, page_pincount(head), 0u);
 	KT_EXPECT_FALSE(t, page_maybe_dma_pinned(pages_buf[1]));
 	put_mm(t, mm);
-}
-
-/* ---- unmapping while other CPUs walk (the page-table free protocol) ---- */
-
-struct race_ctx {
-	struct mm_struct *mm;
-	bool stop;		/* READ_ONCE/WRITE_ONCE */
-	int seq;		/* odd while CPU 0 is inside mm_munmap() */
-	int in_window;		/* walkers between a pmd read and the reads of its table */
-	u64 rounds, walks, pinned, bad, in_unmap;
-	u64 cpu_walks[MAX_CPUS];
-};
-
-/*
- * gup_fast_race_hook at GUP_RACE_PTE_TABLE: a walker has read a pmd entry and not yet the page table under it. Widen that
- * window until an mm_munmap() that overlaps it has returned, at most 2 ms (with interrupts
- * off, as gup-fast walks, the unmap's shootdown waits for us), and count the overlap. With
- * interrupts on we take the shootdown here, so an unmap under way may finish without us:
- * wait for it, up to a second.
- */
-static void pmd_window_hook(enum gup_race_point point, struct mm_struct *mm, u64 addr)
-{
-	struct race_ctx *c = READ_ONCE(race_ctx);
-	int seq, done;
-
-	if (!c || point != GUP_RACE_PTE_TABLE || mm != c->mm)
-		return;
-	seq = smp_load_acquire(&c->seq);
-	done = (seq | 1) + 1;	/* seq once the unmap running or next to start has returned */
-	__atomic_fetch_add(&c->in_window, 1, __ATOMIC_ACQ_REL);
-	for (int i = 0; i < 40 && smp_load_acquire(&c->seq) < done; i++)
-		udelay(50);
-	for (int i = 0; i < 20000 && !arch_irqs_disabled() &&	/* an unmap not waiting for us */
-			(smp_load_acquire(&c->seq) & 1); i++)
-		udelay(50);
-	__atomic_fetch_sub(&c->in_window, 1, __ATOMIC_ACQ_REL);
-	if ((seq & 1) || smp_load_acquire(&c->seq) != seq)
-		__atomic_fetch_add(&c->in_unmap, 1, __ATOMIC_RELAXED);
-}
-
-static void race_walker(void *arg)
-{
-	struct race_ctx *c = arg;
-	struct page *p[8];
-
-	while (!READ_ONCE(c->stop)) {
-		long n = pin_user_pages_fast(c->mm, BASE, 8, FOLL_FAST_ONLY, p);
-
-		for (long i = 0; i < n; i++) {
-			if (page_count(p[i]) < GUP_PIN_COUNTING_BIAS || p[i]->mt != MIGRATE_MOVABLE)
-				__atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
-		}
-		if (n > 0) {
-			__atomic_fetch_add(&c->pinned, (u64)n, __ATOMIC_RELAXED);
-			unpin_user_pages(p, (unsigned long)n);
-		}
-		__atomic_fetch_add(&c->walks, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&c->cpu_walks[arch_cpu_id()], 1, __ATOMIC_RELEASE);
-	}
-}
-
-/* Spin until cond or until `until` (a cycle count, evaluated once) has passed. */
-#define wait_until(cond, until)						\
-	do {								\
-		u64 until_ = (until);					\
-									\
-		while (!(cond) && arch_cycles() < until_)		\
-			arch_cpu_relax();				\
-	} while (0)
-
-/*
- * One round: map and populate 8 pages, wait until a walker has pinned and one sits in its
- * window, unmap (freeing the page tables), then wait until every walker has finished two
- * walks: one begun before the unmap must not have read a freed table, and the tables stay
- * free (poisoned) until then. Rounds go on for `rounds`, or 2 seconds if that comes first
- * (at least 3): each shootdown waits for every CPU, which under TCG at -smp 40 is slow.
- */
-static void race_unmapper(struct race_ctx *c, unsigned int rounds)
-{
-	static u64 seen[MAX_CPUS];
-	u64 deadline = arch_cycles() + us_to_cycles(2000000), step = us_to_cycles(200000), until;
-
-	for (unsigned int r = 0; r < rounds && (r < 3 || arch_cycles() < deadline); r++) {
-		u64 pinned = READ_ONCE(c->pinned);
-
-		mm_mmap_anon(c->mm, BASE, 8 * PAGE_SIZE, true, false, true);
-		wait_until(READ_ONCE(c->pinned) > pinned, arch_cycles() + step);
-		wait_until(smp_load_acquire(&c->in_window), arch_cycles() + step);
-		__atomic_fetch_add(&c->seq, 1, __ATOMIC_ACQ_REL);
-		mm_munmap(c->mm, BASE, 2ull << 20);	/* frees the page tables too */
-		__atomic_fetch_add(&c->seq, 1, __ATOMIC_ACQ_REL);
-		for_each_online_cpu(cpu)
-			seen[cpu] = smp_load_acquire(&c->cpu_walks[cpu]);
-		until = arch_cycles() + step;	/* one limit for all: 39 walkers at -smp 40 */
-		for_each_online_cpu(cpu)
-			if (cpu)
-				wait_until(smp_load_acquire(&c->cpu_walks[cpu]) >=
-					   seen[cpu] + 2, until);
-		c->rounds++;
-	}
-	WRITE_ONCE(c->stop, true);
-}
-
-static void race_cpu(void *arg)
-{
-	if (arch_cpu_id() == 0)
-		race_unmapper(arg, 300);
-	else
-		race_walker(arg);
-}
-
-/*
- * CPU 0 unmaps (freeing page tables) up to 300 times while every other CPU walks: no freed
- * page table is ever read (poisoned entries), no bad page is pinned. The walk window (pmd
- * read -> table read) is widened at gup_fast_race_hook; the test counts walks that sat in it
- * during an unmap, and pages pinned. Such walks keep the shootdown waiting (interrupts off);
- * without the shootdown, or with interrupts on, they read freed tables. Runs with
- * fail_page_alloc too: a remap that cannot fault every page in leaves the walkers fewer
- * pages, which changes nothing that is checked.
- */
-static void gup_unmap_vs_fast_walk(struct ktest *t)
-{
-	static struct race_ctx c;
-	struct gup_totals tot;
-
-	if (nr_cpus_online() < 2 || arch_cpu_id() != 0)
-		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
-	memset(&c, 0, sizeof(c));
-	fail_page_alloc_pause();	/* the address space itself is not what is tested */
-	c.mm = mm_create(mm_node());
-	fail_page_alloc_resume();
-	KT_ASSERT_NOT_NULL(t, c.mm);
-	t->priv = c.mm;
-	WRITE_ONCE(race_ctx, &c);
-	smp_store_release(&gup_fast_race_hook, pmd_window_hook);
-	smp_run_on_all(race_cpu, &c);
-	smp_store_release(&gup_fast_race_hook, NULL);
-	WRITE_ONCE(race_ctx, NULL);
-	ktest_printf(t, "%llu rounds, %llu lockless walks, %llu pages pinned, %llu walks in their "
-		     "window during an unmap, poison reads %llu", (unsigned long long)c.rounds,
-		     (unsigned long long)c.walks, (unsigned long long)c.pinned,
-		     (unsigned long long)c.in_unmap,
-		     (unsigned long long)MM_STAT(c.mm, poison_reads));
-	KT_EXPECT_EQ(t, MM_STAT(c.mm, poison_reads), 0);
-	KT_EXPECT_EQ(t, c.bad, 0);
-	gup_read_totals(&tot);
-	KT_EXPECT_EQ(t, tot.pins_acquired, tot.pins_released);
-	put_mm(t, c.mm);
-	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0);
-	if (!c.pinned || !c.in_unmap)
-		KT_SKIP(t, "no race: %llu pages pinned, %llu walks in their window during an unmap",
-			(unsigned long long)c.pinned, (unsigned long long)c.in_unmap);
 }
 
 #define HELD_PAGES 80
@@ -694,7 +539,6 @@ static const struct ktest_case gup_cases[] = {
 	KTEST_CASE_NOFAIL(gup_partial_range_returns_count, "expects all 8 pages of the VMA"),
 	KTEST_CASE_NOFAIL(gup_longterm_migrates_movable, "expects all 64 pages migrated"),
 	KTEST_CASE_NOFAIL(gup_large_page_exact_pincount, "needs its 2 MiB page"),
-	KTEST_CASE(gup_unmap_vs_fast_walk),
 	KTEST_CASE_NOFAIL(gup_longterm_held_pages_busy, "expects all 80 pages mapped and copied"),
 	KTEST_CASE_NOFAIL(gup_migration_vs_faults, "checks rss and free pages exactly"),
 	KTEST_CASE_NOFAIL(gup_munmap_keeps_table_of_other_vma, "checks rss and free pages exactly"),

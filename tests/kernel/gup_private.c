@@ -1,16 +1,21 @@
 /*
- * KTAP suite gup_private: pin accounting in an address space on a private instance
- * (tests/lab/lab_platform.h), one source for both platforms: built into the kernel and into
- * the host binaries (ThreadSanitizer and the deterministic scheduler run the CPU race).
+ * KTAP suite gup_private: pin accounting, and unmapping while other CPUs walk, in an address
+ * space on a private instance (tests/lab/lab_platform.h), one source for both platforms:
+ * built into the kernel and into the host binaries (ThreadSanitizer and the deterministic
+ * scheduler run the CPU races).
  * The kernel-only pinning cases are in gup.c, the host-only ones in tests/host/test_gup.c.
  */
 #include "tests/ktest/ktest.h"
 #include "tests/lab/lab_platform.h"
+#include "kernel/string.h"
+#include "kernel/timer.h"
+#include "mm/fail_page_alloc.h"
 #include "mm/gup.h"
 
 #define BASE (1ull << 32)
 #define NPAGES 64
 #define GUP_BLOCKS 4
+#define RACE_BLOCKS 2		/* gup_unmap_vs_fast_walk: runs on 64 MiB machines too */
 
 static struct page *pages_buf[NPAGES];
 
@@ -41,8 +46,12 @@ static void put_mm(struct ktest *t, struct mm_struct *mm)
 	lab_node_destroy(pgdat);
 }
 
+static struct race_ctx *race_ctx;
+
 static void gup_private_exit(struct ktest *t)
 {
+	smp_store_release(&gup_fast_race_hook, NULL);	/* a race case ended early */
+	WRITE_ONCE(race_ctx, NULL);
 	if (t->priv) {
 		mm_destroy(t->priv);
 		t->priv = NULL;
@@ -129,9 +138,184 @@ static void gup_has_pinned_written_once(struct ktest *t)
 	KT_EXPECT_EQ(t, always, (u64)lab_nr_cpus() * pins);
 }
 
+/* ---- unmapping while other CPUs walk (the page-table free protocol) ---- */
+
+struct race_ctx {
+	struct mm_struct *mm;
+	bool stop;		/* READ_ONCE/WRITE_ONCE */
+	u64 max_walks;		/* per walker: bounded in a deterministic run */
+	int walkers;		/* walkers not finished (atomic) */
+	int seq;		/* odd while CPU 0 is inside mm_munmap() */
+	int in_window;		/* walkers between a pmd read and the reads of its table */
+	u64 rounds, walks, pinned, bad, in_unmap;
+	u64 cpu_walks[MAX_CPUS];
+	u64 seen[MAX_CPUS];	/* the unmapper's snapshot of cpu_walks */
+};
+
+/*
+ * gup_fast_race_hook at GUP_RACE_PTE_TABLE: a walker has read a pmd entry and not yet the
+ * page table under it. Widen that window until an mm_munmap() that overlaps it has
+ * returned, at most 2 ms (with interrupts off, as gup-fast walks, the unmap's shootdown
+ * waits for us), and count the overlap. With interrupts on we take the shootdown here, so
+ * an unmap under way may finish without us: wait for it, up to a second.
+ */
+static void pmd_window_hook(enum gup_race_point point, struct mm_struct *mm, u64 addr)
+{
+	struct race_ctx *c = READ_ONCE(race_ctx);
+	int seq, done;
+
+	if (!c || point != GUP_RACE_PTE_TABLE || mm != c->mm)
+		return;
+	seq = smp_load_acquire(&c->seq);
+	done = (seq | 1) + 1;	/* seq once the unmap running or next to start has returned */
+	__atomic_fetch_add(&c->in_window, 1, __ATOMIC_ACQ_REL);
+	for (int i = 0; i < 40 && smp_load_acquire(&c->seq) < done; i++)
+		udelay(50);
+	for (int i = 0; i < 20000 && !arch_irqs_disabled() &&	/* an unmap not waiting for us */
+			(smp_load_acquire(&c->seq) & 1); i++)
+		udelay(50);
+	__atomic_fetch_sub(&c->in_window, 1, __ATOMIC_ACQ_REL);
+	if ((seq & 1) || smp_load_acquire(&c->seq) != seq)
+		__atomic_fetch_add(&c->in_unmap, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Every CPU but 0: pin the 8 pages with the lockless walk only, check each page, unpin;
+ * until told to stop or, in a deterministic run, after max_walks walks (a walker that never
+ * waits would otherwise keep a lower-priority unmapper from ever running).
+ */
+static void race_walker(struct race_ctx *c)
+{
+	unsigned int me = arch_cpu_id();
+	struct page *p[8];
+
+	while (!READ_ONCE(c->stop) && smp_load_acquire(&c->cpu_walks[me]) < c->max_walks) {
+		long n = pin_user_pages_fast(c->mm, BASE, 8, FOLL_FAST_ONLY, p);
+
+		for (long i = 0; i < n; i++) {
+			if (page_count(p[i]) < GUP_PIN_COUNTING_BIAS || p[i]->mt != MIGRATE_MOVABLE)
+				__atomic_fetch_add(&c->bad, 1, __ATOMIC_RELAXED);
+		}
+		if (n > 0) {
+			__atomic_fetch_add(&c->pinned, (u64)n, __ATOMIC_RELAXED);
+			unpin_user_pages(p, (unsigned long)n);
+		}
+		__atomic_fetch_add(&c->walks, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->cpu_walks[me], 1, __ATOMIC_RELEASE);
+		arch_cpu_relax();
+	}
+	__atomic_fetch_sub(&c->walkers, 1, __ATOMIC_RELEASE);
+}
+
+/* Spin until cond, or until `until` (a cycle count, evaluated once) has passed, or no
+ * walker is left; in a deterministic run (lab_deterministic()) time does not count, so that
+ * a seed replays. */
+#define wait_until(c, cond, until)					\
+	do {								\
+		u64 until_ = lab_deterministic() ? ~0ull : (until);	\
+									\
+		while (!(cond) && arch_cycles() < until_ &&		\
+		       smp_load_acquire(&(c)->walkers))			\
+			arch_cpu_relax();				\
+	} while (0)
+
+/*
+ * CPU 0, each round: map and populate 8 pages, wait until a walker has pinned and one sits
+ * in its window, unmap (freeing the page tables), then wait until every walker has finished
+ * two walks: one begun before the unmap must not have read a freed table, and the tables
+ * stay free (poisoned) until then. Rounds go on for `rounds`, or 2 seconds if that comes
+ * first (at least 3): each shootdown waits for every CPU, which under TCG at -smp 40 is slow.
+ */
+static void race_unmapper(struct race_ctx *c, unsigned int rounds)
+{
+	u64 deadline = arch_cycles() + us_to_cycles(2000000), step = us_to_cycles(200000), until;
+
+	for (unsigned int r = 0; r < rounds && smp_load_acquire(&c->walkers) &&
+	     (r < 3 || arch_cycles() < deadline || lab_deterministic()); r++) {
+		u64 pinned = READ_ONCE(c->pinned);
+
+		mm_mmap_anon(c->mm, BASE, 8 * PAGE_SIZE, true, false, true);
+		wait_until(c, READ_ONCE(c->pinned) > pinned, arch_cycles() + step);
+		wait_until(c, smp_load_acquire(&c->in_window), arch_cycles() + step);
+		__atomic_fetch_add(&c->seq, 1, __ATOMIC_ACQ_REL);
+		mm_munmap(c->mm, BASE, 2ull << 20);	/* frees the page tables too */
+		__atomic_fetch_add(&c->seq, 1, __ATOMIC_ACQ_REL);
+		for_each_online_cpu(cpu)
+			c->seen[cpu] = smp_load_acquire(&c->cpu_walks[cpu]);
+		until = arch_cycles() + step;	/* one limit for all: 39 walkers at -smp 40 */
+		for_each_online_cpu(cpu)
+			if (cpu)
+				wait_until(c, smp_load_acquire(&c->cpu_walks[cpu]) >=
+					   c->seen[cpu] + 2, until);
+		c->rounds++;
+	}
+	WRITE_ONCE(c->stop, true);
+}
+
+static void race_cpu(void *arg)
+{
+	if (arch_cpu_id() == 0)
+		race_unmapper(arg, lab_deterministic() ? 10 : 300);
+	else
+		race_walker(arg);
+}
+
+/*
+ * CPU 0 unmaps (freeing page tables) up to 300 times (10 in a deterministic run) while
+ * every other CPU walks with gup-fast: no freed page table is ever read (poisoned entries),
+ * no bad page is pinned (refcount, migratetype), pins balance. The walk window (pmd read ->
+ * table read) is widened at gup_fast_race_hook; the test counts walks that sat in it during
+ * an unmap, and pages pinned. Such walks keep the shootdown waiting (interrupts off);
+ * without the shootdown, or with interrupts on, they read freed tables. Runs with
+ * fail_page_alloc too: a remap that cannot fault every page in leaves the walkers fewer
+ * pages, which changes nothing that is checked. (gup_fast_unmap_while_walker_reads_table
+ * stops one walk there on purpose instead.)
+ */
+static void gup_unmap_vs_fast_walk(struct ktest *t)
+{
+	static struct race_ctx c;
+	struct pglist_data *pgdat;
+	struct gup_totals before, after;
+
+	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
+		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
+	memset(&c, 0, sizeof(c));
+	c.max_walks = lab_deterministic() ? 400 : ~0ull;
+	c.walkers = (int)lab_nr_cpus() - 1;
+	fail_page_alloc_pause();	/* the instance and address space are not what is tested */
+	pgdat = lab_node_create(RACE_BLOCKS, true);
+	c.mm = pgdat ? mm_create(pgdat) : NULL;
+	fail_page_alloc_resume();
+	if (!pgdat)
+		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", RACE_BLOCKS);
+	KT_ASSERT_NOT_NULL(t, c.mm);
+	t->priv = c.mm;
+	gup_read_totals(&before);
+	WRITE_ONCE(race_ctx, &c);
+	smp_store_release(&gup_fast_race_hook, pmd_window_hook);
+	lab_run_on_cpus(race_cpu, &c);
+	smp_store_release(&gup_fast_race_hook, NULL);
+	WRITE_ONCE(race_ctx, NULL);
+	ktest_printf(t, "%llu rounds, %llu lockless walks, %llu pages pinned, %llu walks in their "
+		     "window during an unmap, poison reads %llu", (unsigned long long)c.rounds,
+		     (unsigned long long)c.walks, (unsigned long long)c.pinned,
+		     (unsigned long long)c.in_unmap,
+		     (unsigned long long)MM_STAT(c.mm, poison_reads));
+	KT_EXPECT_EQ(t, MM_STAT(c.mm, poison_reads), 0);
+	KT_EXPECT_EQ(t, c.bad, 0);
+	gup_read_totals(&after);
+	KT_EXPECT_EQ(t, after.pins_acquired - after.pins_released,
+		     before.pins_acquired - before.pins_released);
+	put_mm(t, c.mm);
+	if (!c.pinned || !c.in_unmap)
+		KT_SKIP(t, "no race: %llu pages pinned, %llu walks in their window during an unmap",
+			(unsigned long long)c.pinned, (unsigned long long)c.in_unmap);
+}
+
 static const struct ktest_case gup_private_cases[] = {
 	KTEST_CASE_NOFAIL(gup_pin_unpin_balance, "pins exactly 64 faulted pages"),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_has_pinned_written_once,
 				     "counts pins of a populated range"),
+	KTEST_CASE_CONCURRENT(gup_unmap_vs_fast_walk),
 };
 KTEST_SUITE(gup_private, gup_private_cases, .exit = gup_private_exit);

@@ -77,6 +77,11 @@ void lab_run_on_cpus(smp_call_fn fn, void *arg)
 	smp_run_on_all(fn, arg);
 }
 
+bool lab_deterministic(void)
+{
+	return false;
+}
+
 void lab_set_lock_model(enum pcp_lock_model model)
 {
 	pcp_switch_lock_model(pcp_lock_model_name(model));

@@ -31,6 +31,9 @@ void lab_expect_bad_pages(void);
 unsigned int lab_nr_cpus(void);
 /* Run fn(arg) on every one of them at once, the caller's CPU included; return when all have. */
 void lab_run_on_cpus(smp_call_fn fn, void *arg);
+/* True in a run that must replay from its seed (the host's mmtest --pct): a case then waits
+ * for conditions, not for time, and does fewer rounds. The kernel's runs are never. */
+bool lab_deterministic(void);
 /* Switch the pcp lock model between runs (every list empty, nobody inside an operation). */
 void lab_set_lock_model(enum pcp_lock_model model);
 

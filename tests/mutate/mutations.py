@@ -409,7 +409,7 @@ MUTATIONS = [
 """)],
         tests=["host:gup_fast_unmap_while_walker_reads_table",
                "kernel:4:gup.gup_fast_unmap_while_walker_reads_table",
-               "host:gup_host_unmap_vs_fast_walk", "kernel:4:gup.gup_unmap_vs_fast_walk"],
+               "host:gup_unmap_vs_fast_walk", "kernel:4:gup_private.gup_unmap_vs_fast_walk"],
     ),
     dict(
         name="gup-fast-no-recheck",
@@ -426,7 +426,7 @@ MUTATIONS = [
 """, "")],
         tests=["host:gup_fast_unmap_while_walker_grabs_page",
                "kernel:4:gup.gup_fast_unmap_while_walker_grabs_page",
-               "host:gup_host_unmap_vs_fast_walk", "kernel:4:gup.gup_unmap_vs_fast_walk"],
+               "host:gup_unmap_vs_fast_walk", "kernel:4:gup_private.gup_unmap_vs_fast_walk"],
     ),
     dict(
         name="munmap-frees-before-shootdown",
@@ -453,7 +453,7 @@ MUTATIONS = [
 """)],
         tests=["host:gup_fast_unmap_while_walker_reads_table",
                "kernel:4:gup.gup_fast_unmap_while_walker_reads_table",
-               "host:gup_host_unmap_vs_fast_walk", "kernel:4:gup.gup_unmap_vs_fast_walk"],
+               "host:gup_unmap_vs_fast_walk", "kernel:4:gup_private.gup_unmap_vs_fast_walk"],
     ),
     dict(
         name="migrate-pinned-page",

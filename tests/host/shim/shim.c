@@ -119,6 +119,12 @@ u64 us_to_cycles(u64 us)
 	return us * 1000;
 }
 
+/* kernel/timer.h's busy wait, taking interrupts if they are on (sched.c). */
+void udelay(u64 us)
+{
+	host_race_delay((unsigned int)us);
+}
+
 /* ---- physical memory and the direct map ---- */
 
 void host_phys_init(u64 size)
