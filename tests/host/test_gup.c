@@ -499,119 +499,6 @@ static void pin_user_pages_longterm_leaves_pinned_page(struct ktest *t)
 	test_node_destroy(pgdat);
 }
 
-/* ---- a walker stopped at a race point while another CPU unmaps (gup_fast_race_hook) ---- */
-
-#define MS 1000000ull	/* host arch_cycles() counts nanoseconds */
-
-struct walk_race {
-	struct mm_struct *mm;
-	enum gup_race_point point;
-	pte_t *slot, mapped;		/* BASE's pte and its value before the unmap */
-	int go, hooked, unmap_done;	/* atomic */
-	bool cleared_in_window;		/* the unmap cleared the entry while the walker waited */
-	bool unmap_done_in_window;	/* ... and even returned, before the walk was over */
-	long got;
-	struct page *page;
-};
-static struct walk_race *walk_race;
-
-/* On the walker, at the race point (interrupts off): start the unmap, wait until it has
- * cleared the entry (5 s at most), then up to 100 ms more to see whether it can finish. */
-static void walk_race_hook(enum gup_race_point point, struct mm_struct *mm, u64 addr)
-{
-	struct walk_race *w = walk_race;
-	u64 end;
-
-	if (!w || mm != w->mm || point != w->point ||
-	    __atomic_exchange_n(&w->hooked, 1, __ATOMIC_ACQ_REL))
-		return;
-	smp_store_release(&w->go, 1);
-	for (end = arch_cycles() + 5000 * MS; arch_cycles() < end; arch_cpu_relax())
-		if (ptep_get(w->slot) != w->mapped)
-			break;
-	w->cleared_in_window = ptep_get(w->slot) != w->mapped;
-	for (end = arch_cycles() + 100 * MS; arch_cycles() < end; arch_cpu_relax())
-		if (smp_load_acquire(&w->unmap_done))
-			break;
-	w->unmap_done_in_window = smp_load_acquire(&w->unmap_done);
-}
-
-static void *walk_race_cpu(void *p)
-{
-	struct walk_race *w = *(struct walk_race **)p;
-
-	if (arch_cpu_id() == 0) {
-		w->got = pin_user_pages_fast(w->mm, BASE, 1, FOLL_FAST_ONLY, &w->page);
-		smp_store_release(&w->go, 1);	/* if the hook never ran */
-		return NULL;
-	}
-	while (!smp_load_acquire(&w->go))
-		arch_cpu_relax();
-	mm_munmap(w->mm, BASE, 2 * MiB);	/* the page table goes too */
-	smp_store_release(&w->unmap_done, 1);
-	return NULL;
-}
-
-/*
- * cpu0 pins BASE with gup-fast and stops at `point`; cpu1 unmaps. Whatever the point, the
- * unmap can clear the entry but cannot return before the walk is over (its shootdown waits
- * for the walker's interrupts), no freed page table is read, and the walk returns nothing:
- * the entry was gone before the walk finished with it.
- */
-static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
-{
-	struct pglist_data *pgdat = gup_node(2);
-	struct mm_struct *mm = mm_create(pgdat);
-	struct walk_race w = { .mm = mm, .point = point };
-	struct walk_race *args[2] = { &w, &w };
-	struct gup_totals a, b;
-	int level;
-
-	KT_ASSERT_TRUE(t, mm && mm_mmap_anon(mm, BASE, PAGE_SIZE, true, false, true) == 0);
-	spin_lock(&mm->lock);
-	w.slot = __mm_find_leaf(mm, BASE, &level);
-	spin_unlock(&mm->lock);
-	KT_ASSERT_TRUE(t, w.slot && level == 1);
-	w.mapped = ptep_get(w.slot);
-	gup_read_totals(&a);
-	walk_race = &w;
-	smp_store_release(&gup_fast_race_hook, walk_race_hook);
-	run_on_cpus(2, walk_race_cpu, args, sizeof(args[0]));
-	smp_store_release(&gup_fast_race_hook, NULL);
-	walk_race = NULL;
-	printk("race point %d: hook %s, entry %s, unmap %s the walk; walk returned %ld, poison "
-	       "reads %llu\n", point, w.hooked ? "ran" : "NOT RUN",
-	       w.cleared_in_window ? "cleared in the window" : "NOT CLEARED",
-	       w.unmap_done_in_window ? "RETURNED DURING" : "waited for", w.got,
-	       (unsigned long long)MM_STAT(mm, poison_reads));
-	KT_EXPECT_TRUE(t, w.hooked && w.cleared_in_window);	/* the window was exercised */
-	KT_EXPECT_TRUE(t, !w.unmap_done_in_window);
-	KT_EXPECT_EQ(t, MM_STAT(mm, poison_reads), 0);
-	KT_EXPECT_TRUE(t, w.got <= 0);
-	if (w.got > 0)
-		unpin_user_pages(&w.page, (unsigned long)w.got);
-	gup_read_totals(&b);
-	KT_EXPECT_EQ(t, b.pins_acquired - b.pins_released, a.pins_acquired - a.pins_released);
-	mm_destroy(mm);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-	test_node_destroy(pgdat);
-}
-
-/* The walker has read the pmd entry and is about to read the page table below it when the
- * unmap starts: the table must still be there (not freed, not poisoned) when it does. */
-static void gup_fast_unmap_while_walker_reads_table(struct ktest *t)
-{
-	gup_fast_walk_race(t, GUP_RACE_PTE_TABLE);
-}
-
-/* The walker has read a pte and is about to grab its page when the unmap clears the entry:
- * the grab succeeds (the page is not freed before the shootdown), and the re-check of the
- * entry must make the walker let go of it. */
-static void gup_fast_unmap_while_walker_grabs_page(struct ktest *t)
-{
-	gup_fast_walk_race(t, GUP_RACE_GRAB);
-}
-
 static const struct ktest_case gup_cases[] = {
 	KTEST_CASE(gup_host_longterm_migrates),
 	KTEST_CASE(gup_host_longterm_held_pages_busy),
@@ -621,8 +508,6 @@ static const struct ktest_case gup_cases[] = {
 	KTEST_CASE(gup_host_pin_count_overflow),
 	KTEST_CASE(gup_host_free_pages_many_refs),
 	KTEST_CASE(pin_user_pages_longterm_leaves_pinned_page),
-	KTEST_CASE_CONCURRENT(gup_fast_unmap_while_walker_reads_table),
-	KTEST_CASE_CONCURRENT(gup_fast_unmap_while_walker_grabs_page),
 };
 KTEST_SUITE(host_gup, gup_cases);
 

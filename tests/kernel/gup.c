@@ -1,7 +1,8 @@
 /*
  * KTAP suite `gup`: pin counting, partial pins, FOLL_LONGTERM migration, large-page pin
  * counts. Each case builds its own mm on the kernel's node. Pin balance, the has-pinned flag
- * and unmapping while other CPUs walk, which the host runs too, are in gup_private.c.
+ * and unmapping while other CPUs walk (gup-fast's races), which the host runs too, are in
+ * gup_private.c.
  */
 #include "tests/ktest/ktest.h"
 #include "kernel/smp.h"
@@ -37,7 +38,6 @@ static void put_mm(struct ktest *t, struct mm_struct *mm)
 
 static void gup_exit(struct ktest *t)
 {
-	smp_store_release(&gup_fast_race_hook, NULL);	/* a case ended early */
 	if (t->priv)
 		put_mm(t, t->priv);
 }
@@ -417,120 +417,6 @@ static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
 		KT_SKIP(t, "race window never opened: no munmap began during a fault");
 }
 
-/* ---- a walker stopped at a race point while another CPU unmaps (gup_fast_race_hook) ---- */
-
-struct walk_race {
-	struct mm_struct *mm;
-	enum gup_race_point point;
-	unsigned int unmapper;		/* the CPU that unmaps; CPU 0 walks */
-	pte_t *slot, mapped;		/* BASE's pte and its value before the unmap */
-	int go, hooked, unmap_done;	/* atomic */
-	bool cleared_in_window;		/* the unmap cleared the entry while the walker waited */
-	bool unmap_done_in_window;	/* ... and even returned, before the walk was over */
-	long got;
-	struct page *page;
-};
-static struct walk_race *walk_race;
-
-/* On the walker, at the race point (interrupts off): start the unmap, wait until it has
- * cleared the entry (5 s at most), then up to 200 ms more to see whether it can finish. */
-static void walk_race_hook(enum gup_race_point point, struct mm_struct *mm, u64 addr)
-{
-	struct walk_race *w = READ_ONCE(walk_race);
-	u64 end;
-
-	if (!w || mm != w->mm || point != w->point ||
-	    __atomic_exchange_n(&w->hooked, 1, __ATOMIC_ACQ_REL))
-		return;
-	smp_store_release(&w->go, 1);
-	for (end = arch_cycles() + us_to_cycles(5000000); arch_cycles() < end; arch_cpu_relax())
-		if (ptep_get(w->slot) != w->mapped)
-			break;
-	w->cleared_in_window = ptep_get(w->slot) != w->mapped;
-	for (end = arch_cycles() + us_to_cycles(200000); arch_cycles() < end; arch_cpu_relax())
-		if (smp_load_acquire(&w->unmap_done))
-			break;
-	w->unmap_done_in_window = smp_load_acquire(&w->unmap_done);
-}
-
-static void walk_race_cpu(void *arg)
-{
-	struct walk_race *w = arg;
-
-	if (arch_cpu_id() == 0) {
-		w->got = pin_user_pages_fast(w->mm, BASE, 1, FOLL_FAST_ONLY, &w->page);
-		smp_store_release(&w->go, 1);	/* if the hook never ran */
-	} else if (arch_cpu_id() == w->unmapper) {
-		while (!smp_load_acquire(&w->go))
-			arch_cpu_relax();
-		mm_munmap(w->mm, BASE, 2ull << 20);	/* the page table goes too */
-		smp_store_release(&w->unmap_done, 1);
-	}
-}
-
-/*
- * CPU 0 pins BASE with gup-fast and stops at `point`; another CPU unmaps. Whatever the
- * point, the unmap can clear the entry but cannot return before the walk is over (its
- * shootdown IPI waits for the walker's interrupts), no freed page table is read, and the
- * walk returns nothing: the entry was gone before the walk was done with it.
- */
-static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
-{
-	static struct walk_race w;
-	struct gup_totals a, b;
-	int level;
-
-	if (nr_cpus_online() < 2 || arch_cpu_id() != 0)
-		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
-	memset(&w, 0, sizeof(w));
-	w.mm = new_mm(t, PAGE_SIZE, false, true);
-	w.point = point;
-	for_each_online_cpu(cpu)
-		if (cpu && !w.unmapper)
-			w.unmapper = cpu;
-	spin_lock(&w.mm->lock);
-	w.slot = __mm_find_leaf(w.mm, BASE, &level);
-	spin_unlock(&w.mm->lock);
-	KT_ASSERT_TRUE(t, w.slot && level == 1);
-	w.mapped = ptep_get(w.slot);
-	gup_read_totals(&a);
-	WRITE_ONCE(walk_race, &w);
-	smp_store_release(&gup_fast_race_hook, walk_race_hook);
-	smp_run_on_all(walk_race_cpu, &w);
-	smp_store_release(&gup_fast_race_hook, NULL);
-	WRITE_ONCE(walk_race, NULL);
-	ktest_printf(t, "hook %s, entry %s, unmap (cpu%u) %s the walk; walk returned %ld, "
-		     "poison reads %llu", w.hooked ? "ran" : "NOT RUN",
-		     w.cleared_in_window ? "cleared in the window" : "NOT CLEARED", w.unmapper,
-		     w.unmap_done_in_window ? "RETURNED DURING" : "waited for", w.got,
-		     (unsigned long long)MM_STAT(w.mm, poison_reads));
-	KT_EXPECT_TRUE(t, w.hooked && w.cleared_in_window);	/* the window was exercised */
-	KT_EXPECT_FALSE(t, w.unmap_done_in_window);
-	KT_EXPECT_EQ(t, MM_STAT(w.mm, poison_reads), 0);
-	KT_EXPECT_LE(t, w.got, 0);
-	if (w.got > 0)
-		unpin_user_pages(&w.page, (unsigned long)w.got);
-	gup_read_totals(&b);
-	KT_EXPECT_EQ(t, b.pins_acquired - b.pins_released, a.pins_acquired - a.pins_released);
-	put_mm(t, w.mm);
-	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0);
-}
-
-/* The walker has read the pmd entry and is about to read the page table below it when the
- * unmap starts: the table must still be there (not freed, not poisoned) when it does. */
-static void gup_fast_unmap_while_walker_reads_table(struct ktest *t)
-{
-	gup_fast_walk_race(t, GUP_RACE_PTE_TABLE);
-}
-
-/* The walker has read a pte and is about to grab its page when the unmap clears the entry:
- * the grab succeeds (the page is not freed before the shootdown), and the re-check of the
- * entry must make the walker let go of it. */
-static void gup_fast_unmap_while_walker_grabs_page(struct ktest *t)
-{
-	gup_fast_walk_race(t, GUP_RACE_GRAB);
-}
-
 /* Most cases check exact counts of pages they fault in; the fail_page_alloc suite runs the
  * same paths with failures injected. */
 static const struct ktest_case gup_cases[] = {
@@ -544,7 +430,5 @@ static const struct ktest_case gup_cases[] = {
 	KTEST_CASE_NOFAIL(gup_munmap_keeps_table_of_other_vma, "checks rss and free pages exactly"),
 	KTEST_CASE_NOFAIL(gup_pin_count_overflow, "needs its one page faulted in"),
 	KTEST_CASE_NOFAIL(gup_free_pages_many_refs, "checks free pages exactly"),
-	KTEST_CASE_NOFAIL(gup_fast_unmap_while_walker_reads_table, "needs its one page faulted in"),
-	KTEST_CASE_NOFAIL(gup_fast_unmap_while_walker_grabs_page, "needs its one page faulted in"),
 };
 KTEST_SUITE(gup, gup_cases, .exit = gup_exit);

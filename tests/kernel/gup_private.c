@@ -1,5 +1,6 @@
 /*
- * KTAP suite gup_private: pin accounting, and unmapping while other CPUs walk, in an address
+ * KTAP suite gup_private: pin accounting, and unmapping while other CPUs walk (whole runs,
+ * and one walk stopped at each race point), in an address
  * space on a private instance (tests/lab/lab_platform.h), one source for both platforms:
  * built into the kernel and into the host binaries (ThreadSanitizer and the deterministic
  * scheduler run the CPU races).
@@ -19,9 +20,10 @@
 
 static struct page *pages_buf[NPAGES];
 
-/* The case's address space over a private instance, kept in t->priv so that the suite's
- * exit hook destroys both if the case ends early (a failed KT_ASSERT). */
-static struct mm_struct *new_mm(struct ktest *t)
+/* The case's address space over a private instance, npages mapped and populated at BASE,
+ * kept in t->priv so that the suite's exit hook destroys both if the case ends early (a
+ * failed KT_ASSERT). */
+static struct mm_struct *new_mm(struct ktest *t, unsigned long npages)
 {
 	struct pglist_data *pgdat = lab_node_create(GUP_BLOCKS, true);
 	struct mm_struct *mm;
@@ -30,7 +32,7 @@ static struct mm_struct *new_mm(struct ktest *t)
 	mm = mm_create(pgdat);
 	KT_ASSERT_NOT_NULL(t, mm);
 	t->priv = mm;
-	KT_ASSERT_EQ(t, mm_mmap_anon(mm, BASE, NPAGES * PAGE_SIZE, true, false, true), 0);
+	KT_ASSERT_EQ(t, mm_mmap_anon(mm, BASE, npages * PAGE_SIZE, true, false, true), 0);
 	return mm;
 }
 
@@ -48,10 +50,13 @@ static void put_mm(struct ktest *t, struct mm_struct *mm)
 
 static struct race_ctx *race_ctx;
 
+static struct walk_race *walk_race;
+
 static void gup_private_exit(struct ktest *t)
 {
 	smp_store_release(&gup_fast_race_hook, NULL);	/* a race case ended early */
 	WRITE_ONCE(race_ctx, NULL);
+	WRITE_ONCE(walk_race, NULL);
 	if (t->priv) {
 		mm_destroy(t->priv);
 		t->priv = NULL;
@@ -63,7 +68,7 @@ static void gup_private_exit(struct ktest *t)
  * page_maybe_dma_pinned() is true while pinned, false after. */
 static void gup_pin_unpin_balance(struct ktest *t)
 {
-	struct mm_struct *mm = new_mm(t);
+	struct mm_struct *mm = new_mm(t, NPAGES);
 	struct gup_totals before, during, after;
 	long n;
 
@@ -106,7 +111,7 @@ static void pin_loop_cpu(void *arg)
 static u64 count_flag_writes(struct ktest *t, const char *mode, unsigned int pins)
 {
 	enum gup_has_pinned_mode saved = gup_has_pinned_mode;
-	struct once_ctx c = { .mm = new_mm(t), .pins_per_cpu = pins };
+	struct once_ctx c = { .mm = new_mm(t, NPAGES), .pins_per_cpu = pins };
 	u64 writes;
 
 	gup_set_has_pinned_mode(mode);
@@ -312,10 +317,134 @@ static void gup_unmap_vs_fast_walk(struct ktest *t)
 			(unsigned long long)c.pinned, (unsigned long long)c.in_unmap);
 }
 
+/* ---- a walker stopped at a race point while another CPU unmaps (gup_fast_race_hook) ---- */
+
+struct walk_race {
+	struct mm_struct *mm;
+	enum gup_race_point point;
+	unsigned int unmapper;		/* the CPU that unmaps; CPU 0 walks */
+	pte_t *slot, mapped;		/* BASE's pte and its value before the unmap */
+	int go, hooked, unmap_done;	/* atomic */
+	bool cleared_in_window;		/* the unmap cleared the entry while the walker waited */
+	bool unmap_done_in_window;	/* ... and even returned, before the walk was over */
+	long got;
+	struct page *page;
+};
+
+/* A wait of at most us microseconds: each call is one look; a deterministic run
+ * (lab_deterministic()) counts looks instead of time, so that a seed replays. */
+static bool wait_more(u64 *end, unsigned int us)
+{
+	if (!*end)
+		*end = lab_deterministic() ? 1 : arch_cycles() + us_to_cycles(us);
+	if (lab_deterministic())
+		return (*end)++ < 2000;
+	return arch_cycles() < *end;
+}
+
+/* On the walker, at the race point (interrupts off): start the unmap, wait until it has
+ * cleared the entry (5 s at most), then up to 200 ms more to see whether it can finish. */
+static void walk_race_hook(enum gup_race_point point, struct mm_struct *mm, u64 addr)
+{
+	struct walk_race *w = READ_ONCE(walk_race);
+	u64 end = 0;
+
+	if (!w || mm != w->mm || point != w->point ||
+	    __atomic_exchange_n(&w->hooked, 1, __ATOMIC_ACQ_REL))
+		return;
+	smp_store_release(&w->go, 1);
+	while (ptep_get(w->slot) == w->mapped && wait_more(&end, 5000000))
+		arch_cpu_relax();
+	w->cleared_in_window = ptep_get(w->slot) != w->mapped;
+	end = 0;
+	while (!smp_load_acquire(&w->unmap_done) && wait_more(&end, 200000))
+		arch_cpu_relax();
+	w->unmap_done_in_window = smp_load_acquire(&w->unmap_done);
+}
+
+static void walk_race_cpu(void *arg)
+{
+	struct walk_race *w = arg;
+
+	if (arch_cpu_id() == 0) {
+		w->got = pin_user_pages_fast(w->mm, BASE, 1, FOLL_FAST_ONLY, &w->page);
+		smp_store_release(&w->go, 1);	/* if the hook never ran */
+	} else if (arch_cpu_id() == w->unmapper) {
+		while (!smp_load_acquire(&w->go))
+			arch_cpu_relax();
+		mm_munmap(w->mm, BASE, 2ull << 20);	/* the page table goes too */
+		smp_store_release(&w->unmap_done, 1);
+	}
+}
+
+/*
+ * CPU 0 pins BASE with gup-fast and stops at `point`; another CPU unmaps. Whatever the
+ * point, the unmap can clear the entry but cannot return before the walk is over (its
+ * shootdown IPI waits for the walker's interrupts), no freed page table is read, and the
+ * walk returns nothing: the entry was gone before the walk was done with it.
+ */
+static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
+{
+	static struct walk_race w;
+	struct gup_totals a, b;
+	int level;
+
+	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
+		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
+	memset(&w, 0, sizeof(w));
+	w.mm = new_mm(t, 1);
+	w.point = point;
+	w.unmapper = 1;
+	spin_lock(&w.mm->lock);
+	w.slot = __mm_find_leaf(w.mm, BASE, &level);
+	spin_unlock(&w.mm->lock);
+	KT_ASSERT_TRUE(t, w.slot && level == 1);
+	w.mapped = ptep_get(w.slot);
+	gup_read_totals(&a);
+	WRITE_ONCE(walk_race, &w);
+	smp_store_release(&gup_fast_race_hook, walk_race_hook);
+	lab_run_on_cpus(walk_race_cpu, &w);
+	smp_store_release(&gup_fast_race_hook, NULL);
+	WRITE_ONCE(walk_race, NULL);
+	ktest_printf(t, "hook %s, entry %s, unmap (cpu%u) %s the walk; walk returned %ld, "
+		     "poison reads %llu", w.hooked ? "ran" : "NOT RUN",
+		     w.cleared_in_window ? "cleared in the window" : "NOT CLEARED", w.unmapper,
+		     w.unmap_done_in_window ? "RETURNED DURING" : "waited for", w.got,
+		     (unsigned long long)MM_STAT(w.mm, poison_reads));
+	KT_EXPECT_TRUE(t, w.hooked && w.cleared_in_window);	/* the window was exercised */
+	KT_EXPECT_FALSE(t, w.unmap_done_in_window);
+	KT_EXPECT_EQ(t, MM_STAT(w.mm, poison_reads), 0);
+	KT_EXPECT_LE(t, w.got, 0);
+	if (w.got > 0)
+		unpin_user_pages(&w.page, (unsigned long)w.got);
+	gup_read_totals(&b);
+	KT_EXPECT_EQ(t, b.pins_acquired - b.pins_released, a.pins_acquired - a.pins_released);
+	put_mm(t, w.mm);
+}
+
+/* The walker has read the pmd entry and is about to read the page table below it when the
+ * unmap starts: the table must still be there (not freed, not poisoned) when it does. */
+static void gup_fast_unmap_while_walker_reads_table(struct ktest *t)
+{
+	gup_fast_walk_race(t, GUP_RACE_PTE_TABLE);
+}
+
+/* The walker has read a pte and is about to grab its page when the unmap clears the entry:
+ * the grab succeeds (the page is not freed before the shootdown), and the re-check of the
+ * entry must make the walker let go of it. */
+static void gup_fast_unmap_while_walker_grabs_page(struct ktest *t)
+{
+	gup_fast_walk_race(t, GUP_RACE_GRAB);
+}
+
 static const struct ktest_case gup_private_cases[] = {
 	KTEST_CASE_NOFAIL(gup_pin_unpin_balance, "pins exactly 64 faulted pages"),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_has_pinned_written_once,
 				     "counts pins of a populated range"),
 	KTEST_CASE_CONCURRENT(gup_unmap_vs_fast_walk),
+	KTEST_CASE_CONCURRENT_NOFAIL(gup_fast_unmap_while_walker_reads_table,
+				     "needs its one page faulted in"),
+	KTEST_CASE_CONCURRENT_NOFAIL(gup_fast_unmap_while_walker_grabs_page,
+				     "needs its one page faulted in"),
 };
 KTEST_SUITE(gup_private, gup_private_cases, .exit = gup_private_exit);

@@ -408,7 +408,7 @@ MUTATIONS = [
 
 """)],
         tests=["host:gup_fast_unmap_while_walker_reads_table",
-               "kernel:4:gup.gup_fast_unmap_while_walker_reads_table",
+               "kernel:4:gup_private.gup_fast_unmap_while_walker_reads_table",
                "host:gup_unmap_vs_fast_walk", "kernel:4:gup_private.gup_unmap_vs_fast_walk"],
     ),
     dict(
@@ -425,7 +425,7 @@ MUTATIONS = [
 		}
 """, "")],
         tests=["host:gup_fast_unmap_while_walker_grabs_page",
-               "kernel:4:gup.gup_fast_unmap_while_walker_grabs_page",
+               "kernel:4:gup_private.gup_fast_unmap_while_walker_grabs_page",
                "host:gup_unmap_vs_fast_walk", "kernel:4:gup_private.gup_unmap_vs_fast_walk"],
     ),
     dict(
@@ -452,7 +452,7 @@ MUTATIONS = [
 }
 """)],
         tests=["host:gup_fast_unmap_while_walker_reads_table",
-               "kernel:4:gup.gup_fast_unmap_while_walker_reads_table",
+               "kernel:4:gup_private.gup_fast_unmap_while_walker_reads_table",
                "host:gup_unmap_vs_fast_walk", "kernel:4:gup_private.gup_unmap_vs_fast_walk"],
     ),
     dict(
