@@ -755,127 +755,6 @@ static void spin_ns(u64 ns)
 
 #define MS 1000000ull	/* host arch_cycles() counts nanoseconds */
 
-struct refill_race {
-	struct pglist_data *pgdat;
-	int step;		/* atomic: 1 the owner may allocate, 2 the drainer may disable */
-	int allocating;		/* atomic: cpu1 called alloc_pages_node() */
-	int drained;		/* atomic: zone_pcp_disable returned */
-	bool in_refill;		/* cpu0 saw cpu1 inside its refill before the drain began */
-	bool returned_early;	/* ... while the owner's refill was still held up */
-	unsigned long left;	/* pages listed right after it returned */
-	struct page *page;
-};
-
-/* cpu1 is inside its refill: it holds its own pcp lock (irqsave, trylock) while cpu0 holds
- * zone->lock, so it can only be waiting for that; with irqoff there is no pcp lock to see,
- * so allow it 20 ms once it called alloc_pages_node(). As the kernel's twin does. */
-static bool cpu1_in_refill(struct refill_race *r, struct zone *zone)
-{
-	const spinlock_t *lock = &zone->pcp[1].lock;
-
-	if (pcp_lock_model == PCP_LOCK_IRQOFF) {
-		if (wait_flag(&r->allocating, 5000 * MS))
-			spin_ns(20 * MS);
-		return smp_load_acquire(&r->allocating);
-	}
-	for (u64 end = arch_cycles() + 5000 * MS; arch_cycles() < end; arch_cpu_relax())
-		if (READ_ONCE(lock->locked) &&
-		    READ_ONCE(lock->owner_cpu) == 1)
-			return true;
-	return false;
-}
-
-/*
- * cpu0 holds zone->lock; cpu1 allocates on an empty list, so it takes its pcp and stops in
- * the refill, waiting for zone->lock with its count still 0; once cpu0 sees it there, cpu2
- * calls zone_pcp_disable(). cpu0 lets go after 200 ms (or when the drain returned). (A
- * fixed 20 ms for cpu1 to get there was not always enough on a loaded host: the drain then
- * came first, found nothing to wait for, and the test failed correct code.)
- */
-static void *refill_race_cpu(void *p)
-{
-	struct refill_race *r = *(struct refill_race **)p;
-	struct zone *zone = &r->pgdat->node_zones[ZONE_DMA32];
-
-	switch (arch_cpu_id()) {
-	case 0: {
-		unsigned long flags = spin_lock_irqsave(&zone->lock);
-
-		smp_store_release(&r->step, 1);
-		r->in_refill = cpu1_in_refill(r, zone);
-		smp_store_release(&r->step, 2);
-		r->returned_early = wait_flag(&r->drained, 200 * MS) && r->in_refill;
-		spin_unlock_irqrestore(&zone->lock, flags);
-		break;
-	}
-	case 1:
-		wait_flag(&r->step, 60000 * MS);
-		smp_store_release(&r->allocating, 1);
-		r->page = alloc_pages_node(r->pgdat, GFP_KERNEL, 0);
-		break;
-	case 2:
-		while (smp_load_acquire(&r->step) < 2)
-			arch_cpu_relax();
-		zone_pcp_disable(zone);
-		r->left = zone_pcp_count(zone);
-		smp_store_release(&r->drained, 1);
-		break;
-	}
-	return NULL;
-}
-
-/*
- * zone_pcp_disable() while another CPU is inside a refill (holding its pcp, its count not yet
- * raised): the forced drain must wait for that CPU, then empty what the refill brought, so
- * that no page is listed anywhere when it returns. Linux before 66eca1021a42 ("mm:
- * page_alloc: fix pcp->count race between drain_pages_zone() vs __rmqueue_pcplist()") read
- * the count before taking the lock, saw 0, skipped the CPU and returned with the refill's
- * pages listed (memory offlining then looped forever). Each model; up to 3 attempts for the
- * refill to really overlap the drain (the drain finds pages on cpu1), which the test asserts.
- */
-static void zone_pcp_disable_waits_for_refill_in_flight(struct ktest *t)
-{
-	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		bool overlapped = false;
-
-		pcp_lock_model = models[m];
-		for (int attempt = 0; attempt < 3 && !overlapped; attempt++) {
-			struct pglist_data *pgdat = pcp_node(256, 3);
-			struct zone *zone;
-			struct refill_race r = { .pgdat = pgdat };
-			struct refill_race *args[3] = { &r, &r, &r };
-			unsigned long free;
-			struct pcp_stats st;
-
-			KT_ASSERT_TRUE(t, pgdat);
-			zone = &pgdat->node_zones[ZONE_DMA32];
-			free = node_free_pages(pgdat);
-			run_on_cpus(3, refill_race_cpu, args, sizeof(args[0]));
-			pcp_stats_sum(pgdat, 1, &st);
-			overlapped = r.in_refill && (st.drained > 0 || r.returned_early || r.left);
-			printk("[%s] attempt %d: cpu1 %s inside its refill; the drain returned %s it, "
-			       "%lu pages listed after it, %llu drained from cpu1\n",
-			       pcp_lock_model_name(models[m]), attempt,
-			       r.in_refill ? "seen" : "NOT SEEN", r.returned_early ? "DURING" : "after",
-			       r.left, (unsigned long long)st.drained);
-			KT_EXPECT_TRUE(t, !r.returned_early);
-			KT_EXPECT_EQ(t, r.left, 0);
-			KT_EXPECT_EQ(t, zone_pcp_count(zone), 0);
-			KT_EXPECT_TRUE(t, r.page);
-			if (r.page)
-				__free_pages(r.page, 0);
-			zone_pcp_enable(zone);
-			drain_all_pages_node(pgdat);
-			KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
-			KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-			test_node_destroy(pgdat);
-		}
-		/* else the refill never overlapped a drain: nothing tested */
-		KT_EXPECT_TRUE(t, overlapped);
-	}
-	pcp_lock_model = PCP_LOCK_TRYLOCK;
-}
-
 struct drain_race {
 	struct pglist_data *pgdat;
 	int filled;		/* atomic: cpu2 and cpu3 have pages on their lists */
@@ -1471,7 +1350,6 @@ static const struct ktest_case pcp_cases[] = {
 	KTEST_CASE_CONCURRENT(pcp_irq_reentry_all_models),
 	KTEST_CASE(pcp_irq_alloc_exhausted_no_drain_all_models),
 	KTEST_CASE_CONCURRENT(pcp_remote_drain_under_fire_all_models),
-	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_refill_in_flight),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_vs_refill_interleavings),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_running_drain),
 	KTEST_CASE_CONCURRENT(alloc_pages_slowpath_irqs_off_does_not_drain),

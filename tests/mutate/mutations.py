@@ -38,7 +38,7 @@ MUTATIONS = [
 	} while (count);
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
-               "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp.*"],
+               "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
     ),
     dict(
         name="drain-all-skips-last-cpu",
@@ -52,7 +52,7 @@ MUTATIONS = [
 		if (force_all || cpu_has_pcp_pages(req, cpu))
 """)],
         tests=["host:pcp_stress_random_orders", "host:pcp_remote_drain_under_fire",
-               "kernel:4:mm_pcp.*"],
+               "kernel:4:mm_pcp*"],
     ),
     dict(
         name="drain-all-skips-cpu0",
@@ -66,7 +66,7 @@ MUTATIONS = [
 		if (force_all || cpu_has_pcp_pages(req, cpu))
 """)],
         tests=["host:pcp_stress_random_orders", "host:pcp_remote_drain_under_fire",
-               "kernel:4:mm_pcp.*"],
+               "kernel:4:mm_pcp*"],
     ),
     # Linux 66eca1021a42 "mm: page_alloc: fix pcp->count race between drain_pages_zone()
     # vs __rmqueue_pcplist()" fixed this (memory offlining looped forever).
@@ -114,7 +114,7 @@ MUTATIONS = [
 	}
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
-               "kernel:4:mm_pcp.*"],
+               "kernel:4:mm_pcp*"],
     ),
     dict(
         name="force-all-ignored",
@@ -127,7 +127,7 @@ MUTATIONS = [
 		if (cpu_has_pcp_pages(req, cpu))
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
-               "kernel:4:mm_pcp.*"],
+               "kernel:4:mm_pcp*"],
     ),
     dict(
         name="zone-drain-gives-up",
@@ -145,7 +145,7 @@ MUTATIONS = [
 		return;
 """)],
         tests=["host:zone_pcp_disable_waits_for_running_drain",
-               "host:pcp_remote_drain_under_fire", "kernel:4:mm_pcp.*"],
+               "host:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
     ),
     dict(
         name="irqoff-remote-drain-direct",
@@ -160,7 +160,7 @@ MUTATIONS = [
 		if (cpu == arch_cpu_id()) {
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
-               "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp.*"],
+               "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
     ),
     # Bug (a) of dffc0ff, planted back: killed by the lock validator (kernel/lockdep.c), which
     # reports the pattern even when nobody holds the lock and nothing hangs.
@@ -197,7 +197,7 @@ MUTATIONS = [
 	if (page || !(gfp & __GFP_DIRECT_RECLAIM))
 """)],
         tests=["host:alloc_pages_slowpath_irqs_off", "host:mm_private_pcp_exhaustion_all_cpus",
-               "kernel:4:mm_pcp.*,mm_private.*"],
+               "kernel:4:mm_pcp*,mm_private.*"],
     ),
     dict(
         name="trylock-model-spins",
@@ -214,7 +214,7 @@ MUTATIONS = [
 	}
 """)],
         tests=["host:pcp_irq_reentry_all_models", "host:pcp_alloc_pages_bulk",
-               "kernel:4:mm_pcp.*"],
+               "kernel:4:mm_pcp*"],
     ),
     dict(
         name="alloc-after-unlock",
@@ -231,7 +231,7 @@ MUTATIONS = [
 	return page;
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_remote_drain_under_fire",
-               "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp.*"],
+               "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
     ),
     # ---- per-CPU lists: bookkeeping (mm/pcp.c) ----
     dict(
@@ -246,7 +246,7 @@ MUTATIONS = [
 	list_del(&page->lru);
 	WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 """)],
-        tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
+        tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
     dict(
         name="pcp-flag-kept-on-spill",
@@ -260,7 +260,7 @@ MUTATIONS = [
 			list_del(&page->lru);
 			count -= nr_pages;
 """)],
-        tests=["host:pcp_spill_grows", "host:pcp_", "kernel:4:mm_pcp.*"],
+        tests=["host:pcp_spill_grows", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
     dict(
         name="refill-counted-in-blocks",
@@ -271,7 +271,7 @@ MUTATIONS = [
 """, """\
 	WRITE_ONCE(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
 """)],
-        tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
+        tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
     dict(
         name="refill-not-counted",
@@ -282,7 +282,7 @@ MUTATIONS = [
 """, """\
 	rmqueue_bulk(zone, order, batch, list, mt);
 """)],
-        tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp.*"],
+        tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
     dict(
         name="pcp-disable-keeps-high",
@@ -295,7 +295,7 @@ MUTATIONS = [
 """, """\
 	zone->pcp_disable_depth++;
 """)],
-        tests=["host:pcp_boot_pageset_frees_to_buddy", "host:pcp_", "kernel:4:mm_pcp.*"],
+        tests=["host:pcp_boot_pageset_frees_to_buddy", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
     # ---- buddy allocator (mm/page_alloc.c) ----
     dict(
