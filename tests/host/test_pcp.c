@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "tests/host/harness.h"
-#include "tests/kernel/pcp_toggle.h"
+#include "tests/kernel/pcp_check.h"
 #include "kernel/lockdep.h"
 #include "kernel/smp.h"
 
@@ -391,18 +391,12 @@ static void stress_tick(void)
 		__free_pages(page, 0);
 }
 
-static void report_counters(struct pglist_data *pgdat, const char *what)
+static void report_counters(struct ktest *t, struct pglist_data *pgdat, const char *what)
 {
 	struct pcp_stats st;
 
 	pcp_stats_sum(pgdat, -1, &st);
-	printk("%s [%s]: hits alloc %llu free %llu, refills %llu, spills %llu, trylock fails "
-	       "alloc %llu free %llu, drained %llu, ipi drains %llu\n", what,
-	       pcp_lock_model_name(pcp_lock_model), (unsigned long long)st.alloc_hit,
-	       (unsigned long long)st.free_hit, (unsigned long long)st.refill,
-	       (unsigned long long)st.spill, (unsigned long long)st.trylock_fail_alloc,
-	       (unsigned long long)st.trylock_fail_free, (unsigned long long)st.drained,
-	       (unsigned long long)st.ipi_drain);
+	pcp_stats_report(t, what, &st);
 }
 
 /*
@@ -434,7 +428,7 @@ static void pcp_stress_random_orders_all_models(struct ktest *t)
 		run_on_cpus(NR_PCP_TEST_CPUS, pcp_churn_cpu, args, sizeof(args[0]));
 		host_set_tick(NULL, 0);
 		contended = zone_lock_contended(pgdat);
-		report_counters(pgdat, "stress");
+		report_counters(t, pgdat, "stress");
 		printk("stress [%s]: %lu ticks, %lu while their CPU held its pcp lock; zone->lock "
 		       "contended %llu times\n", pcp_lock_model_name(pcp_lock_model), ticks,
 		       ticks_in_pcp_hold, (unsigned long long)contended);
@@ -534,7 +528,7 @@ static void pcp_irq_reentry_all_models(struct ktest *t)
 		KT_EXPECT_EQ(t, st.trylock_fail_free, trylock);
 		if (trylock)
 			KT_EXPECT_EQ(t, r.count_in_handler, 0);
-		report_counters(pgdat, "irq re-entry");
+		report_counters(t, pgdat, "irq re-entry");
 		drain_all_pages_node(pgdat);
 		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		test_node_destroy(pgdat);
@@ -710,7 +704,7 @@ static void pcp_remote_drain_under_fire_all_models(struct ktest *t)
 							.drainer = i % 2,
 							.churning = &churning };
 		run_on_cpus(NR_PCP_TEST_CPUS, drain_or_churn_cpu, args, sizeof(args[0]));
-		report_counters(pgdat, "remote drain");
+		report_counters(t, pgdat, "remote drain");
 		for (unsigned int c = met = 0; c < NR_PCP_TEST_CPUS; c += 2)	/* churners */
 			met += met_remote_drain(pgdat, c);
 		pcp_stats_sum(pgdat, -1, &st);
@@ -731,29 +725,6 @@ static void pcp_remote_drain_under_fire_all_models(struct ktest *t)
 }
 
 /* ---- drains that must wait for another CPU ---- */
-
-/* Wait for an atomic flag to become non-zero, at most ns nanoseconds; true if it did. */
-static bool wait_flag(int *flag, u64 ns)
-{
-	u64 end = arch_cycles() + ns;
-
-	while (!smp_load_acquire(flag))
-		if (arch_cycles() > end)
-			return false;
-		else
-			arch_cpu_relax();
-	return true;
-}
-
-static void spin_ns(u64 ns)
-{
-	u64 end = arch_cycles() + ns;
-
-	while (arch_cycles() < end)
-		arch_cpu_relax();
-}
-
-#define MS 1000000ull	/* host arch_cycles() counts nanoseconds */
 
 struct drain_race {
 	struct pglist_data *pgdat;
@@ -789,12 +760,12 @@ static void *drain_race_cpu(void *p)
 	case 0:
 		while (smp_load_acquire(&d->step) < 2)
 			arch_cpu_relax();
-		d->returned_early = wait_flag(&d->zone_done, 200 * MS);
+		d->returned_early = wait_flag_us(&d->zone_done, 200000);
 		d->global_waited = !smp_load_acquire(&d->global_done);
 		smp_store_release(&d->release, 1);
 		break;
 	case 1:
-		wait_flag(&d->step, 60000 * MS);
+		wait_flag_us(&d->step, 60000000);
 		drain_all_pages_node(d->pgdat);
 		smp_store_release(&d->global_done, 1);
 		break;
@@ -808,7 +779,7 @@ static void *drain_race_cpu(void *p)
 			arch_cpu_relax();
 		pcp = pcp_lock_this_cpu(zone, &hold);
 		smp_store_release(&d->step, 1);
-		spin_ns(20 * MS);	/* cpu1's drain is now waiting for this pcp */
+		udelay(20000);	/* cpu1's drain is now waiting for this pcp */
 		smp_store_release(&d->step, 2);
 		while (!smp_load_acquire(&d->release))
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* no interrupts while held */
@@ -888,10 +859,10 @@ static void *irqs_off_alloc_cpu(void *p)
 	if (arch_cpu_id() == 1) {
 		fill_own_list(a->pgdat);
 		smp_store_release(&a->ready, 1);
-		wait_flag(&a->done, 60000 * MS);	/* interrupts on: takes calls meanwhile */
+		wait_flag_us(&a->done, 60000000);	/* interrupts on: takes calls meanwhile */
 		return NULL;
 	}
-	wait_flag(&a->ready, 60000 * MS);
+	wait_flag_us(&a->ready, 60000000);
 	a->count_before = READ_ONCE(pcp1->count);
 	{
 		unsigned long flags = arch_irq_save();

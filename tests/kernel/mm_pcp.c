@@ -7,7 +7,7 @@
  */
 #include "tests/ktest/ktest.h"
 #include "tests/kernel/mm_exhaust.h"
-#include "tests/kernel/pcp_toggle.h"
+#include "tests/kernel/pcp_check.h"
 #include "tests/bench/bench.h"
 #include "kernel/smp.h"
 #include "kernel/timer.h"
@@ -49,13 +49,7 @@ static void print_counters(struct ktest *t, const char *what)
 	struct pcp_stats st;
 
 	pcp_stats_sum_machine(mm_machine(), -1, &st);
-	ktest_printf(t, "%s [%s]: hits alloc %llu free %llu, refills %llu, spills %llu, trylock "
-		     "fails alloc %llu free %llu, drained %llu, ipi drains %llu", what,
-		     pcp_lock_model_name(pcp_lock_model), (unsigned long long)st.alloc_hit,
-		     (unsigned long long)st.free_hit, (unsigned long long)st.refill,
-		     (unsigned long long)st.spill, (unsigned long long)st.trylock_fail_alloc,
-		     (unsigned long long)st.trylock_fail_free, (unsigned long long)st.drained,
-		     (unsigned long long)st.ipi_drain);
+	pcp_stats_report(t, what, &st);
 }
 
 static void reset_counters(void)

@@ -9,6 +9,7 @@
 #include "tests/lab/lab_platform.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
+#include "tests/kernel/pcp_check.h"
 
 #define REFILL_BLOCKS 16	/* 64 MiB: a batch of 3 (32 MiB gives 1: no list left to drain) */
 
@@ -45,19 +46,6 @@ struct refill_race {
 	unsigned long left;	/* pages listed right after it returned */
 	struct page *page;
 };
-
-/* Wait for an atomic flag to become non-zero, at most us microseconds; true if it did. */
-static bool wait_flag_us(int *flag, u64 us)
-{
-	u64 end = arch_cycles() + us_to_cycles(us);
-
-	while (!smp_load_acquire(flag))
-		if (arch_cycles() > end)
-			return false;
-		else
-			arch_cpu_relax();
-	return true;
-}
 
 /* cpu1 is inside its refill: it holds its own pcp lock (irqsave, trylock) while cpu0 holds
  * zone->lock, so it can only be spinning on that; with irqoff there is no pcp lock to see,
