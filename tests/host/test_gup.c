@@ -290,100 +290,6 @@ static void gup_host_free_pages_many_refs(struct ktest *t)
 	test_node_destroy(pgdat);
 }
 
-#define TABLE_ROUNDS 1000	/* per attempt */
-#define TABLE_ATTEMPTS 40
-#define TABLE_WANTED 500	/* faults that saw the window */
-
-struct table_race {
-	struct mm_struct *mm;
-	int go, started, done;		/* round CPU 1 may start, has started, finished */
-	unsigned long overlapped, errors;
-};
-
-static void wait_for_round(int *what, int round)
-{
-	while (smp_load_acquire(what) < round)
-		arch_cpu_relax();	/* answers the other CPU's shootdown */
-}
-
-/* CPU 0: unmap our page and fault it back in while CPU 1 unmaps elsewhere in the same
- * table; count the faults during which CPU 1's munmap began (the race window). */
-static void table_race_faulter(struct table_race *r)
-{
-	struct page *p;
-
-	for (int round = 1; round <= TABLE_ROUNDS; round++) {
-		bool began;
-
-		mm_munmap(r->mm, BASE, PAGE_SIZE);
-		if (mm_mmap_anon(r->mm, BASE, PAGE_SIZE, true, false, false))
-			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-		smp_store_release(&r->go, round);
-		began = smp_load_acquire(&r->started) == round;
-		if (handle_mm_fault(r->mm, BASE))
-			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-		if (!began && smp_load_acquire(&r->started) == round)
-			__atomic_fetch_add(&r->overlapped, 1, __ATOMIC_RELAXED);
-		wait_for_round(&r->done, round);
-		if (get_user_pages_fast(r->mm, BASE, 1, FOLL_FAST_ONLY, &p) != 1)
-			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);	/* page lost */
-		else
-			put_user_pages(&p, 1);
-	}
-}
-
-/* CPU 1: once per round, as CPU 0 starts its fault, munmap an empty range of its table. */
-static void *table_race_cpu(void *p)
-{
-	struct table_race *r = *(struct table_race **)p;
-
-	if (arch_cpu_id() == 0) {
-		table_race_faulter(r);
-		return NULL;
-	}
-	for (int round = 1; round <= TABLE_ROUNDS; round++) {
-		wait_for_round(&r->go, round);
-		smp_store_release(&r->started, round);
-		mm_munmap(r->mm, BASE + 64 * PAGE_SIZE, PAGE_SIZE);
-		smp_store_release(&r->done, round);
-	}
-	return NULL;
-}
-
-/*
- * CPU 0 unmaps its one-page VMA and faults it back in, 1000 times per attempt; each time
- * CPU 1 unmaps an empty range of the same page table as the fault starts. munmap must not
- * free that table while a VMA still reaches it: the lockless fault may be between its walk
- * to the table and its install, and would install into a freed table. The window opens
- * only when the two threads really run at once (on a loaded host they often share a core),
- * so attempts go on until 500 faults saw it, or 40 attempts.
- */
-static void gup_host_munmap_keeps_table_of_other_vma(struct ktest *t)
-{
-	struct pglist_data *pgdat = gup_node(2);
-	unsigned long free_before = node_free_pages(pgdat), overlapped = 0, errors = 0;
-	struct mm_struct *mm = mm_create(pgdat);
-	int attempt;
-
-	for (attempt = 0; attempt < TABLE_ATTEMPTS && overlapped < TABLE_WANTED; attempt++) {
-		struct table_race r = { .mm = mm }, *args[2] = { &r, &r };
-
-		run_on_cpus(2, table_race_cpu, args, sizeof(args[0]));
-		overlapped += r.overlapped;
-		errors += r.errors;
-	}
-	printf("  %lu of %d faults saw the other CPU begin a munmap in their page table\n",
-	       overlapped, attempt * TABLE_ROUNDS);
-	KT_EXPECT_TRUE(t, overlapped > 0);	/* else the race was not exercised */
-	KT_EXPECT_EQ(t, errors, 0);
-	KT_EXPECT_EQ(t, mm->rss, 1);
-	KT_EXPECT_EQ(t, MM_STAT(mm, poison_reads), 0);
-	mm_destroy(mm);
-	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-	test_node_destroy(pgdat);
-}
-
 #define VMA_ROUNDS 2000
 
 struct vma_race {
@@ -503,7 +409,6 @@ static const struct ktest_case gup_cases[] = {
 	KTEST_CASE(gup_host_longterm_migrates),
 	KTEST_CASE(gup_host_longterm_held_pages_busy),
 	KTEST_CASE_CONCURRENT(gup_host_migration_vs_faults),
-	KTEST_CASE_CONCURRENT(gup_host_munmap_keeps_table_of_other_vma),
 	KTEST_CASE_CONCURRENT(gup_host_fault_finds_vma_being_moved),
 	KTEST_CASE(gup_host_pin_count_overflow),
 	KTEST_CASE(gup_host_free_pages_many_refs),

@@ -327,96 +327,6 @@ static void gup_free_pages_many_refs(struct ktest *t)
 	KT_EXPECT_EQ(t, nr_free_pages(), free_before);
 }
 
-#define TABLE_ROUNDS 2000
-
-struct table_race {
-	struct mm_struct *mm;
-	int go, started, done;		/* round CPU 1 may start, has started, finished */
-	unsigned int rounds;
-	u64 overlapped, errors;
-};
-
-static void wait_for_round(int *what, int round)
-{
-	while (smp_load_acquire(what) < round)
-		arch_cpu_relax();
-}
-
-/* One round on CPU 0: unmap our page and fault it back in as CPU 1 starts a munmap in the
- * same table; count it if CPU 1's munmap began during the fault (the race window). */
-static void table_race_round(struct table_race *r, int round)
-{
-	struct page *p;
-	bool began;
-
-	mm_munmap(r->mm, BASE, PAGE_SIZE);
-	if (mm_mmap_anon(r->mm, BASE, PAGE_SIZE, true, false, false))
-		__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-	smp_store_release(&r->go, round);
-	began = smp_load_acquire(&r->started) == round;
-	if (handle_mm_fault(r->mm, BASE))
-		__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-	if (!began && smp_load_acquire(&r->started) == round)
-		r->overlapped++;
-	wait_for_round(&r->done, round);
-	if (get_user_pages_fast(r->mm, BASE, 1, FOLL_FAST_ONLY, &p) != 1)
-		__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);	/* the fault lost its page */
-	else
-		put_user_pages(&p, 1);
-}
-
-/* CPU 0 faults, for up to 2000 rounds or 1 s; CPU 1 unmaps an empty range of the table. */
-static void table_race_cpu(void *arg)
-{
-	struct table_race *r = arg;
-	u64 deadline = arch_cycles() + us_to_cycles(1000000);
-	int round;
-
-	if (arch_cpu_id() == 0) {
-		for (round = 1; round <= TABLE_ROUNDS && arch_cycles() < deadline; round++)
-			table_race_round(r, round);
-		r->rounds = (unsigned int)round - 1;
-		smp_store_release(&r->go, -1);
-		return;
-	}
-	if (arch_cpu_id() != 1)
-		return;
-	for (round = 1;; round++) {
-		while (smp_load_acquire(&r->go) < round)
-			if (smp_load_acquire(&r->go) < 0)
-				return;
-		smp_store_release(&r->started, round);
-		mm_munmap(r->mm, BASE + 64 * PAGE_SIZE, PAGE_SIZE);
-		smp_store_release(&r->done, round);
-	}
-}
-
-/*
- * CPU 0 unmaps its one-page VMA and faults it back in while CPU 1 unmaps an empty range of
- * the same page table: munmap must not free a table that a VMA still reaches, since the
- * lockless fault may be between its walk to the table and its install. Skipped if no
- * munmap began during a fault (vCPUs that never ran at once).
- */
-static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
-{
-	unsigned long free_before = nr_free_pages();
-	struct table_race r = { 0 };
-
-	if (nr_cpus_online() < 2)
-		KT_SKIP(t, "needs 2 CPUs");
-	r.mm = new_mm(t, PAGE_SIZE, false, true);
-	smp_run_on_all(table_race_cpu, &r);
-	ktest_printf(t, "%llu of %u faults saw CPU 1 begin a munmap in their page table",
-		     (unsigned long long)r.overlapped, r.rounds);
-	KT_EXPECT_EQ(t, r.errors, 0);
-	KT_EXPECT_EQ(t, r.mm->rss, 1);
-	put_mm(t, r.mm);
-	KT_EXPECT_EQ(t, nr_free_pages(), free_before);
-	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0);
-	if (!r.overlapped)	/* CPUs 0 and 1 never ran at once: nothing was tested */
-		KT_SKIP(t, "race window never opened: no munmap began during a fault");
-}
-
 /* Most cases check exact counts of pages they fault in; the fail_page_alloc suite runs the
  * same paths with failures injected. */
 static const struct ktest_case gup_cases[] = {
@@ -427,7 +337,6 @@ static const struct ktest_case gup_cases[] = {
 	KTEST_CASE_NOFAIL(gup_large_page_exact_pincount, "needs its 2 MiB page"),
 	KTEST_CASE_NOFAIL(gup_longterm_held_pages_busy, "expects all 80 pages mapped and copied"),
 	KTEST_CASE_NOFAIL(gup_migration_vs_faults, "checks rss and free pages exactly"),
-	KTEST_CASE_NOFAIL(gup_munmap_keeps_table_of_other_vma, "checks rss and free pages exactly"),
 	KTEST_CASE_NOFAIL(gup_pin_count_overflow, "needs its one page faulted in"),
 	KTEST_CASE_NOFAIL(gup_free_pages_many_refs, "checks free pages exactly"),
 };

@@ -437,11 +437,127 @@ static void gup_fast_unmap_while_walker_grabs_page(struct ktest *t)
 	gup_fast_walk_race(t, GUP_RACE_GRAB);
 }
 
+/* ---- munmap of an empty range while a fault installs in the same page table ---- */
+
+#define TABLE_MAX_ROUNDS 40000
+#define TABLE_WANTED 500	/* faults that saw the window: enough */
+
+struct table_race {
+	struct mm_struct *mm;
+	int go, started, done;		/* round CPU 1 may start, has started, finished */
+	unsigned int rounds;
+	u64 overlapped, errors;
+};
+
+static void wait_for_round(int *what, int round)
+{
+	while (smp_load_acquire(what) < round)
+		arch_cpu_relax();	/* answers the other CPU's shootdown */
+}
+
+/* One round on CPU 0: unmap our page and fault it back in as CPU 1 starts a munmap in the
+ * same table; count it if CPU 1's munmap began during the fault (the race window). */
+static void table_race_round(struct table_race *r, int round)
+{
+	struct page *p;
+	bool began;
+
+	mm_munmap(r->mm, BASE, PAGE_SIZE);
+	if (mm_mmap_anon(r->mm, BASE, PAGE_SIZE, true, false, false))
+		__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
+	smp_store_release(&r->go, round);
+	began = smp_load_acquire(&r->started) == round;
+	if (handle_mm_fault(r->mm, BASE))
+		__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
+	if (!began && smp_load_acquire(&r->started) == round)
+		r->overlapped++;
+	wait_for_round(&r->done, round);
+	if (get_user_pages_fast(r->mm, BASE, 1, FOLL_FAST_ONLY, &p) != 1)
+		__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);	/* the fault lost its page */
+	else
+		put_user_pages(&p, 1);
+}
+
+/*
+ * CPU 0 faults until TABLE_WANTED faults saw the window, or TABLE_MAX_ROUNDS rounds, or 2 s
+ * (50 rounds in a deterministic run); CPU 1 unmaps an empty range of the table each round.
+ */
+static void table_race_cpu(void *arg)
+{
+	struct table_race *r = arg;
+	u64 deadline = arch_cycles() + us_to_cycles(2000000);
+	int round;
+
+	if (arch_cpu_id() == 0) {
+		for (round = 1; round <= (lab_deterministic() ? 50 : TABLE_MAX_ROUNDS) &&
+		     r->overlapped < TABLE_WANTED &&
+		     (lab_deterministic() || arch_cycles() < deadline); round++)
+			table_race_round(r, round);
+		r->rounds = (unsigned int)round - 1;
+		smp_store_release(&r->go, -1);
+		return;
+	}
+	if (arch_cpu_id() != 1)
+		return;
+	for (round = 1;; round++) {
+		while (smp_load_acquire(&r->go) < round)
+			if (smp_load_acquire(&r->go) < 0)
+				return;
+			else
+				arch_cpu_relax();
+		smp_store_release(&r->started, round);
+		mm_munmap(r->mm, BASE + 64 * PAGE_SIZE, PAGE_SIZE);
+		smp_store_release(&r->done, round);
+	}
+}
+
+/*
+ * CPU 0 unmaps its one-page VMA and faults it back in while CPU 1 unmaps an empty range of
+ * the same page table: munmap must not free a table that a VMA still reaches, since the
+ * lockless fault may be between its walk to the table and its install (and would install
+ * into a freed table). Every fault keeps its page, nothing is read from a freed table, and
+ * every page comes back. Skipped if no munmap began during a fault (CPUs that never ran at
+ * once: on a loaded host two threads often share a core).
+ */
+static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
+{
+	static struct table_race r;
+	struct pglist_data *pgdat;
+	unsigned long free_before;
+
+	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
+		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
+	memset(&r, 0, sizeof(r));
+	pgdat = lab_node_create(GUP_BLOCKS, true);
+	KT_ASSERT_NOT_NULL(t, pgdat);
+	free_before = node_free_pages(pgdat);
+	r.mm = mm_create(pgdat);
+	KT_ASSERT_NOT_NULL(t, r.mm);
+	t->priv = r.mm;
+	KT_ASSERT_EQ(t, mm_mmap_anon(r.mm, BASE, PAGE_SIZE, true, false, true), 0);
+	lab_run_on_cpus(table_race_cpu, &r);
+	ktest_printf(t, "%llu of %u faults saw CPU 1 begin a munmap in their page table",
+		     (unsigned long long)r.overlapped, r.rounds);
+	KT_EXPECT_EQ(t, r.errors, 0ull);
+	KT_EXPECT_EQ(t, r.mm->rss, 1l);
+	KT_EXPECT_EQ(t, MM_STAT(r.mm, poison_reads), 0);
+	mm_destroy(r.mm);
+	t->priv = NULL;
+	drain_all_pages_node(pgdat);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+	lab_node_destroy(pgdat);
+	if (!r.overlapped)	/* CPUs 0 and 1 never ran at once: nothing was tested */
+		KT_SKIP(t, "race window never opened: no munmap began during a fault");
+}
+
 static const struct ktest_case gup_private_cases[] = {
 	KTEST_CASE_NOFAIL(gup_pin_unpin_balance, "pins exactly 64 faulted pages"),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_has_pinned_written_once,
 				     "counts pins of a populated range"),
 	KTEST_CASE_CONCURRENT(gup_unmap_vs_fast_walk),
+	KTEST_CASE_CONCURRENT_NOFAIL(gup_munmap_keeps_table_of_other_vma,
+				     "checks rss and free pages exactly"),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_fast_unmap_while_walker_reads_table,
 				     "needs its one page faulted in"),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_fast_unmap_while_walker_grabs_page,
