@@ -354,10 +354,14 @@ static bool pct_case(const struct pct_args *a, const struct ktest_suite *s,
 		     const struct ktest_case *c)
 {
 	unsigned int caught = 0, raced = 0;
-	u64 steps = a->steps, first = 0;
+	u64 steps = a->steps, first = 0, warm;
 
+	/* Always a first run without change points: it measures k unless --steps gave it, and
+	 * it warms what the first run of a case in a process does once (lockdep learning its
+	 * lock classes and orders), so that the runs after it, and a replay, start alike. */
+	pct_run(s, c, a->seed, 1, 0, &warm);
 	if (!steps) {
-		pct_run(s, c, a->seed, 1, 0, &steps);
+		steps = warm;
 		printf("pct %s: k = %llu steps (measured with seed %llu, depth 1)\n", c->name,
 		       (unsigned long long)steps, (unsigned long long)a->seed);
 	}

@@ -11,6 +11,7 @@
 #include "tests/host/harness.h"
 #include "mm/gup.h"
 #include "tests/lab/gup_test.h"
+#include "tests/kernel/gup_check.h"
 
 #define BASE (1ull << 32)
 #define GUP_TEST_CPUS 8
@@ -44,24 +45,6 @@ static void gup_host_longterm_migrates(struct ktest *t)
 	mm_destroy(mm);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
-}
-
-/* Pages present in [start, start + nr pages) by a lockless walk (taken and released). */
-static long mapped_pages(struct mm_struct *mm, u64 start, unsigned long nr)
-{
-	struct page *p[64];
-	long total = 0;
-
-	for (unsigned long i = 0; i < nr; i += 64) {
-		long n = get_user_pages_fast(mm, start + i * PAGE_SIZE, MIN(64ul, nr - i),
-					     FOLL_FAST_ONLY, p);
-
-		if (n <= 0)
-			break;
-		put_user_pages(p, (unsigned long)n);
-		total += n;
-	}
-	return total;
 }
 
 #define HELD_PAGES 80
@@ -139,92 +122,6 @@ static void gup_host_longterm_held_pages_busy(struct ktest *t)
 	KT_EXPECT_EQ(t, a.longterm_migrated - b.longterm_migrated, HELD_PAGES);
 	unpin_user_pages(pinned, HELD_PAGES);
 	KT_EXPECT_EQ(t, mapped_pages(mm, BASE, HELD_PAGES), HELD_PAGES);
-	mm_destroy(mm);
-	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-	test_node_destroy(pgdat);
-}
-
-#define RACE_CHUNK 64		/* pages migrated per round */
-#define RACE_ROUNDS 100
-#define RACE_CPUS 4
-
-struct migrate_race {
-	struct mm_struct *mm;
-	int round;		/* the chunk being migrated; -1 when done */
-	unsigned long faults;
-	long errors;
-};
-
-/* CPU 0: long-term pin (so migrate) one fresh chunk of MOVABLE pages per round. */
-static void migrate_race_pinner(struct migrate_race *r)
-{
-	struct page *pages[RACE_CHUNK];
-
-	for (int round = 0; round < RACE_ROUNDS; round++) {
-		u64 start = BASE + (u64)round * RACE_CHUNK * PAGE_SIZE;
-
-		smp_store_release(&r->round, round);
-		if (pin_user_pages(r->mm, start, RACE_CHUNK, FOLL_LONGTERM, pages) != RACE_CHUNK) {
-			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-			continue;
-		}
-		unpin_user_pages(pages, RACE_CHUNK);
-	}
-	smp_store_release(&r->round, -1);
-}
-
-/* Other CPUs: fault every page of the current chunk, over and over (all are mapped). */
-static void *migrate_race_cpu(void *p)
-{
-	struct migrate_race *r = *(struct migrate_race **)p;
-	int round;
-
-	if (arch_cpu_id() == 0) {
-		migrate_race_pinner(r);
-		return NULL;
-	}
-	while ((round = smp_load_acquire(&r->round)) >= 0) {
-		u64 start = BASE + (u64)round * RACE_CHUNK * PAGE_SIZE;
-
-		for (int i = 0; i < RACE_CHUNK; i++)
-			if (handle_mm_fault(r->mm, start + (u64)i * PAGE_SIZE))
-				__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&r->faults, RACE_CHUNK, __ATOMIC_RELAXED);
-		arch_cpu_relax();	/* a point where this CPU takes the migrator's shootdown */
-	}
-	return NULL;
-}
-
-/*
- * FOLL_LONGTERM migration of 100 chunks of 64 pages on CPU 0 while 3 CPUs fault the chunk
- * being migrated: a fault that finds a page being moved waits (counted: the race window)
- * and installs nothing, so rss stays equal to the pages mapped and no page is lost.
- */
-static void gup_host_migration_vs_faults(struct ktest *t)
-{
-	struct pglist_data *pgdat = gup_node(RACE_CPUS);
-	unsigned long free_before = node_free_pages(pgdat);
-	struct mm_struct *mm = mm_create(pgdat);
-	const unsigned long nr = (unsigned long)RACE_ROUNDS * RACE_CHUNK;
-	struct migrate_race r = { mm, 0, 0, 0 }, *args[RACE_CPUS];
-	struct gup_totals a, b;
-
-	KT_ASSERT_TRUE(t, mm_mmap_anon(mm, BASE, nr * PAGE_SIZE, true, false, true) == 0);
-	for (int i = 0; i < RACE_CPUS; i++)
-		args[i] = &r;
-	gup_read_totals(&a);
-	run_on_cpus(RACE_CPUS, migrate_race_cpu, args, sizeof(args[0]));
-	gup_read_totals(&b);
-	printf("  %lu faults during migration: %llu found their page being moved and waited, "
-	       "%llu pages migrated\n", r.faults, (unsigned long long)MM_STAT(mm, migration_waits),
-	       (unsigned long long)(b.longterm_migrated - a.longterm_migrated));
-	/* else the race was not exercised */
-	KT_EXPECT_TRUE(t, MM_STAT(mm, migration_waits) > 0);
-	KT_EXPECT_EQ(t, r.errors, 0);
-	KT_EXPECT_EQ(t, b.longterm_migrated - a.longterm_migrated, nr);
-	KT_EXPECT_EQ(t, mm->rss, nr);
-	KT_EXPECT_EQ(t, mapped_pages(mm, BASE, nr), nr);
 	mm_destroy(mm);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
@@ -408,7 +305,6 @@ static void pin_user_pages_longterm_leaves_pinned_page(struct ktest *t)
 static const struct ktest_case gup_cases[] = {
 	KTEST_CASE(gup_host_longterm_migrates),
 	KTEST_CASE(gup_host_longterm_held_pages_busy),
-	KTEST_CASE_CONCURRENT(gup_host_migration_vs_faults),
 	KTEST_CASE_CONCURRENT(gup_host_fault_finds_vma_being_moved),
 	KTEST_CASE(gup_host_pin_count_overflow),
 	KTEST_CASE(gup_host_free_pages_many_refs),

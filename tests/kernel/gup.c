@@ -189,93 +189,6 @@ static void gup_longterm_held_pages_busy(struct ktest *t)
 	put_mm(t, mm);
 }
 
-#define RACE_CHUNK 64		/* pages migrated per round */
-#define RACE_ROUNDS 32
-
-struct migrate_race {
-	struct mm_struct *mm;
-	int round;		/* the chunk being migrated; -1 when done */
-	unsigned int rounds;
-	u64 faults, errors;
-};
-
-/* CPU 0: long-term pin (so migrate) one chunk of MOVABLE pages per round, for up to 2 s. */
-static void migrate_race_pinner(struct migrate_race *r)
-{
-	u64 deadline = arch_cycles() + us_to_cycles(2000000);
-	struct page *pages[RACE_CHUNK];
-	int round;
-
-	for (round = 0; round < RACE_ROUNDS && (round < 3 || arch_cycles() < deadline); round++) {
-		u64 start = BASE + (u64)round * RACE_CHUNK * PAGE_SIZE;
-
-		smp_store_release(&r->round, round);
-		if (pin_user_pages(r->mm, start, RACE_CHUNK, FOLL_LONGTERM, pages) != RACE_CHUNK) {
-			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-			continue;
-		}
-		unpin_user_pages(pages, RACE_CHUNK);
-	}
-	r->rounds = (unsigned int)round;
-	smp_store_release(&r->round, -1);
-}
-
-/* Other CPUs: fault every page of the current chunk, over and over (all are mapped). */
-static void migrate_race_cpu(void *arg)
-{
-	struct migrate_race *r = arg;
-	int round;
-
-	if (arch_cpu_id() == 0) {
-		migrate_race_pinner(r);
-		return;
-	}
-	while ((round = smp_load_acquire(&r->round)) >= 0) {
-		u64 start = BASE + (u64)round * RACE_CHUNK * PAGE_SIZE;
-
-		for (int i = 0; i < RACE_CHUNK; i++)
-			if (handle_mm_fault(r->mm, start + (u64)i * PAGE_SIZE))
-				__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&r->faults, RACE_CHUNK, __ATOMIC_RELAXED);
-	}
-}
-
-/*
- * FOLL_LONGTERM migration of up to 32 chunks of 64 pages on CPU 0 while every other CPU
- * faults the chunk being migrated: a fault that finds its page being moved waits (counted:
- * the race window) and installs nothing, so rss stays equal to the pages mapped and no page
- * is lost.
- */
-static void gup_migration_vs_faults(struct ktest *t)
-{
-	unsigned long free_before = nr_free_pages();
-	const u64 len = (u64)RACE_ROUNDS * RACE_CHUNK * PAGE_SIZE;
-	struct migrate_race r = { 0 };
-	struct gup_totals a, b;
-	u64 waits, nr;
-
-	if (nr_cpus_online() < 2)
-		KT_SKIP(t, "needs 2 CPUs");
-	r.mm = new_mm(t, len, false, true);
-	gup_read_totals(&a);
-	smp_run_on_all(migrate_race_cpu, &r);
-	gup_read_totals(&b);
-	waits = MM_STAT(r.mm, migration_waits);
-	nr = (u64)r.rounds * RACE_CHUNK;
-	ktest_printf(t, "%u chunks of %d pages migrated while %u CPUs faulted them: %llu faults, "
-		     "%llu found their page being moved and waited", r.rounds, RACE_CHUNK,
-		     nr_cpus_online() - 1, (unsigned long long)r.faults, (unsigned long long)waits);
-	KT_EXPECT_GT(t, waits, 0);	/* else the race was not exercised */
-	KT_EXPECT_EQ(t, r.errors, 0);
-	KT_EXPECT_EQ(t, b.longterm_migrated - a.longterm_migrated, nr);
-	KT_EXPECT_EQ(t, (u64)r.mm->rss, len >> PAGE_SHIFT);
-	KT_EXPECT_EQ(t, get_user_pages_fast(r.mm, BASE, NPAGES, FOLL_FAST_ONLY, pages_buf), NPAGES);
-	put_user_pages(pages_buf, NPAGES);
-	put_mm(t, r.mm);
-	KT_EXPECT_EQ(t, nr_free_pages(), free_before);
-	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0);
-}
-
 /*
  * 2^21 pins of one order-0 page would take its 32-bit count past INT_MAX (1 + 2^21 x 1024):
  * the last one is refused with -ENOMEM and a warning (printed once, counted twice: the fast
@@ -336,7 +249,6 @@ static const struct ktest_case gup_cases[] = {
 	KTEST_CASE_NOFAIL(gup_longterm_migrates_movable, "expects all 64 pages migrated"),
 	KTEST_CASE_NOFAIL(gup_large_page_exact_pincount, "needs its 2 MiB page"),
 	KTEST_CASE_NOFAIL(gup_longterm_held_pages_busy, "expects all 80 pages mapped and copied"),
-	KTEST_CASE_NOFAIL(gup_migration_vs_faults, "checks rss and free pages exactly"),
 	KTEST_CASE_NOFAIL(gup_pin_count_overflow, "needs its one page faulted in"),
 	KTEST_CASE_NOFAIL(gup_free_pages_many_refs, "checks free pages exactly"),
 };

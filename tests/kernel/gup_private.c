@@ -12,6 +12,7 @@
 #include "kernel/timer.h"
 #include "mm/fail_page_alloc.h"
 #include "mm/gup.h"
+#include "tests/kernel/gup_check.h"
 
 #define BASE (1ull << 32)
 #define NPAGES 64
@@ -19,6 +20,7 @@
 #define RACE_BLOCKS 2		/* gup_unmap_vs_fast_walk: runs on 64 MiB machines too */
 
 static struct page *pages_buf[NPAGES];
+static unsigned long free_at_start;	/* the instance's free pages before the case's mm */
 
 /* The case's address space over a private instance, npages mapped and populated at BASE,
  * kept in t->priv so that the suite's exit hook destroys both if the case ends early (a
@@ -29,6 +31,7 @@ static struct mm_struct *new_mm(struct ktest *t, unsigned long npages)
 	struct mm_struct *mm;
 
 	KT_ASSERT_NOT_NULL(t, pgdat);
+	free_at_start = node_free_pages(pgdat);
 	mm = mm_create(pgdat);
 	KT_ASSERT_NOT_NULL(t, mm);
 	t->priv = mm;
@@ -36,7 +39,8 @@ static struct mm_struct *new_mm(struct ktest *t, unsigned long npages)
 	return mm;
 }
 
-/* Destroy the mm; every page of the instance must be back (mm_verify), then the instance. */
+/* Destroy the mm; every page of the instance must be back (the exact free count, mm_verify),
+ * then the instance. */
 static void put_mm(struct ktest *t, struct mm_struct *mm)
 {
 	struct pglist_data *pgdat = mm->node;
@@ -44,6 +48,7 @@ static void put_mm(struct ktest *t, struct mm_struct *mm)
 	mm_destroy(mm);
 	t->priv = NULL;
 	drain_all_pages_node(pgdat);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_at_start);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
 	lab_node_destroy(pgdat);
 }
@@ -289,6 +294,7 @@ static void gup_unmap_vs_fast_walk(struct ktest *t)
 	c.walkers = (int)lab_nr_cpus() - 1;
 	fail_page_alloc_pause();	/* the instance and address space are not what is tested */
 	pgdat = lab_node_create(RACE_BLOCKS, true);
+	free_at_start = pgdat ? node_free_pages(pgdat) : 0;
 	c.mm = pgdat ? mm_create(pgdat) : NULL;
 	fail_page_alloc_resume();
 	if (!pgdat)
@@ -522,33 +528,119 @@ static void table_race_cpu(void *arg)
 static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
 {
 	static struct table_race r;
-	struct pglist_data *pgdat;
-	unsigned long free_before;
 
 	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
 		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
 	memset(&r, 0, sizeof(r));
-	pgdat = lab_node_create(GUP_BLOCKS, true);
-	KT_ASSERT_NOT_NULL(t, pgdat);
-	free_before = node_free_pages(pgdat);
-	r.mm = mm_create(pgdat);
-	KT_ASSERT_NOT_NULL(t, r.mm);
-	t->priv = r.mm;
-	KT_ASSERT_EQ(t, mm_mmap_anon(r.mm, BASE, PAGE_SIZE, true, false, true), 0);
+	r.mm = new_mm(t, 1);
 	lab_run_on_cpus(table_race_cpu, &r);
 	ktest_printf(t, "%llu of %u faults saw CPU 1 begin a munmap in their page table",
 		     (unsigned long long)r.overlapped, r.rounds);
 	KT_EXPECT_EQ(t, r.errors, 0ull);
 	KT_EXPECT_EQ(t, r.mm->rss, 1l);
 	KT_EXPECT_EQ(t, MM_STAT(r.mm, poison_reads), 0);
-	mm_destroy(r.mm);
-	t->priv = NULL;
-	drain_all_pages_node(pgdat);
-	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
-	lab_node_destroy(pgdat);
+	put_mm(t, r.mm);
 	if (!r.overlapped)	/* CPUs 0 and 1 never ran at once: nothing was tested */
 		KT_SKIP(t, "race window never opened: no munmap began during a fault");
+}
+
+/* ---- FOLL_LONGTERM migration while other CPUs fault the pages being moved ---- */
+
+#define RACE_CHUNK 64		/* pages migrated per round */
+#define RACE_ROUNDS 32
+
+struct migrate_race {
+	struct mm_struct *mm;
+	int round;		/* the chunk being migrated; -1 when done */
+	unsigned int rounds;
+	u64 faults, errors;
+};
+
+/* CPU 0: long-term pin (so migrate) one chunk of MOVABLE pages per round, for up to 2 s (4
+ * rounds in a deterministic run). */
+static void migrate_race_pinner(struct migrate_race *r)
+{
+	u64 deadline = arch_cycles() + us_to_cycles(2000000);
+	struct page *pages[RACE_CHUNK];
+	int round;
+
+	for (round = 0; round < (lab_deterministic() ? 4 : RACE_ROUNDS) &&
+	     (round < 3 || lab_deterministic() || arch_cycles() < deadline); round++) {
+		u64 start = BASE + (u64)round * RACE_CHUNK * PAGE_SIZE;
+
+		smp_store_release(&r->round, round);
+		if (pin_user_pages(r->mm, start, RACE_CHUNK, FOLL_LONGTERM, pages) != RACE_CHUNK) {
+			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		unpin_user_pages(pages, RACE_CHUNK);
+	}
+	r->rounds = (unsigned int)round;
+	smp_store_release(&r->round, -1);
+}
+
+/*
+ * Other CPUs: fault every page of the current chunk, over and over (all are mapped). In a
+ * deterministic run only twice a round, then wait for the next: faulters that never wait
+ * would keep a lower-priority pinner from ever running.
+ */
+static void migrate_race_cpu(void *arg)
+{
+	struct migrate_race *r = arg;
+	int round, last = -1, times = 0;
+
+	if (arch_cpu_id() == 0) {
+		migrate_race_pinner(r);
+		return;
+	}
+	while ((round = smp_load_acquire(&r->round)) >= 0) {
+		u64 start = BASE + (u64)round * RACE_CHUNK * PAGE_SIZE;
+
+		times = round == last ? times + 1 : 0;
+		last = round;
+		if (lab_deterministic() && times >= 2) {
+			arch_cpu_relax();
+			continue;
+		}
+		for (int i = 0; i < RACE_CHUNK; i++)
+			if (handle_mm_fault(r->mm, start + (u64)i * PAGE_SIZE))
+				__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&r->faults, RACE_CHUNK, __ATOMIC_RELAXED);
+		arch_cpu_relax();	/* a spin wait: the host takes the migrator's shootdown */
+	}
+}
+
+/*
+ * FOLL_LONGTERM migration of up to 32 chunks of 64 pages on CPU 0 while every other CPU
+ * faults the chunk being migrated: a fault that finds its page being moved waits (counted:
+ * the race window; none is a skip) and installs nothing, so rss stays equal to the pages
+ * mapped, every page is still mapped, and none is lost.
+ */
+static void gup_migration_vs_faults(struct ktest *t)
+{
+	static struct migrate_race r;
+	const unsigned long nr = (unsigned long)RACE_ROUNDS * RACE_CHUNK;
+	struct gup_totals a, b;
+	u64 waits;
+
+	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
+		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
+	memset(&r, 0, sizeof(r));
+	r.mm = new_mm(t, nr);
+	gup_read_totals(&a);
+	lab_run_on_cpus(migrate_race_cpu, &r);
+	gup_read_totals(&b);
+	waits = MM_STAT(r.mm, migration_waits);
+	ktest_printf(t, "%u chunks of %d pages migrated while %u CPUs faulted them: %llu faults, "
+		     "%llu found their page being moved and waited", r.rounds, RACE_CHUNK,
+		     lab_nr_cpus() - 1, (unsigned long long)r.faults, (unsigned long long)waits);
+	KT_EXPECT_EQ(t, r.errors, 0ull);
+	KT_EXPECT_EQ(t, b.longterm_migrated - a.longterm_migrated, (u64)r.rounds * RACE_CHUNK);
+	KT_EXPECT_EQ(t, (unsigned long)r.mm->rss, nr);
+	KT_EXPECT_EQ(t, mapped_pages(r.mm, BASE, nr), (long)nr);
+	put_mm(t, r.mm);
+	if (!waits)	/* no fault met a page being moved: nothing was tested */
+		KT_SKIP(t, "no race: no fault found its page being moved");
 }
 
 static const struct ktest_case gup_private_cases[] = {
@@ -556,6 +648,7 @@ static const struct ktest_case gup_private_cases[] = {
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_has_pinned_written_once,
 				     "counts pins of a populated range"),
 	KTEST_CASE_CONCURRENT(gup_unmap_vs_fast_walk),
+	KTEST_CASE_CONCURRENT_NOFAIL(gup_migration_vs_faults, "checks rss and free pages exactly"),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_munmap_keeps_table_of_other_vma,
 				     "checks rss and free pages exactly"),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_fast_unmap_while_walker_reads_table,

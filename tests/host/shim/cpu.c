@@ -133,6 +133,9 @@ void host_halt(void)
 
 void host_cpu_online(bool online)
 {
+	/* A wake IPI left from an earlier set must not end this thread's first halt: a --pct
+	 * run replays only if it starts from the same state. */
+	__atomic_store_n(&host_irq[host_cpu_id].wake, 0, __ATOMIC_RELAXED);
 	if (host_cpu_id == 0)
 		return;	/* always online (above) */
 	__atomic_store_n(&cpu_ptr(host_cpu_id)->online, online, __ATOMIC_RELEASE);
