@@ -165,28 +165,6 @@ static void gup_host_pin_count_overflow(struct ktest *t)
 	test_node_destroy(pgdat);
 }
 
-/*
- * 1100 plain references look like a pin to page_maybe_dma_pinned() (a false positive it is
- * allowed), but __free_pages() must not refuse them: the last of 1101 frees the page.
- */
-static void gup_host_free_pages_many_refs(struct ktest *t)
-{
-	struct pglist_data *pgdat = gup_node(1);
-	unsigned long free_before = node_free_pages(pgdat);
-	struct page *page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
-
-	KT_ASSERT_TRUE(t, page);
-	for (int i = 0; i < 1100; i++)
-		get_page(page);
-	KT_EXPECT_TRUE(t, page_maybe_dma_pinned(page));
-	for (int i = 0; i < 1101; i++)
-		__free_pages(page, 0);
-	KT_EXPECT_EQ(t, pgdat->bad_pages, 0);
-	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-	test_node_destroy(pgdat);
-}
-
 #define VMA_ROUNDS 2000
 
 struct vma_race {
@@ -307,7 +285,6 @@ static const struct ktest_case gup_cases[] = {
 	KTEST_CASE(gup_host_longterm_held_pages_busy),
 	KTEST_CASE_CONCURRENT(gup_host_fault_finds_vma_being_moved),
 	KTEST_CASE(gup_host_pin_count_overflow),
-	KTEST_CASE(gup_host_free_pages_many_refs),
 	KTEST_CASE(pin_user_pages_longterm_leaves_pinned_page),
 };
 KTEST_SUITE(host_gup, gup_cases);

@@ -921,8 +921,7 @@ static void alloc_pages_slowpath_irqs_off_does_not_drain(struct ktest *t)
 struct toggle_shared {
 	struct pglist_data *pgdat;
 	int started;			/* CPUs at the start line (atomic) */
-	struct pcp_toggle_calls calls;
-	u64 disables;			/* disable calls done (atomic): a stopped CPU waits for one */
+	struct pcp_toggle_calls calls;	/* a stopped CPU waits for a disable (calls.disables) */
 	u64 live_while_disabled;	/* a pcp with high != 0 or batch != 1 seen while disabled */
 	u64 stalls;			/* injected preemptions (atomic) */
 	time_t deadline;		/* CLOCK_MONOTONIC seconds: stop starting rounds */
@@ -937,49 +936,53 @@ static bool toggle_time_left(const struct toggle_shared *sh)
 	return ts.tv_sec < sh->deadline;
 }
 
+struct toggle_cpu_ctx {
+	struct toggle_shared *sh;
+	struct zone *zone;
+	unsigned int seed;
+};
+
 /* Check a few times while disabled, giving other CPUs' late writes a chance to land. */
-static void check_while_disabled(struct toggle_shared *sh, struct zone *zone)
+static void check_while_disabled(void *arg)
 {
+	struct toggle_cpu_ctx *c = arg;
+
 	for (int k = 0; k < 4; k++) {
-		if (!zone_pcps_disabled(zone)) {
-			__atomic_add_fetch(&sh->live_while_disabled, 1, __ATOMIC_RELAXED);
+		if (!zone_pcps_disabled(c->zone)) {
+			__atomic_add_fetch(&c->sh->live_while_disabled, 1, __ATOMIC_RELAXED);
 			return;
 		}
 		arch_cpu_relax();
 	}
 }
 
+/* Stop this CPU thread at a random point of the next 20 us (tests/host/preempt.c). */
+static void preempt_soon(void *arg)
+{
+	struct toggle_cpu_ctx *c = arg;
+
+	host_preempt_arm((unsigned long)rand_r(&c->seed) % 20000);
+}
+
 /* CPUs 0 and 1 disable and re-enable the zone; CPU 2 recomputes high and batch. */
 static void *toggle_cpu(void *p)
 {
 	struct toggle_shared *sh = *(struct toggle_shared **)p;
-	struct zone *zone = &sh->pgdat->node_zones[ZONE_DMA32];
+	struct toggle_cpu_ctx c = { sh, &sh->pgdat->node_zones[ZONE_DMA32], arch_cpu_id() + 1 };
 	bool updater = arch_cpu_id() == 2;
-	unsigned int seed = arch_cpu_id() + 1;
 
 	__atomic_add_fetch(&sh->started, 1, __ATOMIC_ACQ_REL);
 	while (smp_load_acquire(&sh->started) < TOGGLE_CPUS)
 		arch_cpu_relax();
-	host_preempt_start(&sh->disables);
+	host_preempt_start(&sh->calls.disables);
 	for (int r = 0; r < TOGGLE_ROUNDS && (r < 50 || toggle_time_left(sh)); r++) {
 		if (arch_cpu_id() == 0)
 			__atomic_add_fetch(&sh->rounds, 1, __ATOMIC_RELAXED);
 		if (updater) {
-			pcp_toggle_enter(&sh->calls, &sh->calls.in_enable, &sh->calls.in_disable);
-			host_preempt_arm((unsigned long)rand_r(&seed) % 20000);
-			zone_pcp_update(sh->pgdat, sh->pgdat->nr_cpus);
-			__atomic_sub_fetch(&sh->calls.in_enable, 1, __ATOMIC_RELEASE);
+			pcp_toggle_update(&sh->calls, sh->pgdat, sh->pgdat->nr_cpus, preempt_soon, &c);
 			continue;
 		}
-		pcp_toggle_enter(&sh->calls, &sh->calls.in_disable, &sh->calls.in_enable);
-		zone_pcp_disable(zone);
-		__atomic_sub_fetch(&sh->calls.in_disable, 1, __ATOMIC_RELEASE);
-		__atomic_add_fetch(&sh->disables, 1, __ATOMIC_RELEASE);
-		check_while_disabled(sh, zone);
-		pcp_toggle_enter(&sh->calls, &sh->calls.in_enable, &sh->calls.in_disable);
-		host_preempt_arm((unsigned long)rand_r(&seed) % 20000);
-		zone_pcp_enable(zone);
-		__atomic_sub_fetch(&sh->calls.in_enable, 1, __ATOMIC_RELEASE);
+		pcp_toggle_round(&sh->calls, c.zone, check_while_disabled, preempt_soon, &c);
 		for (int k = 0; k < 4; k++)	/* enabled about as long as disabled */
 			arch_cpu_relax();
 	}

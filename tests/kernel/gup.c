@@ -220,26 +220,6 @@ static void gup_pin_count_overflow(struct ktest *t)
 	put_mm(t, mm);
 }
 
-/*
- * 1100 plain references look like a pin to page_maybe_dma_pinned() (a false positive it is
- * allowed), but __free_pages() must not refuse them: the last of 1101 frees the page.
- */
-static void gup_free_pages_many_refs(struct ktest *t)
-{
-	unsigned long free_before = nr_free_pages();
-	u64 bad_before = mm_node()->bad_pages;
-	struct page *page = alloc_page(GFP_KERNEL);
-
-	KT_ASSERT_NOT_NULL(t, page);
-	for (int i = 0; i < 1100; i++)
-		get_page(page);
-	KT_EXPECT_TRUE(t, page_maybe_dma_pinned(page));
-	for (int i = 0; i < 1101; i++)
-		__free_pages(page, 0);
-	KT_EXPECT_EQ(t, mm_node()->bad_pages, bad_before);
-	KT_EXPECT_EQ(t, nr_free_pages(), free_before);
-}
-
 /* Most cases check exact counts of pages they fault in; the fail_page_alloc suite runs the
  * same paths with failures injected. */
 static const struct ktest_case gup_cases[] = {
@@ -250,6 +230,5 @@ static const struct ktest_case gup_cases[] = {
 	KTEST_CASE_NOFAIL(gup_large_page_exact_pincount, "needs its 2 MiB page"),
 	KTEST_CASE_NOFAIL(gup_longterm_held_pages_busy, "expects all 80 pages mapped and copied"),
 	KTEST_CASE_NOFAIL(gup_pin_count_overflow, "needs its one page faulted in"),
-	KTEST_CASE_NOFAIL(gup_free_pages_many_refs, "checks free pages exactly"),
 };
 KTEST_SUITE(gup, gup_cases, .exit = gup_exit);

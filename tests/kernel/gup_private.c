@@ -148,6 +148,33 @@ static void gup_has_pinned_written_once(struct ktest *t)
 	KT_EXPECT_EQ(t, always, (u64)lab_nr_cpus() * pins);
 }
 
+/*
+ * 1100 plain references look like a pin to page_maybe_dma_pinned() (a false positive it is
+ * allowed), but __free_pages() must not refuse them: the last of 1101 frees the page, and
+ * no bad page is reported.
+ */
+static void gup_free_pages_many_refs(struct ktest *t)
+{
+	struct pglist_data *pgdat = lab_node_create(GUP_BLOCKS, true);
+	unsigned long free_before;
+	struct page *page;
+
+	KT_ASSERT_NOT_NULL(t, pgdat);
+	free_before = node_free_pages(pgdat);
+	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	KT_ASSERT_NOT_NULL(t, page);
+	for (int i = 0; i < 1100; i++)
+		get_page(page);
+	KT_EXPECT_TRUE(t, page_maybe_dma_pinned(page));
+	for (int i = 0; i < 1101; i++)
+		__free_pages(page, 0);
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 0ull);
+	drain_all_pages_node(pgdat);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+	lab_node_destroy(pgdat);
+}
+
 /* ---- unmapping while other CPUs walk (the page-table free protocol) ---- */
 
 struct race_ctx {
@@ -647,6 +674,7 @@ static const struct ktest_case gup_private_cases[] = {
 	KTEST_CASE_NOFAIL(gup_pin_unpin_balance, "pins exactly 64 faulted pages"),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_has_pinned_written_once,
 				     "counts pins of a populated range"),
+	KTEST_CASE_NOFAIL(gup_free_pages_many_refs, "checks free pages exactly"),
 	KTEST_CASE_CONCURRENT(gup_unmap_vs_fast_walk),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_migration_vs_faults, "checks rss and free pages exactly"),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_munmap_keeps_table_of_other_vma,

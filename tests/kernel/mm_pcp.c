@@ -697,7 +697,6 @@ static void mm_pcp_irq_alloc_exhausted_no_drain(struct ktest *t)
 struct toggle {
 	struct zone *zone;		/* of a private node with TOGGLE_PCPS pcps per zone */
 	struct pcp_toggle_calls calls;
-	u64 disables, updates;		/* calls done (atomic) */
 	u64 stalls;			/* stall IPIs taken (atomic) */
 	u64 live_while_disabled;	/* a pcp with high != 0 or batch != 1 seen while disabled */
 	bool done;			/* the togglers have finished (atomic) */
@@ -711,47 +710,33 @@ struct toggle {
 static void stall_ipi(void *arg)
 {
 	struct toggle *tg = arg;
-	u64 seen = READ_ONCE(tg->disables), until = arch_cycles() + us_to_cycles(1000);
+	u64 seen = READ_ONCE(tg->calls.disables), until = arch_cycles() + us_to_cycles(1000);
 
 	__atomic_add_fetch(&tg->stalls, 1, __ATOMIC_RELAXED);
-	while (READ_ONCE(tg->disables) == seen && arch_cycles() < until)
+	while (READ_ONCE(tg->calls.disables) == seen && arch_cycles() < until)
 		arch_cpu_relax();
 }
 
 /* While disabled, check until the updater has finished a call begun meanwhile (or 2 ms). */
-static void check_while_disabled(struct toggle *tg, struct zone *zone)
+static void check_while_disabled(void *arg)
 {
-	u64 until = arch_cycles() + us_to_cycles(2000), updates = READ_ONCE(tg->updates);
+	struct toggle *tg = arg;
+	u64 until = arch_cycles() + us_to_cycles(2000), updates = READ_ONCE(tg->calls.updates);
 
 	do {
-		if (!zone_pcps_disabled(zone)) {
+		if (!zone_pcps_disabled(tg->zone)) {
 			__atomic_add_fetch(&tg->live_while_disabled, 1, __ATOMIC_RELAXED);
 			return;
 		}
-	} while (READ_ONCE(tg->updates) < updates + 2 && arch_cycles() < until);
+	} while (READ_ONCE(tg->calls.updates) < updates + 2 && arch_cycles() < until);
 }
 
 /* A toggler's round: stall the updater, disable, check, enable, stay enabled a while. */
-static void toggle_round(struct toggle *tg, struct zone *zone, u64 *seed)
+static void toggle_round(struct toggle *tg, u64 *seed)
 {
 	smp_call_function_single(1, stall_ipi, tg, false);
-	pcp_toggle_enter(&tg->calls, &tg->calls.in_disable, &tg->calls.in_enable);
-	zone_pcp_disable(zone);
-	__atomic_sub_fetch(&tg->calls.in_disable, 1, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&tg->disables, 1, __ATOMIC_RELEASE);
-	check_while_disabled(tg, zone);
-	pcp_toggle_enter(&tg->calls, &tg->calls.in_enable, &tg->calls.in_disable);
-	zone_pcp_enable(zone);
-	__atomic_sub_fetch(&tg->calls.in_enable, 1, __ATOMIC_RELEASE);
+	pcp_toggle_round(&tg->calls, tg->zone, check_while_disabled, NULL, tg);
 	udelay(xorshift(seed) % 500);
-}
-
-static void toggle_update(struct toggle *tg)
-{
-	pcp_toggle_enter(&tg->calls, &tg->calls.in_enable, &tg->calls.in_disable);
-	zone_pcp_update(tg->zone->node, nr_cpus_online());
-	__atomic_sub_fetch(&tg->calls.in_enable, 1, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&tg->updates, 1, __ATOMIC_RELEASE);
 }
 
 /* CPU 1 recomputes high and batch until CPU 0 has toggled 100 times. */
@@ -763,11 +748,11 @@ static void toggle_fn(void *arg)
 
 	if (cpu == 1) {
 		while (!smp_load_acquire(&tg->done))
-			toggle_update(tg);
+			pcp_toggle_update(&tg->calls, tg->zone->node, nr_cpus_online(), NULL, NULL);
 		return;
 	}
 	for (int r = 0; cpu == 0 && r < 100; r++)
-		toggle_round(tg, tg->zone, &seed);
+		toggle_round(tg, &seed);
 	if (cpu == 0)
 		smp_store_release(&tg->done, true);
 }
@@ -798,7 +783,7 @@ static void mm_pcp_disable_enable_update_concurrent(struct ktest *t)
 	ktest_printf(t, "%llu calls overlapped a conflicting one (%llu stall IPIs, %llu updates); "
 		     "%llu times a pcp was live while its zone was disabled",
 		     (unsigned long long)tg.calls.overlaps, (unsigned long long)tg.stalls,
-		     (unsigned long long)tg.updates, (unsigned long long)tg.live_while_disabled);
+		     (unsigned long long)tg.calls.updates, (unsigned long long)tg.live_while_disabled);
 	KT_EXPECT_GT(t, tg.calls.overlaps, 0ull);
 	KT_EXPECT_EQ(t, tg.live_while_disabled, 0ull);
 	KT_EXPECT_EQ(t, zone->pcp_disable_depth, 0);

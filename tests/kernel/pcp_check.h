@@ -37,9 +37,11 @@ static inline bool wait_flag_us(int *flag, u64 us)
 	return true;
 }
 
+/* Calls of zone_pcp_disable/enable/update from several CPUs, counted (all atomic). */
 struct pcp_toggle_calls {
-	int in_disable, in_enable;	/* calls in progress (atomic); updates count as enables */
-	u64 overlaps;			/* calls that began while a conflicting one ran (atomic) */
+	int in_disable, in_enable;	/* calls in progress; updates count as enables */
+	u64 overlaps;			/* calls that began while a conflicting one ran */
+	u64 disables, updates;		/* calls done */
 };
 
 /* Count entering a call of one kind (mine) while one of the other kind is in progress. */
@@ -48,6 +50,39 @@ static inline void pcp_toggle_enter(struct pcp_toggle_calls *tc, int *mine, int 
 	__atomic_add_fetch(mine, 1, __ATOMIC_ACQ_REL);
 	if (smp_load_acquire(other))
 		__atomic_add_fetch(&tc->overlaps, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * One toggler's round: disable the zone's pcps, call while_disabled(arg) (the check), then
+ * before_enable(arg) if there is one (a window widener), and enable them again.
+ */
+static inline void pcp_toggle_round(struct pcp_toggle_calls *tc, struct zone *zone,
+				    void (*while_disabled)(void *), void (*before_enable)(void *),
+				    void *arg)
+{
+	pcp_toggle_enter(tc, &tc->in_disable, &tc->in_enable);
+	zone_pcp_disable(zone);
+	__atomic_sub_fetch(&tc->in_disable, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&tc->disables, 1, __ATOMIC_RELEASE);
+	while_disabled(arg);
+	pcp_toggle_enter(tc, &tc->in_enable, &tc->in_disable);
+	if (before_enable)
+		before_enable(arg);
+	zone_pcp_enable(zone);
+	__atomic_sub_fetch(&tc->in_enable, 1, __ATOMIC_RELEASE);
+}
+
+/* One updater's call: before(arg) if there is one, then recompute high and batch of pgdat
+ * for nr_cpus CPUs, as a CPU coming online does. */
+static inline void pcp_toggle_update(struct pcp_toggle_calls *tc, struct pglist_data *pgdat,
+				     unsigned int nr_cpus, void (*before)(void *), void *arg)
+{
+	pcp_toggle_enter(tc, &tc->in_enable, &tc->in_disable);
+	if (before)
+		before(arg);
+	zone_pcp_update(pgdat, nr_cpus);
+	__atomic_sub_fetch(&tc->in_enable, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&tc->updates, 1, __ATOMIC_RELEASE);
 }
 
 /* While some CPU holds the zone disabled, every pcp must be at high 0, batch 1. */
