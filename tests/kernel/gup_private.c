@@ -53,20 +53,29 @@ static void put_mm(struct ktest *t, struct mm_struct *mm)
 	lab_node_destroy(pgdat);
 }
 
-static struct race_ctx *race_ctx;
-
-static struct walk_race *walk_race;
+/* What the race case running now passed to its gup_fast_race_hook (run_hooked()). */
+static void *hook_ctx;
 
 static void gup_private_exit(struct ktest *t)
 {
 	smp_store_release(&gup_fast_race_hook, NULL);	/* a race case ended early */
-	WRITE_ONCE(race_ctx, NULL);
-	WRITE_ONCE(walk_race, NULL);
+	WRITE_ONCE(hook_ctx, NULL);
 	if (t->priv) {
 		mm_destroy(t->priv);
 		t->priv = NULL;
 	}
 	lab_node_exit(t);
+}
+
+/* Run fn on every CPU with hook set at gup_fast_race_hook, ctx its context meanwhile. */
+static void run_hooked(void (*hook)(enum gup_race_point point, struct mm_struct *mm, u64 addr),
+		       smp_call_fn fn, void *ctx)
+{
+	WRITE_ONCE(hook_ctx, ctx);
+	smp_store_release(&gup_fast_race_hook, hook);
+	lab_run_on_cpus(fn, ctx);
+	smp_store_release(&gup_fast_race_hook, NULL);
+	WRITE_ONCE(hook_ctx, NULL);
 }
 
 /* Pins and unpins balance: acquired - released rises by N during the pin, back to 0 after;
@@ -198,7 +207,7 @@ struct race_ctx {
  */
 static void pmd_window_hook(enum gup_race_point point, struct mm_struct *mm, u64 addr)
 {
-	struct race_ctx *c = READ_ONCE(race_ctx);
+	struct race_ctx *c = READ_ONCE(hook_ctx);
 	int seq, done;
 
 	if (!c || point != GUP_RACE_PTE_TABLE || mm != c->mm)
@@ -329,11 +338,7 @@ static void gup_unmap_vs_fast_walk(struct ktest *t)
 	KT_ASSERT_NOT_NULL(t, c.mm);
 	t->priv = c.mm;
 	gup_read_totals(&before);
-	WRITE_ONCE(race_ctx, &c);
-	smp_store_release(&gup_fast_race_hook, pmd_window_hook);
-	lab_run_on_cpus(race_cpu, &c);
-	smp_store_release(&gup_fast_race_hook, NULL);
-	WRITE_ONCE(race_ctx, NULL);
+	run_hooked(pmd_window_hook, race_cpu, &c);
 	ktest_printf(t, "%llu rounds, %llu lockless walks, %llu pages pinned, %llu walks in their "
 		     "window during an unmap, poison reads %llu", (unsigned long long)c.rounds,
 		     (unsigned long long)c.walks, (unsigned long long)c.pinned,
@@ -379,7 +384,7 @@ static bool wait_more(u64 *end, unsigned int us)
  * cleared the entry (5 s at most), then up to 200 ms more to see whether it can finish. */
 static void walk_race_hook(enum gup_race_point point, struct mm_struct *mm, u64 addr)
 {
-	struct walk_race *w = READ_ONCE(walk_race);
+	struct walk_race *w = READ_ONCE(hook_ctx);
 	u64 end = 0;
 
 	if (!w || mm != w->mm || point != w->point ||
@@ -434,11 +439,7 @@ static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
 	KT_ASSERT_TRUE(t, w.slot && level == 1);
 	w.mapped = ptep_get(w.slot);
 	gup_read_totals(&a);
-	WRITE_ONCE(walk_race, &w);
-	smp_store_release(&gup_fast_race_hook, walk_race_hook);
-	lab_run_on_cpus(walk_race_cpu, &w);
-	smp_store_release(&gup_fast_race_hook, NULL);
-	WRITE_ONCE(walk_race, NULL);
+	run_hooked(walk_race_hook, walk_race_cpu, &w);
 	ktest_printf(t, "hook %s, entry %s, unmap (cpu%u) %s the walk; walk returned %ld, "
 		     "poison reads %llu", w.hooked ? "ran" : "NOT RUN",
 		     w.cleared_in_window ? "cleared in the window" : "NOT CLEARED", w.unmapper,
