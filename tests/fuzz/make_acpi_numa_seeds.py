@@ -5,22 +5,12 @@ two even nodes, four nodes with uneven distances, a memoryless node, a CPU-less 
 affinity entries, a hot-pluggable range, and no SLIT. Run from the repo root."""
 import os
 import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from acpi_tables import rsdp, sdt, write_corpus  # noqa: E402
 
 OUT = "tests/fuzz/corpus/acpi_numa"
-
-
-def checksum_fix(buf, at, start=0, end=None):
-    end = len(buf) if end is None else end
-    buf[at] = 0
-    buf[at] = (-sum(buf[start:end])) & 0xFF
-
-
-def sdt(sig, body, rev=1):
-    hdr = bytearray(sig + struct.pack("<IBB", 36 + len(body), rev, 0) + b"BOCHS BXPC    " +
-                    struct.pack("<III", 1, 0x20202020, 1))
-    t = hdr + body
-    checksum_fix(t, 9)
-    return bytes(t)
 
 
 def srat(cpus, mems, hotplug=None):
@@ -48,10 +38,6 @@ def slit(matrix):
 
 
 def image(tables):
-    rsdp = bytearray(b"RSD PTR " + b"\0" + b"BOCHS " + bytes([2]) + struct.pack("<I", 0) +
-                     struct.pack("<IQ", 36, 64) + b"\0\0\0\0")
-    checksum_fix(rsdp, 8, 0, 20)
-    checksum_fix(rsdp, 32, 0, 36)
     at = 64 + 36 + 8 * len(tables)
     pointers, blobs = [], b""
     for t in tables:
@@ -59,7 +45,8 @@ def image(tables):
         blobs += t
     root = sdt(b"XSDT", b"".join(struct.pack("<Q", p) for p in pointers))
     mem = bytearray(64)
-    mem[0:len(rsdp)] = rsdp
+    r = rsdp(True)
+    mem[0:len(r)] = r
     return bytes(mem + root + blobs)
 
 
@@ -78,8 +65,4 @@ seeds = {
     "x2apic_hotplug": image([srat([0] * 254 + [1] * 6, two, hotplug=(1, 4 * G, 4 * G)),
                              slit([[10, 20], [20, 10]])]),
 }
-os.makedirs(OUT, exist_ok=True)
-for name, data in seeds.items():
-    with open(os.path.join(OUT, name), "wb") as f:
-        f.write(data)
-print("wrote", len(seeds), "seeds to", OUT)
+write_corpus(OUT, seeds)

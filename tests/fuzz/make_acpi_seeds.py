@@ -4,22 +4,12 @@ local APIC (type 0), local x2APIC (type 9), I/O APIC, override and NMI (types 4,
 target reads them (RSDP at offset 0, pointers are offsets). Run from the repo root."""
 import os
 import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from acpi_tables import rsdp, sdt, write_corpus  # noqa: E402
 
 OUT = "tests/fuzz/corpus/acpi"
-
-
-def checksum_fix(buf, at, start=0, end=None):
-    end = len(buf) if end is None else end
-    buf[at] = 0
-    buf[at] = (-sum(buf[start:end])) & 0xFF
-
-
-def sdt(sig, body, rev=1):
-    hdr = bytearray(sig + struct.pack("<IBB", 36 + len(body), rev, 0) + b"BOCHS BXPC    " +
-                    struct.pack("<III", 1, 0x20202020, 1))
-    t = hdr + body
-    checksum_fix(t, 9)
-    return bytes(t)
 
 
 def madt(n_lapic, n_x2apic, disabled=1):
@@ -44,25 +34,16 @@ def image(v2, n_lapic, n_x2apic):
     madt_at = 256
     if v2:
         root = sdt(b"XSDT", struct.pack("<Q", madt_at))
-        rsdp = bytearray(b"RSD PTR " + b"\0" + b"BOCHS " + bytes([2]) + struct.pack("<I", 0) +
-                         struct.pack("<IQ", 36, 64) + b"\0\0\0\0")
-        checksum_fix(rsdp, 8, 0, 20)
-        checksum_fix(rsdp, 32, 0, 36)
     else:
         root = sdt(b"RSDT", struct.pack("<I", madt_at))
-        rsdp = bytearray(b"RSD PTR " + b"\0" + b"BOCHS " + bytes([0]) + struct.pack("<I", 64))
-        checksum_fix(rsdp, 8, 0, 20)
-    mem[0:len(rsdp)] = rsdp
+    r = rsdp(v2)
+    mem[0:len(r)] = r
     mem += root
     mem += b"\0" * (madt_at - len(mem))
     mem += m
     return bytes(mem)
 
 
-os.makedirs(OUT, exist_ok=True)
 seeds = {"v1_rsdt_4cpus": image(False, 4, 0), "v2_xsdt_40cpus": image(True, 40, 0),
          "v2_x2apic_mixed": image(True, 8, 8), "v2_300cpus": image(True, 250, 50)}
-for name, data in seeds.items():
-    with open(os.path.join(OUT, name), "wb") as f:
-        f.write(data)
-print("wrote", len(seeds), "seeds to", OUT)
+write_corpus(OUT, seeds)
