@@ -448,94 +448,6 @@ static void pcp_stress_random_orders_all_models(struct ktest *t)
 			"a pcp hold", no_race);
 }
 
-struct reentry {
-	struct pglist_data *pgdat;
-	int phase;			/* 0 start, 1 cpu0 holds its pcp, 2 released (atomic) */
-	int sent;			/* cpu1 is sending the call (atomic) */
-	bool ran_while_held;
-	bool alloc_ok;
-	int count_in_handler;
-};
-
-/* The "interrupt handler": allocate and free one page on the interrupted CPU. */
-static void reentry_handler(void *p)
-{
-	struct reentry *r = p;
-	struct page *page = alloc_pages_node(r->pgdat, GFP_ATOMIC, 0);
-
-	r->ran_while_held = smp_load_acquire(&r->phase) == 1;
-	r->alloc_ok = page != NULL;
-	if (page)
-		__free_pages(page, 0);
-	r->count_in_handler = this_pcp(r->pgdat)->count;
-}
-
-/*
- * CPU 0 holds its own pcp; CPU 1 sends it the handler as a cross-CPU call. With interrupts
- * on (trylock model) CPU 0 takes the call while it waits; otherwise it keeps holding a while
- * after the call was sent, then releases and takes the call.
- */
-static void *reentry_cpu(void *p)
-{
-	struct reentry *r = *(struct reentry **)p;
-	struct zone *zone = &r->pgdat->node_zones[ZONE_DMA32];
-
-	if (arch_cpu_id() == 0) {
-		struct pcp_hold hold;
-		struct per_cpu_pages *pcp = pcp_lock_this_cpu(zone, &hold);
-
-		smp_store_release(&r->phase, 1);
-		while (pcp_lock_model == PCP_LOCK_TRYLOCK ? !r->alloc_ok :
-		       !smp_load_acquire(&r->sent))
-			arch_cpu_relax();	/* takes the call here if interrupts are on */
-		for (int i = 0; i < 200; i++)
-			arch_cpu_relax();
-		smp_store_release(&r->phase, 2);
-		pcp_unlock_this_cpu(pcp, &hold);
-		while (!smp_load_acquire(&r->alloc_ok))
-			arch_cpu_relax();
-	} else {
-		while (!smp_load_acquire(&r->phase))
-			arch_cpu_relax();
-		smp_store_release(&r->sent, 1);
-		smp_call_function_single(0, reentry_handler, r, true);
-	}
-	return NULL;
-}
-
-/*
- * Test 2, every model: an interrupt on a CPU that holds its own pcp. With trylock it runs
- * at once, its trylocks fail and it allocates and frees through the buddy lists (pcp count
- * unchanged, fallback counters 1 and 1). With irqsave/irqoff interrupts are off while the
- * pcp is held, so it runs after the release and uses the pcp normally (no fallback).
- */
-static void pcp_irq_reentry_all_models(struct ktest *t)
-{
-	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		struct pglist_data *pgdat = pcp_node(64, 2);
-		struct reentry r = { .pgdat = pgdat };
-		struct reentry *args[2] = { &r, &r };
-		struct pcp_stats st;
-		bool trylock = models[m] == PCP_LOCK_TRYLOCK;
-
-		KT_ASSERT_TRUE(t, pgdat);
-		pcp_lock_model = models[m];
-		run_on_cpus(2, reentry_cpu, args, sizeof(args[0]));
-		pcp_stats_sum(pgdat, 0, &st);
-		KT_EXPECT_TRUE(t, r.alloc_ok);
-		KT_EXPECT_EQ(t, r.ran_while_held, trylock);
-		KT_EXPECT_EQ(t, st.trylock_fail_alloc, trylock);
-		KT_EXPECT_EQ(t, st.trylock_fail_free, trylock);
-		if (trylock)
-			KT_EXPECT_EQ(t, r.count_in_handler, 0);
-		report_counters(t, pgdat, "irq re-entry");
-		drain_all_pages_node(pgdat);
-		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-		test_node_destroy(pgdat);
-	}
-	pcp_lock_model = PCP_LOCK_TRYLOCK;
-}
-
 /* ---- an allocation in interrupt context on an exhausted node ---- */
 
 struct irq_alloc {
@@ -1321,7 +1233,6 @@ static const struct ktest_case pcp_cases[] = {
 	KTEST_CASE(pcp_alloc_pages_bulk_fills_array),
 	KTEST_CASE(pcp_lock_debug_checks),
 	KTEST_CASE_CONCURRENT(pcp_stress_random_orders_all_models),
-	KTEST_CASE_CONCURRENT(pcp_irq_reentry_all_models),
 	KTEST_CASE(pcp_irq_alloc_exhausted_no_drain_all_models),
 	KTEST_CASE_CONCURRENT(pcp_remote_drain_under_fire_all_models),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_vs_refill_interleavings),

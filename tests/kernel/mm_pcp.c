@@ -310,92 +310,10 @@ static void mm_pcp_stress_all_cpus(struct ktest *t)
 			"inside a pcp hold", no_race);
 }
 
-/* ---- test 2: IRQ re-entry on a CPU that holds its own list ---- */
-
-struct reentry {
-	int phase;		/* 1 while CPU 0 holds its pcp, 2 after (atomic) */
-	int sent;		/* the sender is about to call (atomic) */
-	int done;		/* handler finished (atomic) */
-	bool ran_while_held, alloc_ok;
-	int count_before, count_in_handler;
-};
-
+/* This CPU's list of the boot node's DMA32 zone. */
 static struct per_cpu_pages *dma32_pcp(void)
 {
 	return &mm_node()->node_zones[ZONE_DMA32].pcp[arch_cpu_id()];
-}
-
-static void reentry_handler(void *arg)
-{
-	struct reentry *r = arg;
-	struct page *page = alloc_pages(GFP_DMA32 & ~__GFP_DIRECT_RECLAIM, 0);
-
-	r->ran_while_held = smp_load_acquire(&r->phase) == 1;
-	r->alloc_ok = page != NULL;
-	if (page)
-		__free_pages(page, 0);
-	r->count_in_handler = dma32_pcp()->count;
-	smp_store_release(&r->done, 1);
-}
-
-/* Runs on CPU 1 (from a call IPI): interrupt CPU 0 with the handler. */
-static void reentry_sender(void *arg)
-{
-	struct reentry *r = arg;
-
-	smp_store_release(&r->sent, 1);
-	smp_call_function_single(0, reentry_handler, r, false);
-}
-
-/*
- * Test 2 (each model): CPU 0 holds its own DMA32 pcp and CPU 1 interrupts it with a handler
- * that allocates and frees. trylock: the handler runs during the hold, both its trylocks
- * fail, it goes through the buddy lists, the pcp count is unchanged. irqsave/irqoff: the
- * hold has interrupts off, so the handler runs after the release, through the pcp.
- */
-static void mm_pcp_irq_reentry(struct ktest *t)
-{
-	struct zone *zone = &mm_node()->node_zones[ZONE_DMA32];
-
-	if (nr_cpus_online() < 2 || arch_cpu_id() != 0)
-		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
-	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		static struct reentry r;
-		struct pcp_stats st;
-		struct per_cpu_pages *pcp;
-		struct pcp_hold hold;
-		bool trylock = models[m] == PCP_LOCK_TRYLOCK;
-
-		set_model(models[m]);
-		reset_counters();
-		memset(&r, 0, sizeof(r));
-		pcp = pcp_lock_this_cpu(zone, &hold);
-		KT_ASSERT_NOT_NULL(t, pcp);
-		r.count_before = pcp->count;
-		smp_store_release(&r.phase, 1);
-		smp_call_function_single(1, reentry_sender, &r, false);
-		while (trylock ? !smp_load_acquire(&r.done) :
-				 !smp_load_acquire(&r.sent))
-			arch_cpu_relax();
-		udelay(1000);	/* irqoff/irqsave: the IPI is pending meanwhile */
-		smp_store_release(&r.phase, 2);
-		pcp_unlock_this_cpu(pcp, &hold);
-		while (!smp_load_acquire(&r.done))
-			arch_cpu_relax();
-		pcp_stats_sum(mm_node(), 0, &st);
-		KT_EXPECT_TRUE(t, r.alloc_ok);
-		KT_EXPECT_EQ(t, r.ran_while_held, trylock);
-		KT_EXPECT_EQ(t, st.trylock_fail_alloc, (u64)trylock);
-		KT_EXPECT_EQ(t, st.trylock_fail_free, (u64)trylock);
-		if (trylock)
-			KT_EXPECT_EQ(t, r.count_in_handler, r.count_before);
-		ktest_printf(t, "[%s] handler ran %s the hold; trylock fails alloc %llu free %llu",
-			     pcp_lock_model_name(pcp_lock_model), r.ran_while_held ? "during" :
-			     "after", (unsigned long long)st.trylock_fail_alloc,
-			     (unsigned long long)st.trylock_fail_free);
-	}
-	set_model(PCP_LOCK_TRYLOCK);
-	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 }
 
 /* ---- test 3: remote drains under fire ---- */
@@ -930,7 +848,6 @@ static void mm_pcp_exit(struct ktest *t)
 
 static const struct ktest_case mm_pcp_cases[] = {
 	KTEST_CASE(mm_pcp_stress_all_cpus),
-	KTEST_CASE_NOFAIL(mm_pcp_irq_reentry, "the handler's one allocation must succeed"),
 	KTEST_CASE(mm_pcp_remote_drain_under_fire),
 	KTEST_CASE_NOFAIL(mm_pcp_batch_high_rules, "counts pages on the list after each call"),
 	KTEST_CASE_NOFAIL(mm_pcp_irq_alloc_exhausted_no_drain, "takes every page of its instance"),

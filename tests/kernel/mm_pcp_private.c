@@ -11,6 +11,7 @@
 #include "kernel/timer.h"
 #include "tests/kernel/pcp_check.h"
 
+#define REENTRY_BLOCKS 4
 #define REFILL_BLOCKS 16	/* 64 MiB: a batch of 3 (32 MiB gives 1: no list left to drain) */
 
 static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
@@ -31,6 +32,119 @@ static void mm_pcp_private_exit(struct ktest *t)
 	lab_node_exit(t);
 	lab_set_lock_model(PCP_LOCK_TRYLOCK);
 	pcp_enabled = saved_enabled;
+}
+
+/* The zone an order-0 GFP_KERNEL allocation from pgdat comes from (one taken and freed). */
+static struct zone *alloc_zone(struct pglist_data *pgdat)
+{
+	struct page *probe = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	struct zone *zone = probe ? page_zone(probe) : NULL;
+
+	if (probe)
+		__free_pages(probe, 0);
+	drain_all_pages_node(pgdat);
+	return zone;
+}
+
+/* ---- an interrupt on a CPU that holds its own list ---- */
+
+struct reentry {
+	struct pglist_data *pgdat;
+	struct zone *zone;
+	int phase;		/* 1 while CPU 0 holds its pcp, 2 after (atomic) */
+	int sent;		/* the sender is about to call (atomic) */
+	int done;		/* handler finished (atomic) */
+	bool ran_while_held, alloc_ok;
+	int count_before, count_in_handler;
+};
+
+/* The "interrupt handler": allocate and free one page on the interrupted CPU. */
+static void reentry_handler(void *arg)
+{
+	struct reentry *r = arg;
+	struct page *page = alloc_pages_node(r->pgdat, GFP_ATOMIC, 0);
+
+	r->ran_while_held = smp_load_acquire(&r->phase) == 1;
+	r->alloc_ok = page != NULL;
+	if (page)
+		__free_pages(page, 0);
+	r->count_in_handler = r->zone->pcp[arch_cpu_id()].count;
+	smp_store_release(&r->done, 1);
+}
+
+/*
+ * CPU 0 holds its own pcp; CPU 1 sends it the handler as a cross-CPU call. With interrupts
+ * on (trylock model) CPU 0 takes the call while it waits; otherwise it keeps holding 1 ms
+ * after the call was sent (the IPI pending meanwhile), then releases and takes the call.
+ */
+static void reentry_fn(void *arg)
+{
+	struct reentry *r = arg;
+
+	if (arch_cpu_id() == 0) {
+		bool trylock = READ_ONCE(pcp_lock_model) == PCP_LOCK_TRYLOCK;
+		struct pcp_hold hold;
+		struct per_cpu_pages *pcp = pcp_lock_this_cpu(r->zone, &hold);
+
+		r->count_before = pcp->count;
+		smp_store_release(&r->phase, 1);
+		while (trylock ? !smp_load_acquire(&r->done) : !smp_load_acquire(&r->sent))
+			arch_cpu_relax();	/* takes the call here if interrupts are on */
+		udelay(1000);
+		smp_store_release(&r->phase, 2);
+		pcp_unlock_this_cpu(pcp, &hold);
+		while (!smp_load_acquire(&r->done))
+			arch_cpu_relax();
+	} else if (arch_cpu_id() == 1) {
+		while (!smp_load_acquire(&r->phase))
+			arch_cpu_relax();
+		smp_store_release(&r->sent, 1);
+		smp_call_function_single(0, reentry_handler, r, true);
+	}
+}
+
+/*
+ * Each model: an interrupt on a CPU that holds its own pcp allocates and frees. trylock: the
+ * handler runs during the hold, both its trylocks fail, it goes through the buddy lists,
+ * the pcp count is unchanged (fallback counters 1 and 1). irqsave/irqoff: the hold has
+ * interrupts off, so the handler runs after the release, through the pcp (no fallback).
+ * The window (the handler during the hold, trylock) is asserted, not hoped for.
+ */
+static void pcp_irq_reentry_all_models(struct ktest *t)
+{
+	static struct reentry r;
+
+	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
+		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		struct pglist_data *pgdat = lab_node_create(REENTRY_BLOCKS, true);
+		bool trylock = models[m] == PCP_LOCK_TRYLOCK;
+		struct pcp_stats st;
+
+		KT_ASSERT_NOT_NULL(t, pgdat);
+		lab_set_lock_model(models[m]);
+		memset(&r, 0, sizeof(r));
+		r.pgdat = pgdat;
+		r.zone = alloc_zone(pgdat);
+		KT_ASSERT_NOT_NULL(t, r.zone);
+		pcp_stats_reset(pgdat->machine);
+		lab_run_on_cpus(reentry_fn, &r);
+		pcp_stats_sum(pgdat, 0, &st);
+		KT_EXPECT_TRUE(t, r.alloc_ok);
+		KT_EXPECT_EQ(t, r.ran_while_held, trylock);
+		KT_EXPECT_EQ(t, st.trylock_fail_alloc, (u64)trylock);
+		KT_EXPECT_EQ(t, st.trylock_fail_free, (u64)trylock);
+		if (trylock)
+			KT_EXPECT_EQ(t, r.count_in_handler, r.count_before);
+		ktest_printf(t, "[%s] handler ran %s the hold; trylock fails alloc %llu free %llu",
+			     pcp_lock_model_name(pcp_lock_model), r.ran_while_held ? "during" :
+			     "after", (unsigned long long)st.trylock_fail_alloc,
+			     (unsigned long long)st.trylock_fail_free);
+		drain_all_pages_node(pgdat);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
+		lab_node_destroy(pgdat);
+	}
+	lab_set_lock_model(PCP_LOCK_TRYLOCK);
 }
 
 /* ---- zone_pcp_disable() against a refill in flight (Linux 66eca1021a42) ---- */
@@ -107,20 +221,16 @@ static void refill_race_fn(void *arg)
 static bool refill_attempt(struct ktest *t, struct refill_race *r, int attempt)
 {
 	struct pglist_data *pgdat = lab_node_create(REFILL_BLOCKS, true);
-	struct page *probe;
 	unsigned long free;
 	struct pcp_stats st;
 	bool overlapped;
 
 	if (!pgdat)
 		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", REFILL_BLOCKS);
-	probe = alloc_pages_node(pgdat, GFP_KERNEL, 0);	/* the zone GFP_KERNEL refills from */
-	KT_ASSERT_NOT_NULL(t, probe);
 	memset(r, 0, sizeof(*r));
 	r->pgdat = pgdat;
-	r->zone = page_zone(probe);
-	__free_pages(probe, 0);
-	drain_all_pages_node(pgdat);	/* every list empty, cpu1's too */
+	r->zone = alloc_zone(pgdat);	/* the zone GFP_KERNEL refills from; every list empty */
+	KT_ASSERT_NOT_NULL(t, r->zone);
 	free = node_free_pages(pgdat);
 	lab_run_on_cpus(refill_race_fn, r);
 	pcp_stats_sum(pgdat, 1, &st);
@@ -176,6 +286,8 @@ static void zone_pcp_disable_waits_for_refill_in_flight(struct ktest *t)
 }
 
 static const struct ktest_case mm_pcp_private_cases[] = {
+	KTEST_CASE_CONCURRENT_NOFAIL(pcp_irq_reentry_all_models,
+				     "the handler's one allocation must succeed"),
 	KTEST_CASE_CONCURRENT_NOFAIL(zone_pcp_disable_waits_for_refill_in_flight,
 				     "the refilling allocation must reach its refill"),
 };
