@@ -14,12 +14,23 @@
 #include <arch/paging.h>
 #include "kernel/smp.h"
 #include "kernel/numa.h"
+#include "kernel/timer.h"
 #include "mm/mm.h"
 
 #define MB2_BOOT_MAGIC 0x36d76289u
 
 struct boot_info boot_info;
 u64 boot_tsc_start;	/* kernel/timer.h */
+
+/*
+ * Where the time from kernel entry to all CPUs online goes: the cycle counter at the end of
+ * each step, printed as one "boot:" line once the counter is calibrated (docs/results.md).
+ */
+static struct boot_step {
+	const char *name;
+	u64 cycles;
+} boot_steps[6];
+static unsigned int nr_boot_steps;
 
 extern char __kernel_phys_start[], __kernel_phys_end[];
 void arch_early_init(void);
@@ -42,6 +53,32 @@ static void print_memory_map(const struct boot_info *bi)
 			usable += r->length;
 	}
 	printk("  usable: %llu MiB\n", (unsigned long long)(usable >> 20));
+}
+
+static void boot_step(const char *name)
+{
+	if (nr_boot_steps < ARRAY_SIZE(boot_steps))
+		boot_steps[nr_boot_steps++] = (struct boot_step){ name, arch_cycles() };
+}
+
+/* "boot: kernel entry to all CPUs online 61.2 ms: boot report 2.1, paging 0.3, ..." */
+static void print_boot_steps(void)
+{
+	char line[256];
+	u64 prev = boot_tsc_start;
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < nr_boot_steps && n < sizeof(line); i++) {
+		u64 us = cycles_to_us(boot_steps[i].cycles - prev);
+
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %llu.%llu", i ? ", " : "",
+				      boot_steps[i].name, (unsigned long long)us / 1000,
+				      (unsigned long long)us % 1000 / 100);
+		prev = boot_steps[i].cycles;
+	}
+	printk("boot: kernel entry to all CPUs online %llu.%llu ms: %s\n",
+	       (unsigned long long)cycles_to_us(prev - boot_tsc_start) / 1000,
+	       (unsigned long long)cycles_to_us(prev - boot_tsc_start) % 1000 / 100, line);
 }
 
 /* One line, even for a command line longer than a printk line. */
@@ -101,14 +138,20 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	printk("kernel image: 0x%llx-0x%llx\n", (unsigned long long)boot_info.kernel_phys_start,
 	       (unsigned long long)boot_info.kernel_phys_end);
 	print_memory_map(&boot_info);
+	boot_step("boot report");
 	arch_paging_init(&boot_info);
+	boot_step("paging");
 
 	/* ---- subsystem initialisation, in order (one call each) ---- */
 	cmdline_init(boot_info.cmdline);
 	numa_init(&boot_info);	/* nodes, their memory and distances: ACPI SRAT, SLIT */
 	arch_smp_prepare();	/* ACPI MADT: how many CPUs (nr_cpu_ids), the BSP's local APIC */
+	boot_step("ACPI");
 	mm_init(&boot_info);	/* memblock, zones, the first chunks of each node's memory map */
+	boot_step("mm_init");
 	arch_smp_init();	/* timer, per-CPU areas and stacks, start every AP; interrupts on */
+	boot_step("arch_smp_init");
+	print_boot_steps();
 	numa_cpus_init();	/* each CPU's node, by its APIC ID (kernel/numa.c) */
 	mm_deferred_init();	/* the rest of the memory maps and free lists, on every CPU at once */
 	mm_cpus_online();	/* per-CPU page list sizes for the CPUs now online (mm/pcp.c) */

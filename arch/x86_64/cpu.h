@@ -106,8 +106,14 @@ void pic_disable(void);
 
 /* Timer (arch/x86_64/timer.c). */
 struct acpi_clocks;
-/* BSP, once: TSC and LAPIC timer against the HPET, PM timer or PIT (clocks: from ACPI) */
-void timer_calibrate(const struct acpi_clocks *clocks);
+/*
+ * BSP, once: the TSC and LAPIC timer rates against the HPET, PM timer or PIT (clocks: from
+ * ACPI). _begin() opens the first window, timer_calibrate() closes it (waiting for what is
+ * left of its 20 ms) and sets cycles_khz; in between, nothing may touch the PIT or this CPU's
+ * LAPIC timer, and nothing may use calibrated time (udelay, cycles_to_us).
+ */
+void timer_calibrate_begin(const struct acpi_clocks *clocks);
+void timer_calibrate(void);
 void timer_start_cpu(void);	/* this CPU: periodic LAPIC timer at TIMER_HZ */
 void timer_interrupt(void);
 

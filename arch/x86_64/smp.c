@@ -70,6 +70,11 @@ CMDLINE_BOOL("smp.start_broadcast", start_broadcast,
 static unsigned int ap_timeout_ms;
 CMDLINE_UINT("smp.ap_timeout_ms", ap_timeout_ms,
 	     "give up on APs not online after this many ms (0: 2 s + 20 ms per AP started)");
+#define INIT_UDELAY_AUTO (~0u)
+static unsigned int init_udelay = INIT_UDELAY_AUTO;
+CMDLINE_UINT("smp.init_udelay", init_udelay,
+	     "microseconds between INIT and SIPI (default: 0 on Intel family 6+, AMD 0xf+, "
+	     "Hygon 0x18+, else 10000, as Linux's cpu_init_udelay=)");
 
 /* How long n APs started together may take: TCG runs them all on a few host cores. */
 static unsigned int ap_timeout(unsigned int n)
@@ -282,9 +287,47 @@ static void trampoline_install(u64 pa)
 
 /* ---- starting APs -------------------------------------------------------------------------- */
 
+static char cpu_vendor[13];
+static unsigned int cpu_family;
+
 /*
- * INIT to each AP of [first, end), 10 ms, SIPI to each, 200 us, SIPI again (Intel SDM 8.4.4.1).
- * The APs then run the trampoline in parallel.
+ * The wait between INIT and the first SIPI. The MP specification (1997) and the SDM's example
+ * ask for 10 ms, and for 200 us after each SIPI; CPUs of this century do not need them. Linux
+ * (arch/x86/kernel/smpboot.c, smp_quirk_init_udelay()) waits 0 on Intel family 6 and later,
+ * AMD family 0xf and later and Hygon 0x18 and later, and then spaces the SIPIs 10 us apart;
+ * older CPUs keep the 10 ms. QEMU's default CPU model (qemu64) is AMD family 0xf.
+ */
+static void choose_init_udelay(void)
+{
+	u32 a, b, c, d;
+
+	cpuid(0, 0, &a, &b, &c, &d);
+	memcpy(cpu_vendor, &b, 4);
+	memcpy(cpu_vendor + 4, &d, 4);
+	memcpy(cpu_vendor + 8, &c, 4);
+	cpuid(1, 0, &a, &b, &c, &d);
+	cpu_family = (a >> 8) & 0xf;
+	if (cpu_family == 0xf)
+		cpu_family += (a >> 20) & 0xff;
+	if (init_udelay != INIT_UDELAY_AUTO)
+		return;
+	if ((!strcmp(cpu_vendor, "GenuineIntel") && cpu_family >= 6) ||
+	    (!strcmp(cpu_vendor, "AuthenticAMD") && cpu_family >= 0xf) ||
+	    (!strcmp(cpu_vendor, "HygonGenuine") && cpu_family >= 0x18))
+		init_udelay = 0;
+	else
+		init_udelay = 10000;
+}
+
+/* After each SIPI: 10 us when the INIT wait is skipped, else the specification's 200 us. */
+static unsigned int sipi_udelay(void)
+{
+	return init_udelay ? 200 : 10;
+}
+
+/*
+ * INIT to each AP of [first, end), init_udelay, SIPI to each still pending, a short wait, and
+ * the SIPI again (Intel SDM 8.4.4.1). The APs then run the trampoline in parallel.
  */
 static void send_startup(unsigned int first, unsigned int end, u8 page)
 {
@@ -293,12 +336,12 @@ static void send_startup(unsigned int first, unsigned int end, u8 page)
 		if (apic_send_init(smp_boot_apic_ids[i]))
 			pr_warn("smp: INIT to APIC id %u not delivered\n", smp_boot_apic_ids[i]);
 	}
-	mdelay(10);
+	udelay(init_udelay);
 	for (int round = 0; round < 2; round++) {
 		for (unsigned int i = first; i < end; i++)
 			if (READ_ONCE(ap_state[i]) == AP_PENDING && i != no_sipi_cpu)
 				apic_send_sipi(smp_boot_apic_ids[i], page);
-		udelay(200);
+		udelay(sipi_udelay());
 	}
 }
 
@@ -309,10 +352,10 @@ static void send_startup_broadcast(unsigned int n, u8 page)
 	for (unsigned int i = 1; i < n; i++)
 		WRITE_ONCE(ap_state[i], AP_PENDING);
 	apic_send_init_others();
-	mdelay(10);
+	udelay(init_udelay);
 	for (int round = 0; round < 2; round++) {
 		apic_send_sipi_others(page);
-		udelay(200);
+		udelay(sipi_udelay());
 	}
 }
 
@@ -366,23 +409,29 @@ static const char *start_mode(unsigned int n, char *buf, size_t size)
 	return buf;
 }
 
-/* The boot-time figure: kernel entry (kmain) to all CPUs online, and where it went. */
-static void print_online(unsigned int n, u64 t_smp_init, u64 t_aps)
+/*
+ * The boot-time figure: kernel entry (kmain) to all CPUs online, and where arch_smp_init's
+ * part went: t[0] its start, t[1] CPU areas ready, t[2] timer calibrated, t[3] first INIT.
+ */
+static void print_online(unsigned int n, const u64 t[4], bool started)
 {
 	char mode[64];
 
-	if (!t_aps) {
+	if (!started) {
 		printk("smp: 1 CPU online (no APs started), %llu ms from kernel entry\n",
 		       ms_since(boot_tsc_start));
 		return;
 	}
 	printk("smp: %u of %u CPUs online, %llu ms from kernel entry (%llu ms in arch_smp_init, "
-	       "of which AP start-up %llu us; trampoline at 0x%llx)\n", nr_cpus_online(), n,
-	       ms_since(boot_tsc_start), ms_since(t_smp_init),
-	       (unsigned long long)cycles_to_us(arch_cycles() - t_aps),
+	       "of which AP start-up %llu us, CPU areas %llu us, timer calibration %llu us; "
+	       "trampoline at 0x%llx)\n", nr_cpus_online(), n, ms_since(boot_tsc_start),
+	       ms_since(t[0]), (unsigned long long)cycles_to_us(arch_cycles() - t[3]),
+	       (unsigned long long)cycles_to_us(t[1] - t[0]),
+	       (unsigned long long)cycles_to_us(t[2] - t[1]),
 	       (unsigned long long)smp_trampoline_phys);
-	printk("smp: started by %s (%s APIC)\n", start_mode(n, mode, sizeof(mode)),
-	       apic_is_x2apic() ? "x2" : "x");
+	printk("smp: started by %s (%s APIC), %u us from INIT to SIPI (%s family 0x%x)\n",
+	       start_mode(n, mode, sizeof(mode)), apic_is_x2apic() ? "x2" : "x", init_udelay,
+	       cpu_vendor, cpu_family);
 }
 
 /* Per AP, in batches of start_batch (default: one batch of all): each batch online (or given
@@ -403,18 +452,19 @@ static void start_in_batches(unsigned int n, u8 page)
 	}
 }
 
-/* Returns when the APs are online or given up on; the start time in *t0 (0: none tried). */
-static void start_aps(unsigned int n, u64 *t0)
+/* Returns when the APs are online or given up on; the start time in *t0 (unset: none tried). */
+static bool start_aps(unsigned int n, u64 *t0)
 {
 	u8 page;
 
 	smp_trampoline_phys = pick_trampoline_page();
 	if (!smp_trampoline_phys) {
 		pr_warn("smp: no free page below 1 MiB for the AP trampoline: boot CPU only\n");
-		return;
+		return false;
 	}
 	page = (u8)(smp_trampoline_phys >> 12);
 	trampoline_install(smp_trampoline_phys);
+	choose_init_udelay();
 	smp_boot_count = n;
 	nr_cpus = n;
 	*t0 = arch_cycles();
@@ -425,9 +475,13 @@ static void start_aps(unsigned int n, u64 *t0)
 	} else {
 		start_in_batches(n, page);
 	}
+	return true;
 }
 
-/* Read the BSP's APIC ID, find the CPUs and number them: before mm_init sizes per-CPU data. */
+/*
+ * Read the BSP's APIC ID, find the CPUs and number them: before mm_init sizes per-CPU data.
+ * Then open the timer's measuring window, so that mm_init() runs while it is open.
+ */
 void arch_smp_prepare(void)
 {
 	have_madt = find_cpus();
@@ -437,22 +491,26 @@ void arch_smp_prepare(void)
 	if (have_madt)
 		number_cpus();
 	apic_set_nmi_lints(nmi_lints[0]);
+	timer_calibrate_begin(&madt.clocks);	/* zero (no HPET, no PM timer) without ACPI */
 }
 
 void arch_smp_init(void)
 {
-	u64 t_init = arch_cycles(), t_aps = 0;
+	u64 t[4] = { arch_cycles() };
+	bool started = false;
 	unsigned int n;
 
 	pic_disable();
-	timer_calibrate(&madt.clocks);	/* zero (no HPET, no PM timer) without ACPI */
-	timer_start_cpu();
 	cpu_stacks_init(0);
 	bsp_cr4 = read_cr4();
 	n = give_cpus_memory();
+	t[1] = arch_cycles();
+	timer_calibrate();	/* closes the window arch_smp_prepare() opened */
+	timer_start_cpu();
+	t[2] = arch_cycles();
 	if (n > 1)
-		start_aps(n, &t_aps);
-	print_online(n, t_init, t_aps);
+		started = start_aps(n, &t[3]);
+	print_online(n, t, started);
 	arch_irq_enable();
 }
 

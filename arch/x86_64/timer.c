@@ -2,7 +2,8 @@
  * Tick source and clock calibration: the TSC and the LAPIC timer are measured against a
  * reference counter of known frequency (the HPET, else the ACPI PM timer, else the 8254 PIT),
  * checked against a second one; then every CPU runs its LAPIC timer periodically at timer_hz.
- * The generic side (delays, tick hooks) is kernel/timer.c.
+ * The first measuring window is opened before mm_init() and closed just before the APs start,
+ * so the boot CPU's other work fills most of it. The generic side is kernel/timer.c.
  */
 #include "kernel/smp.h"
 #include "kernel/timer.h"
@@ -24,6 +25,7 @@
 #define APIC_DIV_16 0x3u
 
 #define WINDOW_MS 20u		/* first window length; doubled while the bound is too wide */
+#define SHORT_MS 2u		/* the window that vouches for a long first one */
 #define WINDOW_MAX_MS 320u	/* longest window (the PIT's is its 55 ms countdown) */
 #define GOAL_PPM 100u		/* a window is good when its error bound is this or better */
 #define SAMPLE_TRIES 8u		/* bracketed reads per sample: the tightest is kept */
@@ -195,7 +197,7 @@ static struct rate rate_between(const struct refclock *rc, const struct sample *
 {
 	u64 counts = (b->count - a->count) & rc->mask, cycles = b->tsc - a->tsc;
 
-	if (!counts || !cycles || counts > rc->max_counts)
+	if (!counts || !cycles || counts > rc->max_counts || !b->lapic)	/* LAPIC ran out */
 		return (struct rate){ .valid = false };
 	return (struct rate){
 		.tsc_khz = (mul_div(cycles, rc->hz, counts) + 500) / 1000,
@@ -240,50 +242,76 @@ static void lapic_free_run(u32 initial)
 }
 
 /*
- * One window: sample rc (and ck, if any) at the start, let WINDOW_MS of rc's time pass, sample
- * both again. Only the end points' brackets matter, not what happens in between, so while
- * the error bound is wider than GOAL_PPM the end is sampled again after twice as long: the
- * same end-point error over a longer window. Stops at WINDOW_MAX_MS or rc->max_counts.
- * Returns rc's tightest rate, and in *check ck's over the same stretch (invalid if none).
+ * A window: rc (and ck, if any) sampled at its start, with the LAPIC timer counting down
+ * freely from there. Only its end points matter, not what happens in between: the boot CPU
+ * opens the first one before mm_init() and closes it just before the APs start, so the
+ * calibration mostly overlaps work that had to be done anyway (timer_calibrate_begin()).
  */
-static struct rate measure(const struct refclock *rc, const struct refclock *ck,
-			   struct rate *check)
-{
-	u64 target = rc->hz * WINDOW_MS / 1000;
-	u64 limit = MIN(rc->hz * WINDOW_MAX_MS / 1000, (u64)rc->max_counts);
-	struct rate best = { .valid = false };
-	struct sample s0, s1, c0, c1;
-	bool ck_ok;
+struct window {
+	const struct refclock *rc, *ck;
+	struct sample s0, c0;
+	bool ok, ck_ok;		/* the start samples are good */
+};
 
-	*check = best;
+static void window_open(struct window *w, const struct refclock *rc, const struct refclock *ck)
+{
+	w->rc = rc;
+	w->ck = ck;
 	lapic_free_run(0xffffffffu);
 	if (rc == &refs[REF_PIT] || ck == &refs[REF_PIT])
 		pit_start();
-	if (!take_sample(rc, &s0))
-		return best;
-	ck_ok = ck && take_sample(ck, &c0);
-	for (; target <= limit; target *= 2) {
+	w->ok = take_sample(rc, &w->s0);
+	w->ck_ok = w->ok && ck && take_sample(ck, &w->c0);
+}
+
+/*
+ * Close w: sample rc (and ck) once ms of rc's time have passed since the start (at once if
+ * they have). While the error bound is wider than goal_ppm, the end is sampled again after
+ * twice as long: the same end-point error over a longer window. Stops at WINDOW_MAX_MS or
+ * rc->max_counts. Returns rc's tightest rate, and in *check ck's over the same stretch
+ * (invalid if none).
+ */
+static struct rate window_close(struct window *w, unsigned int ms, u64 goal_ppm,
+				struct rate *check)
+{
+	const struct refclock *rc = w->rc;
+	u64 target = rc->hz * ms / 1000;
+	u64 limit = MIN(rc->hz * WINDOW_MAX_MS / 1000, (u64)rc->max_counts);
+	struct rate best = { .valid = false };
+	struct sample s1, c1;
+
+	*check = best;
+	for (; w->ok && target <= limit; target *= 2) {
 		struct rate r;
 		bool ck_end;
 
-		if (!wait_counts(rc, &s0, target))
+		if (!wait_counts(rc, &w->s0, target))
 			break;
-		ck_end = ck_ok && take_sample(ck, &c1);
+		ck_end = w->ck_ok && take_sample(w->ck, &c1);
 		if (!take_sample(rc, &s1))
 			break;
-		r = rate_between(rc, &s0, &s1);
-		print_window(rc, &s0, &s1, &r);
+		r = rate_between(rc, &w->s0, &s1);
+		print_window(rc, &w->s0, &s1, &r);
 		if (r.valid && (!best.valid || r.ppm < best.ppm)) {
 			best = r;
 			check->valid = false;
 			if (ck_end)
-				*check = rate_between(ck, &c0, &c1);
+				*check = rate_between(w->ck, &w->c0, &c1);
 		}
-		if (best.valid && best.ppm <= GOAL_PPM)
+		if (best.valid && best.ppm <= goal_ppm)
 			break;
 	}
 	lapic_free_run(0);
 	return best;
+}
+
+static struct rate measure(const struct refclock *rc, const struct refclock *ck,
+			   struct rate *check)
+{
+	struct window w;
+
+	window_open(&w, rc, ck);
+	return window_close(&w, WINDOW_MS, GOAL_PPM, check);
 }
 
 /* ---- choosing the references, and the result ------------------------------------------ */
@@ -327,12 +355,16 @@ static struct rate calibrate_against(const struct refclock *rc, const struct ref
 	return r;
 }
 
+/* How far apart two rates are, in ppm of the first. */
+static u64 hz_apart(u64 a, u64 b)
+{
+	return (a > b ? a - b : b - a) * 1000000 / a;
+}
+
 /* How far apart two TSC rates are, in ppm of the first's. */
 static u64 ppm_apart(const struct rate *a, const struct rate *b)
 {
-	u64 diff = a->tsc_khz > b->tsc_khz ? a->tsc_khz - b->tsc_khz : b->tsc_khz - a->tsc_khz;
-
-	return diff * 1000000 / a->tsc_khz;
+	return hz_apart(a->tsc_khz, b->tsc_khz);
 }
 
 /* Two clocks agree if their rates are within CHECK_PPM of each other plus both bounds. */
@@ -389,15 +421,71 @@ static void report_check(const struct refclock *rc, const struct refclock *ck,
 			(unsigned long long)(CHECK_PPM + r->ppm + check->ppm), rc->name);
 }
 
-void timer_calibrate(const struct acpi_clocks *clocks)
+/* The first window: opened by timer_calibrate_begin(), closed by timer_calibrate(). */
+static struct window first;
+
+void timer_calibrate_begin(const struct acpi_clocks *clocks)
 {
 	const struct refclock *rc, *ck;
-	struct rate r, check;
-	u64 t0 = arch_cycles();
 
 	find_refs(clocks);
 	pick_refs(&rc, &ck);
-	r = calibrate_against(rc, ck, &check);
+	window_open(&first, rc, ck);
+}
+
+/*
+ * The first window may be long: mm_init() of a big machine takes seconds, longer than the
+ * reference counter takes to wrap (4.7 s for a 24-bit PM timer, 43 s for the HPET's low 32
+ * bits at 100 MHz), which does not show in its end points. It holds if the check clock, which
+ * wraps at another period, agrees with it; else if a short window taken now agrees with its
+ * rates (within CHECK_PPM and the two bounds), and then the short window's check stands in
+ * for its own.
+ */
+static bool first_window_holds(struct rate *r, struct rate *check)
+{
+	const struct refclock *ck = first.ck;
+	struct rate s, short_check;
+	struct window w;
+
+	if (ck && check->valid && rates_agree(r, check))
+		return true;
+	window_open(&w, first.rc, ck);
+	s = window_close(&w, SHORT_MS, CHECK_PPM, &short_check);
+	if (!rates_agree(r, &s) || hz_apart(s.lapic_hz, r->lapic_hz) > CHECK_PPM + r->ppm + s.ppm)
+		return false;
+	*check = short_check;
+	return true;
+}
+
+/* Close the first window (waiting for the rest of WINDOW_MS if it is younger); fresh windows
+ * if it does not hold or its bound is too wide. */
+static struct rate finish_first_window(struct rate *check, unsigned int *fresh)
+{
+	struct rate c, x, r = window_close(&first, WINDOW_MS, GOAL_PPM, check);
+
+	*fresh = 0;
+	if (r.valid && !first_window_holds(&r, check)) {
+		pr_warn("timer: a short window does not confirm the %llu ms one opened before "
+			"mm_init() (a reference counter wrapped?): measuring again\n",
+			(unsigned long long)r.window_us / 1000);
+		r.valid = false;
+	}
+	if (r.valid && r.ppm <= GOAL_PPM)
+		return r;
+	*fresh = 1;
+	x = calibrate_against(first.rc, first.ck, &c);
+	if (x.valid && (!r.valid || x.ppm < r.ppm))
+		r = x, *check = c;
+	return r;
+}
+
+void timer_calibrate(void)
+{
+	const struct refclock *rc = first.rc, *ck = first.ck;
+	u64 t0 = arch_cycles();
+	unsigned int fresh;
+	struct rate check, r = finish_first_window(&check, &fresh);
+
 	if (ck && check.valid && r.valid && !rates_agree(&r, &check))
 		referee(&rc, &ck, &r, &check);
 	timer_hz = CLAMP(timer_hz, 1u, 1000u);
@@ -409,10 +497,11 @@ void timer_calibrate(const struct acpi_clocks *clocks)
 	cycles_reference = rc->name;
 	lapic_count_per_tick = (u32)(r.lapic_hz / timer_hz);
 	printk("timer: TSC %llu kHz +-%llu ppm, LAPIC timer %llu kHz (bus / 16), %u Hz tick on "
-	       "every CPU; against the %s (%llu kHz) over %llu ms, calibration took %llu ms\n",
-	       (unsigned long long)cycles_khz, (unsigned long long)r.ppm,
+	       "every CPU; against the %s (%llu kHz) over %llu ms%s, %llu ms of it waited for "
+	       "here\n", (unsigned long long)cycles_khz, (unsigned long long)r.ppm,
 	       (unsigned long long)(r.lapic_hz + 500) / 1000, timer_hz, rc->name,
 	       (unsigned long long)rc->hz / 1000, (unsigned long long)r.window_us / 1000,
+	       fresh ? " (windows after the first)" : " from before mm_init()",
 	       (unsigned long long)cycles_to_us(arch_cycles() - t0) / 1000);
 	if (r.ppm > GOAL_PPM)
 		pr_warn("timer: the TSC rate is only known to +-%llu ppm (aimed at %u): every "
