@@ -49,6 +49,7 @@ static u64 tramp_pd[512] __aligned(PAGE_SIZE);
 static u32 ap_state[MAX_CPUS];
 static u8 nmi_lints[MAX_CPUS];		/* LINT pins the MADT makes NMI, per CPU (bit n: LINTn) */
 static u32 aps_online;
+static u32 aps_wake_at;		/* the AP that brings aps_online to this wakes the BSP */
 static u32 cpus_stopped;
 static u64 bsp_cr4;
 static bool apic_ready;
@@ -359,7 +360,10 @@ static void send_startup_broadcast(unsigned int n, u8 page)
 	}
 }
 
-/* Sleep (hlt) until `target` APs are online or the deadline passes; APs wake us by IPI. */
+/*
+ * Sleep (hlt) until `target` APs are online or the deadline passes. The AP that completes the
+ * count wakes us by IPI (one wake-up, not one per AP); the tick checks the deadline.
+ */
 static void wait_for_aps(unsigned int target, u64 deadline)
 {
 	for (;;) {
@@ -445,8 +449,9 @@ static void start_in_batches(unsigned int n, u8 page)
 		unsigned int end = MIN(first + batch, n), ms = ap_timeout(end - first);
 		u64 t = arch_cycles();
 
-		send_startup(first, end, page);
 		expect += end - first;
+		WRITE_ONCE(aps_wake_at, expect);
+		send_startup(first, end, page);
 		wait_for_aps(expect, t + us_to_cycles(ms * 1000ull));
 		expect -= abandon_late_aps(first, end, ms);
 	}
@@ -469,6 +474,7 @@ static bool start_aps(unsigned int n, u64 *t0)
 	nr_cpus = n;
 	*t0 = arch_cycles();
 	if (start_broadcast && no_sipi_cpu == 0) {
+		WRITE_ONCE(aps_wake_at, n - 1);
 		send_startup_broadcast(n, page);
 		wait_for_aps(n - 1, *t0 + us_to_cycles(ap_timeout(n) * 1000ull));
 		abandon_late_aps(1, n, ap_timeout(n));
@@ -531,8 +537,8 @@ void smp_ap_main(unsigned int cpu)
 	cpu_starting_hook(cpu);
 	WRITE_ONCE(c->online, true);
 	smp_store_release(&ap_state[cpu], AP_ONLINE);
-	__atomic_add_fetch(&aps_online, 1, __ATOMIC_ACQ_REL);
-	apic_send_ipi(cpu_ptr(0)->arch.apic_id, VEC_WAKE);
+	if (__atomic_add_fetch(&aps_online, 1, __ATOMIC_ACQ_REL) >= READ_ONCE(aps_wake_at))
+		apic_send_ipi(cpu_ptr(0)->arch.apic_id, VEC_WAKE);
 	smp_idle_loop();
 }
 
