@@ -265,8 +265,11 @@ bench: release
 # Deferred memory-map init: bring-up time, the deferred phase on 1..40 CPUs, instruction
 # counts (RUNS boots per point; minutes; not part of make test).
 RUNS ?= 5
+# BASELINE=other.iso adds that kernel's bring-up, interleaved (e.g. a build of the tree before a change).
+BASELINE ?=
 bench-meminit: release
-	$(PYTHON) tests/bench/meminit.py --iso $(RELEASE_ISO) --out $(BUILD)/bench --runs $(RUNS)
+	$(PYTHON) tests/bench/meminit.py --iso $(RELEASE_ISO) --out $(BUILD)/bench --runs $(RUNS) \
+		$(if $(ONLY),--only $(ONLY)) $(if $(BASELINE),--baseline-iso $(BASELINE))
 
 bench-smoke: release
 	$(PYTHON) tests/bench/stats.py
@@ -350,7 +353,7 @@ help:
 	@echo "make tour-check check docs/tour.md's commands and quoted output against one boot"
 	@echo "make bench      benchmarks (page, scaling, pft, gup, locks, boot, vs-linux) -> build/bench/*.txt, *.json, *.png"
 	@echo "make bench-linux  the same patterns on Debian's Linux 6.1 in the same QEMU -> build/bench/*-linux*"
-	@echo "make bench-meminit  deferred memory-map init: bring-up, 1..40 CPUs, instructions"
+	@echo "make bench-meminit  deferred memory-map init: bring-up, 1..40 CPUs, instructions (ONLY=bringup, BASELINE=other.iso)"
 	@echo "make compare A=x.json B=y.json   mmtests-style comparison of two result files"
 	@echo "make deps       install the Debian packages (as root)"
 	@echo "make check-boundary  the kernel includes nothing of its lab (tests/check_boundary.py)"

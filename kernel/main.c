@@ -32,6 +32,31 @@ static struct boot_step {
 } boot_steps[6];
 static unsigned int nr_boot_steps;
 
+static void boot_step(const char *name)
+{
+	if (nr_boot_steps < ARRAY_SIZE(boot_steps))
+		boot_steps[nr_boot_steps++] = (struct boot_step){ name, arch_cycles() };
+}
+
+/* "boot: kernel entry to all CPUs online 45.813 ms: boot report 8.012, paging 1.374, ..." */
+static void print_boot_steps(void)
+{
+	char line[256];
+	u64 prev = boot_tsc_start, us;
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < nr_boot_steps && n < sizeof(line); i++) {
+		us = cycles_to_us(boot_steps[i].cycles - prev);
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %llu.%03llu", i ? ", " : "",
+				      boot_steps[i].name, (unsigned long long)us / 1000,
+				      (unsigned long long)us % 1000);
+		prev = boot_steps[i].cycles;
+	}
+	us = cycles_to_us(prev - boot_tsc_start);
+	printk("boot: kernel entry to all CPUs online %llu.%03llu ms: %s\n",
+	       (unsigned long long)us / 1000, (unsigned long long)us % 1000, line);
+}
+
 extern char __kernel_phys_start[], __kernel_phys_end[];
 void arch_early_init(void);
 
@@ -53,32 +78,6 @@ static void print_memory_map(const struct boot_info *bi)
 			usable += r->length;
 	}
 	printk("  usable: %llu MiB\n", (unsigned long long)(usable >> 20));
-}
-
-static void boot_step(const char *name)
-{
-	if (nr_boot_steps < ARRAY_SIZE(boot_steps))
-		boot_steps[nr_boot_steps++] = (struct boot_step){ name, arch_cycles() };
-}
-
-/* "boot: kernel entry to all CPUs online 61.2 ms: boot report 2.1, paging 0.3, ..." */
-static void print_boot_steps(void)
-{
-	char line[256];
-	u64 prev = boot_tsc_start;
-	size_t n = 0;
-
-	for (unsigned int i = 0; i < nr_boot_steps && n < sizeof(line); i++) {
-		u64 us = cycles_to_us(boot_steps[i].cycles - prev);
-
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %llu.%llu", i ? ", " : "",
-				      boot_steps[i].name, (unsigned long long)us / 1000,
-				      (unsigned long long)us % 1000 / 100);
-		prev = boot_steps[i].cycles;
-	}
-	printk("boot: kernel entry to all CPUs online %llu.%llu ms: %s\n",
-	       (unsigned long long)cycles_to_us(prev - boot_tsc_start) / 1000,
-	       (unsigned long long)cycles_to_us(prev - boot_tsc_start) % 1000 / 100, line);
 }
 
 /* One line, even for a command line longer than a printk line. */

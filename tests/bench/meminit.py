@@ -4,7 +4,9 @@
 Three series, each point booted --runs times, the points interleaved round by round so that
 a change in the shared host's load hits every point alike:
   bringup  -smp 40, 2 GiB: kernel entry to all CPUs online, deferred (default) and
-           mm.deferred=0 (everything built on the boot CPU before SMP bring-up);
+           mm.deferred=0 (everything built on the boot CPU before SMP bring-up); with
+           --baseline-iso, also the default boot of that other kernel (e.g. the tree before a
+           change), interleaved with the rest, with where the time went (the boot: line);
   workers  -smp 40, 6 GiB: the deferred phase on 1, 2, 4 and 40 CPUs (mm.deferred_workers);
   prealloc the same with QEMU's -mem-prealloc, so that the host has faulted in all guest RAM
            before the kernel runs: what is left is the guest's own work;
@@ -35,6 +37,9 @@ ONLINE_RE = re.compile(r"^smp: .*online.*?, (\d+) ms from kernel entry(?: \((\d+
 DEFERRED_RE = re.compile(r"^mm: deferred init: (\d+) pages in ([\d.]+) ms on (\d+) CPUs.*"
                          r"mm_init\(\) took ([\d.]+) ms")
 EAGER_RE = re.compile(r"^mm: no deferred init .* in ([\d.]+) ms")
+# kernel/main.c: "boot: kernel entry to all CPUs online 45.8 ms: boot report 8.0, paging 1.2, ..."
+STEPS_RE = re.compile(r"^boot: kernel entry to all CPUs online ([\d.]+) ms: (.*)$")
+ONLINE_TARGET_MS = 150     # issue 12: kernel entry to all 40 CPUs online
 
 
 def bench_lines(log):
@@ -74,6 +79,9 @@ def boot(iso, smp, mem, cmdline, qemu_args=(), timeout=900, prefix=()):
                            workers=int(m[3]), mm_init_ms=float(m[4]))
             elif m := EAGER_RE.match(line):
                 out["mm_init_ms"] = float(m[1])
+            elif m := STEPS_RE.match(line):
+                out["steps"] = {k: float(v) for k, v in
+                                (step.rsplit(" ", 1) for step in m[2].split(", "))}
     out["bench"] = bench_lines(log)
     return out if "online_ms" in out else None
 
@@ -104,26 +112,29 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="bringup,workers,prealloc,inboot,ceiling,icount")
+    ap.add_argument("--baseline-iso", help="bringup: also boot this kernel, interleaved")
     args = ap.parse_args()
     only = args.only.split(",")
     os.makedirs(args.out, exist_ok=True)
 
     points = {}
     if "bringup" in only:
-        points["2G deferred"] = (40, "2G", "", ())
-        points["2G mm.deferred=0"] = (40, "2G", "mm.deferred=0", ())
+        if args.baseline_iso:
+            points["2G baseline"] = (40, "2G", "", (), args.baseline_iso)
+        points["2G deferred"] = (40, "2G", "", (), args.iso)
+        points["2G mm.deferred=0"] = (40, "2G", "mm.deferred=0", (), args.iso)
     for series, qemu in (("workers", ()), ("prealloc", ("-mem-prealloc",))):
         if series in only:
             for w in (1, 2, 4, 40):
                 points["6G workers=%d%s" % (w, " prealloc" if qemu else "")] = (
-                    40, "6G", "mm.deferred_workers=%d" % w, qemu)
+                    40, "6G", "mm.deferred_workers=%d" % w, qemu, args.iso)
     samples = {name: [] for name in points}
     loads = []
     start = time.strftime("%Y-%m-%d %H:%M")
     for r in range(args.runs if points else 0):
-        for name, (smp, mem, cmdline, qemu) in points.items():
+        for name, (smp, mem, cmdline, qemu, iso) in points.items():
             load = os.getloadavg()[0]
-            fig = boot(args.iso, smp, mem, cmdline, qemu)
+            fig = boot(iso, smp, mem, cmdline, qemu)
             if fig:
                 fig["load1"] = load
             loads.append(load)
@@ -162,9 +173,26 @@ def main():
     text = ["bench-meminit, %s to %s, %d runs per point, 1-min load average %.1f-%.1f" % (
         start, time.strftime("%H:%M"), args.runs, min(loads, default=0), max(loads, default=0))]
     if "bringup" in only:
-        names = ["2G deferred", "2G mm.deferred=0"]
+        names = (["2G baseline"] if args.baseline_iso else []) + ["2G deferred",
+                                                                  "2G mm.deferred=0"]
+        if args.baseline_iso:
+            text.append("2G baseline: %s; 2G deferred and mm.deferred=0: %s" % (
+                args.baseline_iso, args.iso))
         text.append(table("kernel entry to all 40 CPUs online (ms), -smp 40, 2 GiB", names,
                           samples, "online_ms"))
+        for name in names:
+            xs = [s["online_ms"] for s in samples[name] if s]
+            text.append("%-28s under %d ms: %d of %d boots (%d did not finish)" % (
+                name, ONLINE_TARGET_MS, sum(x < ONLINE_TARGET_MS for x in xs), len(xs),
+                len(samples[name]) - len(xs)))
+        text.append("")
+        for name in names:
+            steps = [s["steps"] for s in samples[name] if s and "steps" in s]
+            if steps:
+                by_step = {step: [{"ms": st[step]} for st in steps if step in st]
+                           for step in steps[0]}
+                text.append(table("%s: where it went (the boot: line, ms)" % name,
+                                  list(by_step), by_step, "ms"))
         text.append(table("of which arch_smp_init() (ms)", names, samples, "smp_init_ms"))
         text.append(table("of which before arch_smp_init() (ms)", names, samples,
                           "before_smp_ms"))
@@ -213,6 +241,9 @@ def main():
                 text.append("%-20s mm_init %7.2f  deferred phase %7.2f  entry to online %5.0f"
                             % (name, fig.get("mm_init_ms", 0), fig.get("deferred_ms", 0),
                                fig["online_ms"]))
+                if "steps" in fig:
+                    text.append("%-20s boot: line %s" % ("", ", ".join(
+                        "%s %.3f" % kv for kv in fig["steps"].items())))
     report = "\n".join(text) + "\n"
     sys.stdout.write(report)
     with open(os.path.join(args.out, "meminit.txt"), "w") as f:
