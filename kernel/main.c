@@ -38,7 +38,7 @@ static void boot_step(const char *name)
 		boot_steps[nr_boot_steps++] = (struct boot_step){ name, arch_cycles() };
 }
 
-/* "boot: kernel entry to all CPUs online 45.813 ms: boot report 8.012, paging 1.374, ..." */
+/* "boot: kernel entry to CPUs online 45.813 ms: boot report 8.012, paging 1.374, ..." */
 static void print_boot_steps(void)
 {
 	char line[256];
@@ -53,7 +53,7 @@ static void print_boot_steps(void)
 		prev = boot_steps[i].cycles;
 	}
 	us = cycles_to_us(prev - boot_tsc_start);
-	printk("boot: kernel entry to all CPUs online %llu.%03llu ms: %s\n",
+	printk("boot: kernel entry to CPUs online %llu.%03llu ms: %s\n",
 	       (unsigned long long)us / 1000, (unsigned long long)us % 1000, line);
 }
 
