@@ -38,6 +38,11 @@ MATRIX = [
     # Bad input: an AP that never answers is reported and skipped, the rest boots and passes.
     ("bios-q35-smp4-nosipi", "bios", "q35", 4, "2G", 300, "smp.test_no_sipi=2",
      {"expect_cpus": 3}),
+    # The timer's first window (opened before mm_init()) made to wrap, as a long mm_init()
+    # would with a narrow reference counter: it must be caught (else the kernel panics) and
+    # the fresh calibration must give ticks at the right rate (smp.timer_*).
+    ("timer-wrap-smp2", "bios", "q35", 2, "2G", 300,
+     "timer.test_wrap=22 test=boot.*,smp.timer*", {}),
     # Crash self-tests (tests/lab/panic_test.c): one report from many CPUs, and no hang.
     ("panic-all-smp40", "bios", "q35", 40, "2G", 120, "panic.test=all", {"expect": "panic"}),
     ("panic-fault-smp8", "bios", "q35", 8, "2G", 120, "panic.test=fault", {"expect": "panic"}),

@@ -39,6 +39,10 @@ static char ref_name[16];
 CMDLINE_BOOL("timer.verbose", verbose, "print every calibration window and its TSC brackets");
 CMDLINE_STRING("timer.ref", ref_name, "calibrate against hpet, pmtimer or pit (default: "
 	       "the first present of these, checked against the next)");
+static unsigned int test_wrap;
+CMDLINE_UINT("timer.test_wrap", test_wrap, "fault injection: the first window lasts 1.5 "
+	     "wraps of an N-bit counter (N = 12..30) and sees only N bits of the reference; "
+	     "the boot panics if that is not caught");
 
 /*
  * A reference: a counter of known frequency read in one short access. read() returns false
@@ -457,12 +461,32 @@ static bool first_window_holds(struct rate *r, struct rate *check)
 	return true;
 }
 
+/*
+ * timer.test_wrap=N: make the first window wrap, as a long mm_init() would with a narrow
+ * counter: wait 1.5 wraps of an N-bit counter, then let the window see only N bits of the
+ * reference. Returns the mask to put back.
+ */
+static u32 test_wrap_begin(void)
+{
+	struct refclock *rc = &refs[first.rc - refs];
+	u32 mask = rc->mask;
+
+	if (!test_wrap || !first.ok)
+		return mask;
+	test_wrap = CLAMP(test_wrap, 12u, 30u);
+	wait_counts(rc, &first.s0, 3ull << (test_wrap - 1));
+	rc->mask = (1u << test_wrap) - 1;
+	return mask;
+}
+
 /* Close the first window (waiting for the rest of WINDOW_MS if it is younger); fresh windows
  * if it does not hold or its bound is too wide. */
 static struct rate finish_first_window(struct rate *check, unsigned int *fresh)
 {
+	u32 mask = test_wrap_begin();
 	struct rate c, x, r = window_close(&first, WINDOW_MS, GOAL_PPM, check);
 
+	refs[first.rc - refs].mask = mask;
 	*fresh = 0;
 	if (r.valid && !first_window_holds(&r, check)) {
 		pr_warn("timer: a short window does not confirm the %llu ms one opened before "
@@ -485,6 +509,10 @@ void timer_calibrate(void)
 	u64 t0 = arch_cycles();
 	unsigned int fresh;
 	struct rate check, r = finish_first_window(&check, &fresh);
+
+	if (test_wrap && !fresh)
+		panic("timer.test_wrap=%u: the first window wrapped and was kept (TSC %llu kHz)",
+		      test_wrap, (unsigned long long)r.tsc_khz);
 
 	if (ck && check.valid && r.valid && !rates_agree(&r, &check))
 		referee(&rc, &ck, &r, &check);
