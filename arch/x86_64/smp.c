@@ -294,9 +294,11 @@ static unsigned int cpu_family;
 /*
  * The wait between INIT and the first SIPI. The MP specification (1997) and the SDM's example
  * ask for 10 ms, and for 200 us after each SIPI; CPUs of this century do not need them. Linux
- * (arch/x86/kernel/smpboot.c, smp_quirk_init_udelay()) waits 0 on Intel family 6 and later,
- * AMD family 0xf and later and Hygon 0x18 and later, and then spaces the SIPIs 10 us apart;
- * older CPUs keep the 10 ms. QEMU's default CPU model (qemu64) is AMD family 0xf.
+ * (arch/x86/kernel/smpboot.c, smp_quirk_init_udelay()) waits 0 on Intel family 6, AMD family
+ * 0xf and later and Hygon 0x18 and later, and then spaces the SIPIs 10 us apart; older CPUs
+ * keep the 10 ms. The later Intel families (15, 18, 19) are in too, as in the 2024 patch
+ * "x86/apic: Fix smp init delay for extended Intel families". QEMU's default CPU model
+ * (qemu64) is AMD family 0xf.
  */
 static void choose_init_udelay(void)
 {
