@@ -6,6 +6,7 @@
  * Host versions: tests/host/test_pcp.c.
  */
 #include "tests/ktest/ktest.h"
+#include "tests/lab/lab_platform.h"
 #include "tests/kernel/mm_exhaust.h"
 #include "tests/kernel/pcp_check.h"
 #include "tests/bench/bench.h"
@@ -261,7 +262,7 @@ static void run_churn(struct ktest *t, struct churn *c, bool drainers)
  */
 static void mm_pcp_stress_all_cpus(struct ktest *t)
 {
-	struct churn_cpu *per_cpu = cpu_array_alloc(sizeof(*per_cpu));
+	struct churn_cpu *per_cpu = lab_cpu_array_alloc(sizeof(*per_cpu));
 	static struct churn c;
 	unsigned long before;
 	const char *no_race = NULL;
@@ -332,7 +333,7 @@ static void mm_pcp_remote_drain_under_fire(struct ktest *t)
 
 	if (nr_cpus_online() < 2)
 		KT_SKIP(t, "needs 2 CPUs: one churns, one drains it");
-	per_cpu = cpu_array_alloc(sizeof(*per_cpu));
+	per_cpu = lab_cpu_array_alloc(sizeof(*per_cpu));
 	KT_ASSERT_NOT_NULL(t, per_cpu);
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		unsigned long before;

@@ -4,6 +4,7 @@
  * floods, smp_run_on_all, trap recovery on every CPU, tick hooks and clock agreement.
  */
 #include "tests/ktest/ktest.h"
+#include "tests/lab/lab_platform.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
@@ -207,7 +208,7 @@ static void count_hook(unsigned int cpu)
 /* A tick hook runs on every online CPU; after removal it runs nowhere. */
 static void timer_tick_hook_every_cpu(struct ktest *t)
 {
-	u64 *after = cpu_array_alloc(2 * sizeof(u64));	/* the calls, then the counts after */
+	u64 *after = lab_cpu_array_alloc(2 * sizeof(u64));	/* the calls, then the counts after */
 	unsigned int missing = 0;
 	int added;
 

@@ -10,6 +10,7 @@
 #include "tests/ktest/ktest.h"
 #include "mm/mm_test.h"
 #include "kernel/smp.h"
+#include "mm/fail_page_alloc.h"
 
 /* Up to this many MAX_ORDER blocks (4 MiB each). */
 #define LAB_NODE_MAX_BLOCKS 16
@@ -36,5 +37,20 @@ void lab_run_on_cpus(smp_call_fn fn, void *arg);
 bool lab_deterministic(void);
 /* Switch the pcp lock model between runs (every list empty, nobody inside an operation). */
 void lab_set_lock_model(enum pcp_lock_model model);
+
+/*
+ * A test's own per-CPU scratch array (kernel/smp.h's cpu_array_alloc(), zeroed) with fault
+ * injection paused: under fail_page_alloc= the scaffolding must not fail, only the
+ * allocations the test is about. Free with cpu_array_free().
+ */
+static inline void *lab_cpu_array_alloc(size_t size)
+{
+	void *array;
+
+	fail_page_alloc_pause();
+	array = cpu_array_alloc(size);
+	fail_page_alloc_resume();
+	return array;
+}
 
 #endif

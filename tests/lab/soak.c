@@ -10,6 +10,7 @@
 #include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "tests/lab/soak.h"
+#include "tests/lab/lab_platform.h"
 #include "kernel/timer.h"
 #include "mm/mm.h"
 #include "mm/mm_test.h"
@@ -319,7 +320,7 @@ int soak_run(void)
 
 	if (!soak_seconds)
 		return -1;
-	soak.cpu = cpu_array_alloc(sizeof(*soak.cpu));
+	soak.cpu = lab_cpu_array_alloc(sizeof(*soak.cpu));
 	if (!soak.cpu) {
 		printk("soak: FAILED: no memory for %u per-CPU counters\n", nr_cpu_ids);
 		return 1;
