@@ -233,6 +233,16 @@ static bool refill_attempt(struct ktest *t, struct refill_race *r, int attempt)
 	KT_ASSERT_NOT_NULL(t, r->zone);
 	free = node_free_pages(pgdat);
 	lab_run_on_cpus(refill_race_fn, r);
+	if (!smp_load_acquire(&r->allocating) || !smp_load_acquire(&r->drained)) {
+		/* CPU 1 or 2 is not there (smp.test_no_sipi=2 leaves cpu2 offline): no race */
+		if (r->page)
+			__free_pages(r->page, 0);
+		if (smp_load_acquire(&r->drained))
+			zone_pcp_enable(r->zone);
+		lab_node_destroy(pgdat);
+		KT_SKIP(t, "needs CPUs 0, 1 and 2 online: cpu%d took no part",
+			smp_load_acquire(&r->allocating) ? 2 : 1);
+	}
 	pcp_stats_sum(pgdat, 1, &st);
 	overlapped = r->in_refill && (st.drained > 0 || r->returned_early || r->left);
 	ktest_printf(t, "[%s] attempt %d: cpu1 %s inside its refill; the drain returned %s it, "
