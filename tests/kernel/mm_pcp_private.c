@@ -161,6 +161,14 @@ struct refill_race {
 	struct page *page;
 };
 
+/*
+ * cpu1 allocates an order-1 block: order 0 would first try the fast path, which takes the
+ * same pcp lock for a moment, finds the list empty and lets go before the refill takes it
+ * again; cpu0 could see that first hold, and the drain could pass between the two (on a
+ * loaded host it did: a correct kernel failed). Order 1 takes the lock once, for the refill.
+ */
+#define REFILL_ORDER 1
+
 /* cpu1 is inside its refill: it holds its own pcp lock (irqsave, trylock) while cpu0 holds
  * zone->lock, so it can only be spinning on that; with irqoff there is no pcp lock to see,
  * so allow it 20 ms once it called alloc_pages_node(). */
@@ -205,7 +213,7 @@ static void refill_race_fn(void *arg)
 	case 1:
 		wait_flag_us(&r->step, 60000000);
 		smp_store_release(&r->allocating, 1);
-		r->page = alloc_pages_node(r->pgdat, GFP_KERNEL | __GFP_NOWARN, 0);
+		r->page = alloc_pages_node(r->pgdat, GFP_KERNEL | __GFP_NOWARN, REFILL_ORDER);
 		break;
 	case 2:
 		while (smp_load_acquire(&r->step) < 2)
@@ -255,7 +263,7 @@ static bool refill_attempt(struct ktest *t, struct refill_race *r, int attempt)
 	KT_EXPECT_EQ(t, zone_pcp_count(r->zone), 0ul);
 	KT_EXPECT_NOT_NULL(t, r->page);
 	if (r->page)
-		__free_pages(r->page, 0);
+		__free_pages(r->page, REFILL_ORDER);
 	zone_pcp_enable(r->zone);
 	drain_all_pages_node(pgdat);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
