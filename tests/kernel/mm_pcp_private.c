@@ -244,7 +244,7 @@ static bool refill_attempt(struct ktest *t, struct refill_race *r, int attempt)
 	if (!smp_load_acquire(&r->allocating) || !smp_load_acquire(&r->drained)) {
 		/* CPU 1 or 2 is not there (smp.test_no_sipi=2 leaves cpu2 offline): no race */
 		if (r->page)
-			__free_pages(r->page, 0);
+			__free_pages(r->page, REFILL_ORDER);
 		if (smp_load_acquire(&r->drained))
 			zone_pcp_enable(r->zone);
 		lab_node_destroy(pgdat);
