@@ -14,7 +14,7 @@
 #define WARN_SITES 64		/* call sites remembered for "print once" */
 
 static u32 panic_cpu = NO_CPU;
-static unsigned long nr_warnings;
+static unsigned long taints[NR_TAINT_FLAGS];
 static struct { const char *file; int line; } warned[WARN_SITES];
 static spinlock_t warn_lock = SPINLOCK_INIT("warn_sites");
 
@@ -85,14 +85,19 @@ static bool first_warning_at(const char *file, int line)
 
 void warn_slowpath(const char *file, int line, const char *cond)
 {
-	__atomic_add_fetch(&nr_warnings, 1, __ATOMIC_RELAXED);
+	add_taint(TAINT_WARN);
 	if (!first_warning_at(file, line))
 		return;
 	printk("WARNING: cpu%u: WARN_ON(%s) at %s:%d\n", arch_cpu_id(), cond, file, line);
 	arch_dump_stack();
 }
 
-unsigned long warn_count(void)
+void add_taint(enum taint_flag flag)
 {
-	return READ_ONCE(nr_warnings);
+	__atomic_add_fetch(&taints[flag], 1, __ATOMIC_RELAXED);
+}
+
+unsigned long taint_count(enum taint_flag flag)
+{
+	return READ_ONCE(taints[flag]);
 }

@@ -7,6 +7,15 @@
 __noreturn __printf(1, 2) void panic(const char *fmt, ...);
 void warn_slowpath(const char *file, int line, const char *cond);
 
+/*
+ * Taint, as Linux's add_taint(): events after which the kernel carries on but its state is
+ * suspect, counted since boot. bad_page() adds TAINT_BAD_PAGE, WARN_ON() TAINT_WARN; the test
+ * runners fail a case during which a bad page was reported that the case did not announce.
+ */
+enum taint_flag { TAINT_BAD_PAGE, TAINT_WARN, NR_TAINT_FLAGS };
+void add_taint(enum taint_flag flag);
+unsigned long taint_count(enum taint_flag flag);
+
 #define BUG() panic("BUG at %s:%d", __FILE__, __LINE__)
 #define BUG_ON(cond)                                                              \
 	do {                                                                      \

@@ -50,7 +50,5 @@ void panic_begin(void);
 __noreturn void panic_end(void);
 /* True once some CPU has started a panic report. */
 bool panic_in_progress(void);
-/* Number of WARN_ON()s that fired since boot (tests can check it stayed the same). */
-unsigned long warn_count(void);
 
 #endif

@@ -23,6 +23,7 @@ void bad_page(const struct page *page, const char *fmt, ...)
 	       (unsigned long)page->pfn, (unsigned long long)page_to_phys(page), page->nid,
 	       page->zone, page_flags(page), page_count(page), page->order, page->mt, reason);
 	__atomic_fetch_add(&page_pgdat(page)->bad_pages, 1, __ATOMIC_RELAXED);
+	add_taint(TAINT_BAD_PAGE);
 }
 
 /* ---- poisoning: fill on free, verify on allocation (catches writes after free) ---- */

@@ -17,6 +17,7 @@
 #include "tests/host/harness.h"
 #include "tests/lab/lab_platform.h"
 #include "kernel/lockdep.h"
+#include "kernel/panic.h"
 
 bool host_bad_pages_expected;
 
@@ -270,7 +271,7 @@ static enum ktest_status run_one(const struct ktest_suite *s, const struct ktest
 				 unsigned int n, bool quiet)
 {
 	struct ktest t;
-	unsigned long reports;
+	unsigned long reports, bad_pages;
 
 	running_test = c->name;
 	alarm(test_timeout);
@@ -278,14 +279,15 @@ static enum ktest_status run_one(const struct ktest_suite *s, const struct ktest
 	host_phys_reset();
 	host_cpu_id = 0;
 	host_irqs_off = 0;
-	host_bad_page_reports = 0;
+	bad_pages = taint_count(TAINT_BAD_PAGE);
 	host_bad_pages_expected = false;
 	reports = lockdep_report_count();
 	ktest_case_init(&t, s->name, c, 0, host_case_seed(c->name));
 	exec_case(&t, s, c);
 	alarm(0);
-	if (host_bad_page_reports && !host_bad_pages_expected)
-		KT_FAIL(&t, "%lu unexpected 'BUG: Bad page state' reports", host_bad_page_reports);
+	if (taint_count(TAINT_BAD_PAGE) != bad_pages && !host_bad_pages_expected)
+		KT_FAIL(&t, "%lu unexpected 'BUG: Bad page state' reports",
+			taint_count(TAINT_BAD_PAGE) - bad_pages);
 	if (lockdep_report_count() != reports)
 		KT_FAIL(&t, "lockdep reported a possible deadlock (see the console)");
 	if (t.status == KTEST_FAIL) {

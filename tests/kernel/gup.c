@@ -67,14 +67,14 @@ static void gup_maybe_pinned_after_pin(struct ktest *t)
 static void gup_bad_flags_rejected(struct ktest *t)
 {
 	struct mm_struct *mm = new_mm(t, PAGE_SIZE, false, true);
-	unsigned long warns = warn_count();
+	unsigned long warns = taint_count(TAINT_WARN);
 	struct page *p;
 
 	ktest_printf(t, "expect a WARN from mm/gup.c: pin_user_pages_fast(FOLL_GET), FOLL_GET and "
 		     "FOLL_PIN together, on purpose");
 	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE, 1, FOLL_GET, &p), -EINVAL);
 	KT_EXPECT_EQ(t, get_user_pages_fast(mm, BASE, 1, FOLL_PIN, &p), -EINVAL);
-	KT_EXPECT_EQ(t, warn_count() - warns, 1ul);
+	KT_EXPECT_EQ(t, taint_count(TAINT_WARN) - warns, 1ul);
 	KT_EXPECT_EQ(t, get_user_pages_fast(mm, BASE, 1, FOLL_LONGTERM, &p), -EINVAL);
 	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE + 1, 1, 0, &p), -EINVAL);
 	put_mm(t, mm);
@@ -198,7 +198,7 @@ static void gup_pin_count_overflow(struct ktest *t)
 {
 	struct mm_struct *mm = new_mm(t, PAGE_SIZE, false, true);
 	const long max_pins = (long)(0x7fffffff - 1) / GUP_PIN_COUNTING_BIAS;	/* 2^21 - 1 */
-	unsigned long warnings = warn_count();
+	unsigned long warnings = taint_count(TAINT_WARN);
 	struct page *page = NULL, *p;
 	long pinned = 0;
 
@@ -207,10 +207,10 @@ static void gup_pin_count_overflow(struct ktest *t)
 		pinned++;
 	}
 	KT_EXPECT_EQ(t, pinned, max_pins);
-	KT_EXPECT_EQ(t, warn_count(), warnings);
+	KT_EXPECT_EQ(t, taint_count(TAINT_WARN), warnings);
 	ktest_printf(t, "expect a WARN from mm/gup.c: pin count overflow (page_ref_would_overflow)");
 	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE, 1, 0, &p), -ENOMEM);
-	KT_EXPECT_EQ(t, warn_count() - warnings, 2ul);	/* fast path, then slow path */
+	KT_EXPECT_EQ(t, taint_count(TAINT_WARN) - warnings, 2ul);	/* fast path, then slow path */
 	KT_ASSERT_NOT_NULL(t, page);
 	KT_EXPECT_EQ(t, page_count(page), 1 + max_pins * GUP_PIN_COUNTING_BIAS);
 	while (pinned--)

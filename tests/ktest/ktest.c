@@ -26,6 +26,7 @@
  */
 #include "tests/ktest/ktest.h"
 #include "kernel/lockdep.h"
+#include "kernel/panic.h"
 #include "kernel/arch.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
@@ -150,24 +151,43 @@ static void ktest_exec_recover(struct ktest *t, const struct ktest_suite *s,
 	t->abort_ctx = NULL;
 }
 
+static bool bad_pages_expected;	/* set by the running case: ktest_expect_bad_pages() */
+
+void ktest_expect_bad_pages(void)
+{
+	bad_pages_expected = true;
+}
+
+static void ktest_fail_quietly(struct ktest *t, const char *why)
+{
+	ktest_printf(t, "%s", why);
+	t->status = KTEST_FAIL;
+	t->nr_failed_checks++;
+}
+
 /*
- * ktest_exec_recover(), and the lock validator's verdict (kernel/lockdep.h): a report that
- * no expect scope captured during the case fails it, wherever it came from; locks an abort
- * left behind are dropped from this CPU's held locks.
+ * ktest_exec_recover(), and two verdicts on what the kernel reported meanwhile, wherever it
+ * came from: a lock validator report (kernel/lockdep.h) no expect scope captured, and a
+ * "BUG: Bad page state" the case did not announce (kernel/panic.h, TAINT_BAD_PAGE). Locks
+ * an abort left behind are dropped from this CPU's held locks.
  */
 static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struct ktest_case *c)
 {
 	unsigned long reports = lockdep_report_count();
+	unsigned long bad_pages = taint_count(TAINT_BAD_PAGE);
 	unsigned int held = lockdep_held_depth();
+	bool outer_expected = bad_pages_expected;
 
+	bad_pages_expected = false;
 	ktest_exec_recover(t, s, c);
 	lockdep_truncate_held(held);
-	if (lockdep_report_count() != reports) {
-		ktest_printf(t, "lockdep reported a possible deadlock during this case (the "
-			     "WARNING: lockdep report above)");
-		t->status = KTEST_FAIL;
-		t->nr_failed_checks++;
-	}
+	if (lockdep_report_count() != reports)
+		ktest_fail_quietly(t, "lockdep reported a possible deadlock during this case (the "
+				   "WARNING: lockdep report above)");
+	if (taint_count(TAINT_BAD_PAGE) != bad_pages && !bad_pages_expected)
+		ktest_fail_quietly(t, "a 'BUG: Bad page state' report above came during this "
+				   "case, which did not expect one");
+	bad_pages_expected = outer_expected;
 }
 
 void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest *out)

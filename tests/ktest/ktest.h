@@ -118,6 +118,12 @@ __noreturn void ktest_exit(bool pass);
  */
 void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest *out);
 
+/*
+ * The running case provokes "BUG: Bad page state" reports on purpose (tests/lab's
+ * lab_expect_bad_pages() on the kernel). Any other report fails the case it came in.
+ */
+void ktest_expect_bad_pages(void);
+
 /* The selection logic, pure: does "suite.case" pass a `test=` filter? (exported for tests) */
 bool ktest_filter_match(const char *filter, const char *suite, const char *tcase);
 /* Shell-style glob: '*' any run, '?' any one character. */

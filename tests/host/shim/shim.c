@@ -32,13 +32,10 @@ static char capture[1 << 16];
 static size_t capture_len;
 static pthread_mutex_t console_lock = PTHREAD_MUTEX_INITIALIZER;
 unsigned long host_warnings;
-unsigned long host_bad_page_reports;
 
 /* kernel/printk.c's console hook: it formats and serializes, this keeps the bytes. */
 void arch_console_write(const char *s, size_t len)
 {
-	if (len >= 19 && !strncmp(s, "BUG: Bad page state", 19))
-		__atomic_fetch_add(&host_bad_page_reports, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&console_lock);
 	if (capture_len + len < sizeof(capture)) {
 		memcpy(capture + capture_len, s, len);
@@ -101,9 +98,22 @@ void arch_dump_stack(void)
 	printk("  (no backtrace on the host: see the sites above)\n");
 }
 
+static unsigned long taints[NR_TAINT_FLAGS];
+
+void add_taint(enum taint_flag flag)
+{
+	__atomic_fetch_add(&taints[flag], 1, __ATOMIC_RELAXED);
+}
+
+unsigned long taint_count(enum taint_flag flag)
+{
+	return __atomic_load_n(&taints[flag], __ATOMIC_RELAXED);
+}
+
 void warn_slowpath(const char *file, int line, const char *cond)
 {
 	__atomic_fetch_add(&host_warnings, 1, __ATOMIC_RELAXED);
+	add_taint(TAINT_WARN);
 	printk("WARNING: %s at %s:%d\n", cond, file, line);
 }
 
