@@ -30,9 +30,9 @@ FUZZ_SRCS_cmdline := kernel/cmdline.c
 FUZZ_SRCS_mm_ops := $(wildcard mm/*.c) kernel/printk.c kernel/smp.c kernel/spinlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c \
 	kernel/acpi_numa.c kernel/acpi.c \
 	$(wildcard tests/host/shim/*.c)
-FUZZ_EXTRA_mm_ops := -pthread -DCONFIG_DEBUG_VM=1
+FUZZ_EXTRA_mm_ops := -pthread -DCONFIG_DEBUG_VM=1 -fsanitize-coverage-ignorelist=tests/fuzz/mm_ops.ignorelist
 
-$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.mk $(wildcard kernel/*.[ch] mm/*.[ch] tests/host/shim/*.[ch])
+$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.mk $(wildcard tests/fuzz/*.ignorelist) $(wildcard kernel/*.[ch] mm/*.[ch] tests/host/shim/*.[ch])
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_EXTRA_$*) $< $(FUZZ_SRCS_$*) -o $@
