@@ -72,6 +72,7 @@ static void gup_bad_flags_rejected(struct ktest *t)
 
 	ktest_printf(t, "expect a WARN from mm/gup.c: pin_user_pages_fast(FOLL_GET), FOLL_GET and "
 		     "FOLL_PIN together, on purpose");
+	ktest_expect_taint(TAINT_WARN);
 	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE, 1, FOLL_GET, &p), -EINVAL);
 	KT_EXPECT_EQ(t, get_user_pages_fast(mm, BASE, 1, FOLL_PIN, &p), -EINVAL);
 	KT_EXPECT_EQ(t, taint_count(TAINT_WARN) - warns, 1ul);
@@ -209,6 +210,7 @@ static void gup_pin_count_overflow(struct ktest *t)
 	KT_EXPECT_EQ(t, pinned, max_pins);
 	KT_EXPECT_EQ(t, taint_count(TAINT_WARN), warnings);
 	ktest_printf(t, "expect a WARN from mm/gup.c: pin count overflow (page_ref_would_overflow)");
+	ktest_expect_taint(TAINT_WARN);
 	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE, 1, 0, &p), -ENOMEM);
 	KT_EXPECT_EQ(t, taint_count(TAINT_WARN) - warnings, 2ul);	/* fast path, then slow path */
 	KT_ASSERT_NOT_NULL(t, page);

@@ -151,43 +151,53 @@ static void ktest_exec_recover(struct ktest *t, const struct ktest_suite *s,
 	t->abort_ctx = NULL;
 }
 
-static bool bad_pages_expected;	/* set by the running case: ktest_expect_bad_pages() */
+static unsigned int taints_expected;	/* bits 1 << flag: set by the running case */
 
-void ktest_expect_bad_pages(void)
+void ktest_expect_taint(enum taint_flag flag)
 {
-	bad_pages_expected = true;
+	taints_expected |= 1u << flag;
 }
 
-static void ktest_fail_quietly(struct ktest *t, const char *why)
+/* Fail t for something the runner saw (its diagnostic line already printed). */
+static void ktest_fail_case(struct ktest *t)
 {
-	ktest_printf(t, "%s", why);
 	t->status = KTEST_FAIL;
 	t->nr_failed_checks++;
 }
 
 /*
- * ktest_exec_recover(), and two verdicts on what the kernel reported meanwhile, wherever it
- * came from: a lock validator report (kernel/lockdep.h) no expect scope captured, and a
- * "BUG: Bad page state" the case did not announce (kernel/panic.h, TAINT_BAD_PAGE). Locks
- * an abort left behind are dropped from this CPU's held locks.
+ * ktest_exec_recover(), and verdicts on what the kernel reported meanwhile, wherever it came
+ * from: a lock validator report (kernel/lockdep.h) no expect scope captured, and a "BUG: Bad
+ * page state" or WARN_ON the case did not announce (kernel/panic.h's taints). Locks an abort
+ * left behind are dropped from this CPU's held locks.
  */
 static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struct ktest_case *c)
 {
-	unsigned long reports = lockdep_report_count();
-	unsigned long bad_pages = taint_count(TAINT_BAD_PAGE);
-	unsigned int held = lockdep_held_depth();
-	bool outer_expected = bad_pages_expected;
+	static const char *const what[NR_TAINT_FLAGS] = {
+		[TAINT_BAD_PAGE] = "a 'BUG: Bad page state' report",
+		[TAINT_WARN] = "a WARNING (WARN_ON)",
+	};
+	unsigned long reports = lockdep_report_count(), taints[NR_TAINT_FLAGS];
+	unsigned int held = lockdep_held_depth(), outer_expected = taints_expected;
 
-	bad_pages_expected = false;
+	for (unsigned int f = 0; f < NR_TAINT_FLAGS; f++)
+		taints[f] = taint_count(f);
+	taints_expected = 0;
 	ktest_exec_recover(t, s, c);
 	lockdep_truncate_held(held);
-	if (lockdep_report_count() != reports)
-		ktest_fail_quietly(t, "lockdep reported a possible deadlock during this case (the "
-				   "WARNING: lockdep report above)");
-	if (taint_count(TAINT_BAD_PAGE) != bad_pages && !bad_pages_expected)
-		ktest_fail_quietly(t, "a 'BUG: Bad page state' report above came during this "
-				   "case, which did not expect one");
-	bad_pages_expected = outer_expected;
+	if (lockdep_report_count() != reports) {
+		ktest_printf(t, "lockdep reported a possible deadlock during this case (the "
+			     "WARNING: lockdep report above)");
+		ktest_fail_case(t);
+	}
+	for (unsigned int f = 0; f < NR_TAINT_FLAGS; f++) {
+		if (taint_count(f) != taints[f] && !(taints_expected & (1u << f))) {
+			ktest_printf(t, "%s came during this case, which did not expect one "
+				     "(see above)", what[f]);
+			ktest_fail_case(t);
+		}
+	}
+	taints_expected = outer_expected;
 }
 
 void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest *out)

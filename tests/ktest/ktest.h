@@ -28,6 +28,7 @@
 #define KTEST_KTEST_H
 
 #include "kernel/compiler.h"
+#include "kernel/panic.h"	/* enum taint_flag */
 
 enum ktest_status {
 	KTEST_PASS = 0,
@@ -119,10 +120,11 @@ __noreturn void ktest_exit(bool pass);
 void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest *out);
 
 /*
- * The running case provokes "BUG: Bad page state" reports on purpose (tests/lab's
- * lab_expect_bad_pages() on the kernel). Any other report fails the case it came in.
+ * The running case provokes, on purpose, the reports that add this taint (kernel/panic.h):
+ * "BUG: Bad page state" (TAINT_BAD_PAGE; tests/lab's lab_expect_bad_pages() on the kernel)
+ * or a WARN_ON (TAINT_WARN). Any other such report fails the case it came in.
  */
-void ktest_expect_bad_pages(void);
+void ktest_expect_taint(enum taint_flag flag);
 
 /* The selection logic, pure: does "suite.case" pass a `test=` filter? (exported for tests) */
 bool ktest_filter_match(const char *filter, const char *suite, const char *tcase);

@@ -59,7 +59,7 @@ void lab_node_destroy(struct pglist_data *pgdat)
 
 void lab_expect_bad_pages(void)
 {
-	ktest_expect_bad_pages();
+	ktest_expect_taint(TAINT_BAD_PAGE);
 }
 
 void lab_node_exit(struct ktest *t)
