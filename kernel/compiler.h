@@ -38,6 +38,14 @@ typedef int64_t s64;
 #ifndef __section
 #define __section(s) __attribute__((section(s)))
 #endif
+/*
+ * Globals every allocation and free reads and almost nothing writes (the lock model, the
+ * node table, the CPU -> node map): kept together at the start of .data, so the fast paths
+ * find them in one page, not one page each (Linux's __read_mostly). Not for const data.
+ */
+#ifndef __read_mostly
+#define __read_mostly __section(".data..read_mostly")
+#endif
 #ifndef __printf
 #define __printf(a, b) __attribute__((format(printf, a, b)))
 #endif

@@ -17,7 +17,7 @@ struct numa_topology numa_topology = {
 	.memblks = { { 0, ~0ull, 0, false } },
 	.nr_memblks = 1,
 };
-u8 numa_cpu_node[MAX_CPUS];
+u8 numa_cpu_node[MAX_CPUS] __read_mostly;
 
 static bool numa_enabled = true;
 CMDLINE_BOOL("numa", numa_enabled, "0/off: one node whatever ACPI SRAT and SLIT say");

@@ -689,7 +689,10 @@ int pgdat_init_deferred(struct pglist_data *pgdat, struct memblock *mb, const ch
 /* ---- the kernel's machine ---- */
 
 static struct memblock boot_memblock;
-static struct pglist_data kernel_nodes[MAX_NUMA_NODES];
+/* Each node starts a page (struct pglist_data says why). */
+static struct {
+	struct pglist_data pgdat;
+} __aligned(PAGE_SIZE) kernel_nodes[MAX_NUMA_NODES];
 static struct mm_machine kernel_machine;
 static bool mm_dump;
 CMDLINE_BOOL("mm.dump", mm_dump, "print memblock, buddyinfo, zoneinfo and pagetypeinfo at boot");
@@ -808,7 +811,7 @@ int mm_init(const struct boot_info *bi)
 		memblock_dump(&boot_memblock);
 	ret = mm_percpu_init(&boot_memblock, nr_cpu_ids);
 	for (unsigned int nid = 0; nid < nr_node_ids(); nid++)
-		nodes[nid] = &kernel_nodes[nid];
+		nodes[nid] = &kernel_nodes[nid].pgdat;
 	if (!ret)
 		ret = (mm_deferred ? mm_machine_init_deferred : mm_machine_init)(
 			m, nodes, nr_node_ids(), &boot_memblock, "node", nr_cpu_ids,
@@ -816,7 +819,7 @@ int mm_init(const struct boot_info *bi)
 	if (ret)
 		return ret;
 	if (nr_node_ids() == 1)
-		snprintf(kernel_nodes[0].name, sizeof(kernel_nodes[0].name), "node0");
+		snprintf(kernel_nodes[0].pgdat.name, sizeof(kernel_nodes[0].pgdat.name), "node0");
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
 		BUG_ON(m->node[nid]->node_id != (int)nid);	/* NODE_DATA(nid) */
 		m->node[nid]->poison = mm_poison;

@@ -179,9 +179,10 @@ struct pcp_stats {
 /*
  * One per (zone, CPU), cache-line aligned so that CPUs never share a line: the 64-byte
  * spinlock (16 bytes of lock, 48 of statistics, which release builds leave unused on this
- * lock), 16 bytes of counters, a pointer to the event counters and 13 list heads of 16
- * bytes = 296 bytes, padded to 320: 5 cache lines (Linux's, without lock statistics, is
- * 256 bytes, 4 lines). The event counters live in a separate per-CPU array (pcp_stats).
+ * lock), 16 bytes of counters and 13 list heads of 16 bytes = 288 bytes, padded to 320:
+ * 5 cache lines (Linux's, without lock statistics, is 256 bytes, 4 lines); then the event
+ * counters, 2 lines. They sit in the same struct, so one page holds everything a fast-path
+ * hit touches of its CPU (Linux keeps both in the CPU's per-CPU area for the same reason).
  */
 struct per_cpu_pages {
 	/*
@@ -197,8 +198,8 @@ struct per_cpu_pages {
 	int batch;		/* refill/spill chunk */
 	short free_factor;	/* batch-free scaling shift: ++ on spill, >>= 1 on alloc */
 	short _pad;
-	struct pcp_stats *stats;	/* this CPU's counters of this zone: zone->pcp_stats[cpu] */
 	struct list_head lists[NR_PCP_LISTS];
+	struct pcp_stats stats __cacheline_aligned;	/* this CPU's counters of this zone */
 } __cacheline_aligned;
 
 /*
@@ -228,7 +229,6 @@ struct zone {
 
 	/* Per-CPU pages (mm/pcp.c); pcp[cpu], each is cache-line aligned. */
 	struct per_cpu_pages *pcp;
-	struct pcp_stats *pcp_stats;
 	/*
 	 * pcp_batch_high_lock serialises pageset updates (zone_pcp_update, zone_pcp_disable,
 	 * zone_pcp_enable): it protects pageset_high, pageset_batch, pcp_disable_depth and
@@ -318,12 +318,20 @@ struct mm_machine {
  * shared by the kernel's nodes (index = nid, from 0) and tests' private ones (after them).
  */
 struct pglist_data {
-	struct zone node_zones[MAX_NR_ZONES];
-	struct zonelist node_zonelists[MAX_ZONELISTS];
+	/*
+	 * What the order-0 fast paths read of the node comes first, next to the zones, so that
+	 * on a page-aligned node (the kernel's) one page holds it and the hot fields of the
+	 * first zones: a hit touches as few pages as it can (each one is a TLB entry; under
+	 * QEMU's direct-mapped soft TLB, two hot pages 256 KiB apart evict each other).
+	 */
 	/* Where the order-0 fast path allocates when gfp's highest zone is i: the first zone of
 	 * the fallback zonelist at or below i (on another node if this one has no memory there),
 	 * or the empty node_zones[0] if there is none. Set with the zonelists. */
 	struct zone *preferred_zone[MAX_NR_ZONES];
+	struct mem_section *sections;		/* the machine's: [nr_sections], from pfn 0 */
+	bool poison;				/* fill freed pages, check on allocation */
+	struct zone node_zones[MAX_NR_ZONES];
+	struct zonelist node_zonelists[MAX_ZONELISTS];
 	int node_id;				/* index in node_data[] (page->nid) */
 	int nid;				/* node number in its machine (= node_id for the
 						 * kernel's): machine->node[nid] == this */
@@ -335,12 +343,10 @@ struct pglist_data {
 	char name[16];				/* "node1"; a test's: what it was called */
 	unsigned long node_start_pfn;		/* first pfn with RAM */
 	unsigned long node_end_pfn;		/* one past the last pfn with RAM */
-	struct mem_section *sections;		/* the machine's: [nr_sections], from pfn 0 */
 	unsigned long nr_sections;
 	unsigned long min_free_kbytes;
 	unsigned int nr_cpus;			/* CPUs with a pcp in every zone */
 	unsigned long memmap_bytes;		/* this node's memory map, for the overhead report */
-	bool poison;				/* fill freed pages, check on allocation */
 	/* What the node was built from: its free ranges are read by the deferred init. */
 	const struct memblock *mb;
 	/* Statistics, atomic: */

@@ -148,8 +148,8 @@ void zone_numa_stats(const struct zone *zone, struct numa_stats *out)
 	const struct mm_machine *m = zone->node->machine;
 
 	memset(out, 0, sizeof(*out));
-	for (unsigned int cpu = 0; zone->pcp_stats && cpu < m->nr_cpus; cpu++) {
-		const struct pcp_stats *s = &zone->pcp_stats[cpu];
+	for (unsigned int cpu = 0; zone->pcp && cpu < m->nr_cpus; cpu++) {
+		const struct pcp_stats *s = &zone->pcp[cpu].stats;
 		u64 allocs = READ_ONCE(s->numa_hit) + READ_ONCE(s->numa_miss);
 		bool local = machine_cpu_nid(m, cpu) == (unsigned int)zone->node->nid;
 

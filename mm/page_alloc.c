@@ -8,7 +8,7 @@
 #include "mm/gup.h"
 #include "kernel/string.h"
 
-struct pglist_data *node_data[MAX_NUMNODES];
+struct pglist_data *node_data[MAX_NUMNODES] __read_mostly;
 
 /* ---- pageblock migratetypes ---- */
 
@@ -389,18 +389,25 @@ static inline bool zone_watermark_fast(struct zone *z, unsigned int order, unsig
 
 /* ---- allocation ---- */
 
-/* The highest zone gfp allows: its zone bits as an index (__GFP_DMA wins over __GFP_DMA32). */
-static const u8 gfp_zone_table[4] = {
-	[0] = ZONE_NORMAL,
-	[__GFP_DMA] = ZONE_DMA,
-	[__GFP_DMA32] = ZONE_DMA32,
-	[__GFP_DMA | __GFP_DMA32] = ZONE_DMA,
-};
+/*
+ * The highest zone gfp allows, from its two zone bits (__GFP_DMA wins over __GFP_DMA32).
+ * Linux's GFP_ZONE_TABLE: the four answers packed as 4-bit fields of one constant, so the
+ * lookup is a shift and a mask, with no table in memory for the fast path to touch.
+ */
+#define GFP_ZONES_SHIFT 4
+#define GFP_ZONE_TABLE ((u64)ZONE_NORMAL << (0 * GFP_ZONES_SHIFT) |			\
+			(u64)ZONE_DMA << (__GFP_DMA * GFP_ZONES_SHIFT) |		\
+			(u64)ZONE_DMA32 << (__GFP_DMA32 * GFP_ZONES_SHIFT) |		\
+			(u64)ZONE_DMA << ((__GFP_DMA | __GFP_DMA32) * GFP_ZONES_SHIFT))
 BUILD_BUG_ON((__GFP_DMA | __GFP_DMA32) != 3);
+BUILD_BUG_ON(MAX_NR_ZONES > (1 << GFP_ZONES_SHIFT));
 
 static inline enum zone_type gfp_zone(gfp_t gfp)
 {
-	return (enum zone_type)gfp_zone_table[gfp & (__GFP_DMA | __GFP_DMA32)];
+	unsigned int bits = gfp & (__GFP_DMA | __GFP_DMA32);
+
+	return (enum zone_type)((GFP_ZONE_TABLE >> (bits * GFP_ZONES_SHIFT)) &
+				((1u << GFP_ZONES_SHIFT) - 1));
 }
 
 static struct page *rmqueue(struct zone *zone, unsigned int order, int mt)
@@ -425,11 +432,11 @@ static inline void zone_statistics(struct zone *preferred, struct zone *zone)
 	unsigned int cpu = arch_cpu_id();
 
 	if (likely(zone->node == preferred->node)) {
-		zone->pcp_stats[cpu].numa_hit++;
+		zone->pcp[cpu].stats.numa_hit++;
 		return;
 	}
-	zone->pcp_stats[cpu].numa_miss++;
-	preferred->pcp_stats[cpu].numa_foreign++;
+	zone->pcp[cpu].stats.numa_miss++;
+	preferred->pcp[cpu].stats.numa_foreign++;
 }
 
 /*
@@ -560,7 +567,7 @@ static __always_inline struct page *alloc_page_fast(struct pglist_data *pgdat, g
 		return NULL;
 	page = pcp_pop(pcp, pcp->lists + order_to_pindex(gfp_migratetype(gfp), 0), 0);
 	if (page) {
-		stats = pcp->stats;
+		stats = &pcp->stats;
 		stats->alloc_hit++;
 		stats->numa_hit++;
 		pcp->free_factor >>= 1;
@@ -681,7 +688,7 @@ static __always_inline bool free_page_fast(struct page *page)
 		return false;
 	if (pcp->count < READ_ONCE(pcp->high) - 1) {	/* count + 1 stays below high */
 		pcp_push(pcp, page, mt, 0);
-		pcp->stats->free_hit++;
+		pcp->stats.free_hit++;
 		pushed = true;
 	}
 	pcp_unlock(pcp, hold);

@@ -11,8 +11,8 @@
 #include "kernel/string.h"
 #include "kernel/printk.h"
 
-enum pcp_lock_model pcp_lock_model = PCP_LOCK_TRYLOCK;
-bool pcp_enabled = true;
+enum pcp_lock_model pcp_lock_model __read_mostly = PCP_LOCK_TRYLOCK;
+bool pcp_enabled __read_mostly = true;
 
 static const char *const lock_model_names[] = { "irqoff", "irqsave", "trylock" };
 
@@ -93,14 +93,15 @@ CMDLINE_FUNC("pcp.lock", pcp_set_lock_model,
 	     "irqoff|irqsave|trylock: how per-CPU page lists are protected (default trylock)");
 CMDLINE_BOOL("pcp.enable", pcp_enabled, "0: no per-CPU page lists, every page via zone->lock");
 
-#define pcp_stat(zone, cpu) (&(zone)->pcp_stats[cpu])
+#define pcp_stat(zone, cpu) (&(zone)->pcp[cpu].stats)
 
 /*
  * Size the per-CPU pages struct as promised in mm/mmzone.h: the 64-byte spinlock (it carries
- * lock statistics) + 16 bytes of counters + the stats pointer + 13 list heads = 296 bytes
- * -> 5 cache lines.
+ * lock statistics) + 16 bytes of counters + 13 list heads = 288 bytes -> 5 cache lines,
+ * then the event counters on 2 lines of their own: 7.
  */
-BUILD_BUG_ON(sizeof(struct per_cpu_pages) != 5 * CACHELINE_SIZE);
+BUILD_BUG_ON(offsetof(struct per_cpu_pages, stats) != 5 * CACHELINE_SIZE);
+BUILD_BUG_ON(sizeof(struct per_cpu_pages) != 7 * CACHELINE_SIZE);
 BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
 
 /* For tests: hold this CPU's pcp as a fast path would (see pcp_trylock). */
@@ -200,22 +201,18 @@ int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 		spin_lock_init(&pcp_drain_lock, "pcp_drain", 0);
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &pgdat->node_zones[z];
-		u64 pcp, st;
+		u64 pcp;
 
 		if (!pgdat->node_end_pfn)
 			break;	/* memoryless: no zone will ever have pages */
 		pcp = memblock_alloc_node(mb, pgdat->nr_cpus * sizeof(*zone->pcp), CACHELINE_SIZE,
 					  nid);
-		st = memblock_alloc_node(mb, pgdat->nr_cpus * sizeof(*zone->pcp_stats),
-					 CACHELINE_SIZE, nid);
-		if (!pcp || !st)
+		if (!pcp)
 			return -1;
 		zone->pcp = arch_phys_to_virt(pcp);
-		zone->pcp_stats = arch_phys_to_virt(st);
 		spin_lock_init(&zone->pcp_batch_high_lock, "pcp_batch_high", 0);
 		for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++) {
 			spin_lock_init(&zone->pcp[cpu].lock, "pcp", 0);
-			zone->pcp[cpu].stats = &zone->pcp_stats[cpu];
 			zone->pcp[cpu].high = BOOT_PAGESET_HIGH;
 			zone->pcp[cpu].batch = BOOT_PAGESET_BATCH;
 			for (int i = 0; i < NR_PCP_LISTS; i++)
@@ -326,7 +323,7 @@ static void pcp_spill(struct zone *zone, struct per_cpu_pages *pcp, int high, bo
 		      unsigned int pindex)
 {
 	free_pcppages_bulk(zone, nr_pcp_free(pcp, high, free_high), pcp, (int)pindex);
-	pcp->stats->spill++;
+	pcp->stats.spill++;
 }
 
 /*
@@ -353,12 +350,12 @@ void free_unref_page(struct page *page, unsigned int order)
 	}
 	pcp = this_cpu_pcp(zone);
 	if (!pcp_trylock(pcp, &hold)) {
-		pcp->stats->trylock_fail_free++;
+		pcp->stats.trylock_fail_free++;
 		free_one_page(zone, page, order, mt);
 		return;
 	}
 	pcp_push(pcp, page, mt, order);
-	pcp->stats->free_hit++;
+	pcp->stats.free_hit++;
 	free_high = pcp->free_factor && order && order <= PAGE_ALLOC_COSTLY_ORDER;
 	high = nr_pcp_high(pcp, free_high);
 	if (pcp->count >= high)
@@ -408,7 +405,7 @@ static bool pcp_refill(struct zone *zone, unsigned int order, int mt,
 	if (batch > 1)
 		batch = MAX(batch >> order, 2);
 	WRITE_ONCE(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt) << order));
-	pcp->stats->refill++;
+	pcp->stats.refill++;
 	return !list_empty(list);
 }
 
@@ -426,7 +423,7 @@ static struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int
 
 	do {
 		if (!list_empty(list))
-			pcp->stats->alloc_hit++;
+			pcp->stats.alloc_hit++;
 		else if (!pcp_refill(zone, order, mt, pcp, list))
 			return NULL;
 		page = pcp_pop(pcp, list, order);
@@ -449,7 +446,7 @@ struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int mt)
 		return NULL;
 	pcp = this_cpu_pcp(zone);
 	if (unlikely(!pcp_trylock(pcp, &hold))) {
-		pcp->stats->trylock_fail_alloc++;
+		pcp->stats.trylock_fail_alloc++;
 		return NULL;
 	}
 	pcp->free_factor >>= 1;
@@ -505,7 +502,7 @@ unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigne
 		if (!(pages[i] = __rmqueue_pcplist(zone, 0, mt, pcp, list)))
 			break;
 		prep_new_page(pages[i], 0, gfp);
-		pcp->stats->numa_hit++;	/* a zone of the node asked for */
+		pcp->stats.numa_hit++;	/* a zone of the node asked for */
 		filled++;
 	}
 	if (pcp)
@@ -856,9 +853,9 @@ static void node_pcp_stats_add(struct pglist_data *pgdat, int cpu, struct pcp_st
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &pgdat->node_zones[z];
 
-		for (unsigned int c = 0; zone->pcp_stats && c < pgdat->nr_cpus; c++)
+		for (unsigned int c = 0; zone->pcp && c < pgdat->nr_cpus; c++)
 			if (cpu < 0 || c == (unsigned int)cpu)
-				pcp_stats_add(sum, &zone->pcp_stats[c]);
+				pcp_stats_add(sum, &zone->pcp[c].stats);
 	}
 }
 
@@ -868,8 +865,8 @@ void pcp_stats_reset(const struct mm_machine *m)
 		for (int z = 0; z < MAX_NR_ZONES; z++) {
 			struct zone *zone = &m->node[nid]->node_zones[z];
 
-			for (unsigned int c = 0; zone->pcp_stats && c < m->nr_cpus; c++) {
-				struct pcp_stats *s = &zone->pcp_stats[c];
+			for (unsigned int c = 0; zone->pcp && c < m->nr_cpus; c++) {
+				struct pcp_stats *s = &zone->pcp[c].stats;
 
 				*s = (struct pcp_stats){ .numa_hit = s->numa_hit,
 							 .numa_miss = s->numa_miss,

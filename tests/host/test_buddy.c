@@ -66,10 +66,10 @@ static void int_sqrt_min_free_kbytes_examples(struct ktest *t)
 
 /*
  * One DMA32 zone of 1 GiB at [1G, 2G). Metadata: 8 MiB of memory map, one page of section
- * table, and per zone one page of per-CPU lists (4 x 320 bytes) and one of their counters
- * (4 x 64 bytes): 2048 + 1 + 6 = 2055 pages, so managed = 262144 - 2055 = 260089 pages =
- * 1040356 kB; min_free_kbytes = isqrt(16 * 1040356) = 4079 -> min 1019 pages;
- * delta = max(1019 / 4, 260089 * 10 / 10000) = 260 -> low 1279, high 1539.
+ * table, and per zone one page of per-CPU lists with their counters (4 x 448 bytes):
+ * 2048 + 1 + 3 = 2052 pages, so managed = 262144 - 2052 = 260092 pages = 1040368 kB;
+ * min_free_kbytes = isqrt(16 * 1040368) = 4079 -> min 1019 pages;
+ * delta = max(1019 / 4, 260092 * 10 / 10000) = 260 -> low 1279, high 1539.
  * Then: GFP_KERNEL allocations stop with exactly min pages free, GFP_ATOMIC ones at
  * min - min/2 - (min - min/2)/4 = 383, and __GFP_MEMALLOC ones at 0.
  */
@@ -84,7 +84,7 @@ static void watermarks_linux_formula_and_limits(struct ktest *t)
 	KT_ASSERT_TRUE(t, pgdat);
 	buddy_only(pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
-	KT_EXPECT_EQ(t, zone->managed_pages, 260089);
+	KT_EXPECT_EQ(t, zone->managed_pages, 260092);
 	KT_EXPECT_EQ(t, pgdat->min_free_kbytes, 4079);
 	KT_EXPECT_EQ(t, zone->_watermark[WMARK_MIN], 1019);
 	KT_EXPECT_EQ(t, zone->_watermark[WMARK_LOW], 1279);
@@ -95,9 +95,9 @@ static void watermarks_linux_formula_and_limits(struct ktest *t)
 	KT_EXPECT_EQ(t, zone_free_pages(zone), 383);
 	n += alloc_until_null(pgdat, __GFP_MEMALLOC, 0, pages + n, ARRAY_SIZE(pages) - n);
 	KT_EXPECT_EQ(t, zone_free_pages(zone), 0);
-	KT_EXPECT_EQ(t, n, 260089);
+	KT_EXPECT_EQ(t, n, 260092);
 	free_all(pages, n, 0);
-	KT_EXPECT_EQ(t, zone_free_pages(zone), 260089);
+	KT_EXPECT_EQ(t, zone_free_pages(zone), 260092);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }

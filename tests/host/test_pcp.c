@@ -318,9 +318,9 @@ static u64 met_remote_drain(struct pglist_data *pgdat, unsigned int cpu)
 	u64 n = 0;
 
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		const struct pcp_stats *st = &pgdat->node_zones[z].pcp_stats[cpu];
+		const struct pcp_stats *st = &pgdat->node_zones[z].pcp[cpu].stats;
 
-		if (pgdat->node_zones[z].pcp_stats)
+		if (pgdat->node_zones[z].pcp)
 			n += st->trylock_fail_alloc + st->trylock_fail_free + st->ipi_drain;
 	}
 	return n;
@@ -1166,7 +1166,7 @@ static void *refill_interleave_cpu(void *p)
 		return NULL;
 	}
 	for (unsigned int r = 0; r < ri->rounds; r++) {
-		const struct pcp_stats *st = &ri->zone->pcp_stats[1];
+		const struct pcp_stats *st = &ri->zone->pcp[1].stats;
 		u64 refills = st->refill;	/* only this CPU writes its refill count */
 		int seq = smp_load_acquire(&ri->seq);
 		struct page *page = alloc_pages_node(pgdat, GFP_KERNEL, 0);

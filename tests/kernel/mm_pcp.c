@@ -145,9 +145,9 @@ static u64 met_remote_drain(struct churn *c, unsigned int cpu)
 	u64 n = pcp_locks_contended(cpu) - c->cpu[cpu].pcp_contended0;
 
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		const struct pcp_stats *st = &mm_node()->node_zones[z].pcp_stats[cpu];
+		const struct pcp_stats *st = &mm_node()->node_zones[z].pcp[cpu].stats;
 
-		if (mm_node()->node_zones[z].pcp_stats)
+		if (mm_node()->node_zones[z].pcp)
 			n += READ_ONCE(st->trylock_fail_alloc) + READ_ONCE(st->trylock_fail_free) +
 			     READ_ONCE(st->ipi_drain);
 	}

@@ -155,7 +155,7 @@ static void show_pcp_line(struct zone *zone, unsigned int c)
 	if (!zone_populated(zone) || !zone->pcp)
 		return;
 	pcp = &zone->pcp[c];
-	s = &zone->pcp_stats[c];
+	s = &zone->pcp[c].stats;
 	snprintf(name, sizeof(name), "%s", zone->lock.name);	/* "DMA32", "node1 DMA32" */
 	printk("%3u %-13s %6d %5d %5d | %9llu %9llu %7llu %6llu %7llu %7llu\n", c, name,
 	       READ_ONCE(pcp->count), READ_ONCE(pcp->high), READ_ONCE(pcp->batch),
