@@ -183,6 +183,7 @@ struct pcp_stats {
  * 5 cache lines (Linux's, without lock statistics, is 256 bytes, 4 lines); then the event
  * counters, 2 lines. They sit in the same struct, so one page holds everything a fast-path
  * hit touches of its CPU (Linux keeps both in the CPU's per-CPU area for the same reason).
+ * Padded to 8 lines, 512 bytes, so that finding this CPU's, &zone->pcp[cpu], is a shift.
  */
 struct per_cpu_pages {
 	/*
@@ -200,6 +201,7 @@ struct per_cpu_pages {
 	short _pad;
 	struct list_head lists[NR_PCP_LISTS];
 	struct pcp_stats stats __cacheline_aligned;	/* this CPU's counters of this zone */
+	u64 _pad_to_512[CACHELINE_SIZE / sizeof(u64)];	/* (see above) */
 } __cacheline_aligned;
 
 /*

@@ -390,24 +390,21 @@ static inline bool zone_watermark_fast(struct zone *z, unsigned int order, unsig
 /* ---- allocation ---- */
 
 /*
- * The highest zone gfp allows, from its two zone bits (__GFP_DMA wins over __GFP_DMA32).
- * Linux's GFP_ZONE_TABLE: the four answers packed as 4-bit fields of one constant, so the
- * lookup is a shift and a mask, with no table in memory for the fast path to touch.
+ * The highest zone gfp allows: its zone bits as an index (__GFP_DMA wins over __GFP_DMA32).
+ * Never written, but not const: it sits with the fast path's other globals in the
+ * read-mostly page (a const table would take a page of .rodata of its own on the hit path).
  */
-#define GFP_ZONES_SHIFT 4
-#define GFP_ZONE_TABLE ((u64)ZONE_NORMAL << (0 * GFP_ZONES_SHIFT) |			\
-			(u64)ZONE_DMA << (__GFP_DMA * GFP_ZONES_SHIFT) |		\
-			(u64)ZONE_DMA32 << (__GFP_DMA32 * GFP_ZONES_SHIFT) |		\
-			(u64)ZONE_DMA << ((__GFP_DMA | __GFP_DMA32) * GFP_ZONES_SHIFT))
+static u8 gfp_zone_table[4] __read_mostly = {
+	[0] = ZONE_NORMAL,
+	[__GFP_DMA] = ZONE_DMA,
+	[__GFP_DMA32] = ZONE_DMA32,
+	[__GFP_DMA | __GFP_DMA32] = ZONE_DMA,
+};
 BUILD_BUG_ON((__GFP_DMA | __GFP_DMA32) != 3);
-BUILD_BUG_ON(MAX_NR_ZONES > (1 << GFP_ZONES_SHIFT));
 
 static inline enum zone_type gfp_zone(gfp_t gfp)
 {
-	unsigned int bits = gfp & (__GFP_DMA | __GFP_DMA32);
-
-	return (enum zone_type)((GFP_ZONE_TABLE >> (bits * GFP_ZONES_SHIFT)) &
-				((1u << GFP_ZONES_SHIFT) - 1));
+	return (enum zone_type)READ_ONCE(gfp_zone_table[gfp & (__GFP_DMA | __GFP_DMA32)]);
 }
 
 static struct page *rmqueue(struct zone *zone, unsigned int order, int mt)

@@ -98,10 +98,10 @@ CMDLINE_BOOL("pcp.enable", pcp_enabled, "0: no per-CPU page lists, every page vi
 /*
  * Size the per-CPU pages struct as promised in mm/mmzone.h: the 64-byte spinlock (it carries
  * lock statistics) + 16 bytes of counters + 13 list heads = 288 bytes -> 5 cache lines,
- * then the event counters on 2 lines of their own: 7.
+ * then the event counters on 2 lines of their own and one of padding: 8, a power of two.
  */
 BUILD_BUG_ON(offsetof(struct per_cpu_pages, stats) != 5 * CACHELINE_SIZE);
-BUILD_BUG_ON(sizeof(struct per_cpu_pages) != 7 * CACHELINE_SIZE);
+BUILD_BUG_ON(sizeof(struct per_cpu_pages) != 8 * CACHELINE_SIZE);
 BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
 
 /* For tests: hold this CPU's pcp as a fast path would (see pcp_trylock). */

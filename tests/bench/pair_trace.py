@@ -6,9 +6,17 @@ in the chosen model, and prints every instruction with the function it was inlin
 (addr2line -i), then the count per innermost function. The total is what `page-icount`
 measures for that model. Not part of make test; docs/pcp.md groups these counts by step.
 
+With --pages it prints instead the pages the pair's loads and stores touch (each one a TLB
+entry), and which of them would evict each other in a direct-mapped TLB of 64, 128 or 256
+entries (index: virtual page number mod size), which is what QEMU's soft TLB is: under TCG,
+two hot pages that collide cost more host time than the instructions of the pair
+(docs/pcp.md, "Where the host time goes").
+
 usage: tests/bench/pair_trace.py [--build build/release] [--model trylock|irqoff|irqsave|nopcp]
+                                 [--smp N] [--pages]
 """
 import argparse
+import bisect
 import collections
 import os
 import subprocess
@@ -16,8 +24,39 @@ import sys
 import tempfile
 
 GDB_SCRIPT = r'''
-import gdb, os
+import gdb, os, re
 gdb.execute("set pagination off")
+
+
+def reg(name):
+    return int(gdb.parse_and_eval("(long)$" + name)) & 0xffffffffffffffff
+
+
+def data_addresses(insn):
+    """The addresses insn (AT&T syntax, about to run) loads or stores: its memory operand
+    (disp(base,index,scale), %gs:disp, or a rip-relative one gdb resolved in a comment) and
+    the stack slot of a push, pop, call or ret."""
+    op, _, args = insn.partition(" ")
+    out = []
+    if op.startswith(("lea", "nop")):
+        return out
+    m = re.search(r"# (0x[0-9a-f]+)", args)
+    if m:
+        out.append(int(m.group(1), 16))
+    else:
+        for m in re.finditer(r"(%gs:)?(-?0x[0-9a-f]+|-?\d+)?\((%\w+)?(?:,(%\w+))?(?:,(\d))?\)", args):
+            ea = int(m.group(2), 0) if m.group(2) else 0
+            ea += reg(m.group(3)[1:]) if m.group(3) else 0
+            ea += reg(m.group(4)[1:]) * int(m.group(5) or 1) if m.group(4) else 0
+            ea += reg("gs_base") if m.group(1) else 0
+            out.append(ea & 0xffffffffffffffff)
+        m = re.search(r"%gs:(0x[0-9a-f]+)(?![0-9a-fx(])", args)
+        if m:
+            out.append((int(m.group(1), 16) + reg("gs_base")) & 0xffffffffffffffff)
+    if op.startswith(("push", "pop", "call", "ret")):
+        out.append(reg("rsp") - (8 if op.startswith(("push", "call")) else 0))
+    return out
+
 gdb.execute("file " + os.environ["PT_ELF"])
 gdb.execute("target remote :" + os.environ["PT_PORT"])
 gdb.execute("hbreak pairs_hot")
@@ -34,13 +73,14 @@ while True:
     if out and pc == start:
         break
     if not out or out[-1][0] != pc:    # a stepped branch may be shown twice
-        out.append((pc, gdb.execute("x/i $pc", to_string=True).split(":", 1)[1].strip()))
+        insn = gdb.execute("x/i $pc", to_string=True).split(":", 1)[1].strip()
+        out.append((pc, insn, data_addresses(insn)))
     gdb.execute("stepi", to_string=True)
     if len(out) > 20000:
         break
 with open(os.environ["PT_OUT"], "w") as f:
-    for pc, insn in out:
-        f.write("%x %s\n" % (pc, insn))
+    for pc, insn, eas in out:
+        f.write("%x %s @@%s\n" % (pc, insn, ",".join("%x" % ea for ea in eas)))
 gdb.execute("kill")
 '''
 
@@ -48,11 +88,54 @@ CONDS = {"irqoff": "pcp_lock_model == 0 && pcp_enabled", "irqsave": "pcp_lock_mo
          "trylock": "pcp_lock_model == 2 && pcp_enabled", "nopcp": "!pcp_enabled"}
 
 
+def image_symbols(elf):
+    """(address, name) of the kernel image's symbols, sorted, and its sections' ranges."""
+    syms, ranges = [], []
+    for line in subprocess.run(["nm", "-n", elf], capture_output=True, text=True).stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] not in "aA":
+            syms.append((int(f[0], 16), f[2]))
+    for line in subprocess.run(["readelf", "-S", "-W", elf], capture_output=True,
+                               text=True).stdout.splitlines():
+        f = line.replace("[ ", "[").split()
+        if len(f) > 7 and f[0].startswith("[") and "A" in f[7]:
+            ranges.append((int(f[3], 16), int(f[3], 16) + int(f[5], 16)))
+    return syms, ranges
+
+
+def print_pages(elf, eas, ninsns, model):
+    """Pages touched, with what lives there, and collisions in direct-mapped TLBs."""
+    syms, ranges = image_symbols(elf)
+    pages, where = collections.Counter(), {}
+    for insn_eas in eas:
+        for ea in insn_eas:
+            pages[ea >> 12] += 1
+            if any(a <= ea < b for a, b in ranges):
+                i = bisect.bisect_right([a for a, _ in syms], ea) - 1
+                where.setdefault(ea >> 12, set()).add(syms[i][1])
+    print("%d instructions, %d data accesses, %d pages in one %s pair:" % (
+        ninsns, sum(pages.values()), len(pages), model))
+    print("%-18s %8s %5s %5s %5s  %s" % ("page", "accesses", "i64", "i128", "i256", "what"))
+    for vpn, n in pages.most_common():
+        what = ", ".join(sorted(where[vpn])[:4]) if vpn in where else "outside the image (direct map)"
+        print("%-18x %8d %5d %5d %5d  %s" % (vpn << 12, n, vpn % 64, vpn % 128, vpn % 256, what))
+    for size in (64, 128, 256):
+        sets = collections.defaultdict(list)
+        for vpn in pages:
+            sets[vpn % size].append("%x" % (vpn << 12))
+        clash = {i: v for i, v in sets.items() if len(v) > 1}
+        print("direct-mapped TLB of %d entries: %s" % (size, "; ".join(
+            "index %d: %s" % (i, " ".join(v)) for i, v in sorted(clash.items())) or "no collisions"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build/release", help="where smpmm.iso and smpmm.elf are")
     ap.add_argument("--model", default="trylock", choices=sorted(CONDS))
     ap.add_argument("--port", default="12399")
+    ap.add_argument("--smp", default="2", help="CPUs of the guest (the pair runs on CPU 0)")
+    ap.add_argument("--pages", action="store_true",
+                    help="print the pages the pair touches and their TLB collisions")
     args = ap.parse_args()
     iso, elf = os.path.join(args.build, "smpmm.iso"), os.path.join(args.build, "smpmm.elf")
     with tempfile.TemporaryDirectory() as tmp:
@@ -60,7 +143,7 @@ def main():
         with open(script, "w") as f:
             f.write(GDB_SCRIPT)
         qemu = subprocess.Popen(
-            ["qemu-system-x86_64", "-M", "q35", "-m", "2G", "-smp", "2", "-cdrom", iso,
+            ["qemu-system-x86_64", "-M", "q35", "-m", "2G", "-smp", args.smp, "-cdrom", iso,
              "-display", "none", "-serial", "null", "-monitor", "none", "-no-reboot",
              "-fw_cfg", "name=opt/smpmm/cmdline,string=test=none mm.poison=0 bench=page "
              "bench.page_loops=100 bench.windows=1", "-gdb", "tcp::" + args.port, "-S"])
@@ -74,7 +157,12 @@ def main():
             qemu.wait()
         if not os.path.exists(out):
             sys.exit("pair_trace: gdb left no trace")
-        lines = [l.split(" ", 1) for l in open(out).read().splitlines()]
+        traced = [l.split(" ", 1) for l in open(out).read().splitlines()]
+    lines = [(pc, rest.rsplit(" @@", 1)[0]) for pc, rest in traced]
+    if args.pages:
+        eas = [[int(a, 16) for a in rest.rsplit(" @@", 1)[1].split(",") if a] for _, rest in traced]
+        print_pages(elf, eas, len(lines), args.model)
+        return
     funcs = []  # per instruction: the inline chain, innermost function first (addr2line -i)
     for pc, _ in lines:
         a2l = subprocess.run(["addr2line", "-f", "-i", "-e", elf, "0x" + pc],

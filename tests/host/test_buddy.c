@@ -66,7 +66,7 @@ static void int_sqrt_min_free_kbytes_examples(struct ktest *t)
 
 /*
  * One DMA32 zone of 1 GiB at [1G, 2G). Metadata: 8 MiB of memory map, one page of section
- * table, and per zone one page of per-CPU lists with their counters (4 x 448 bytes):
+ * table, and per zone one page of per-CPU lists with their counters (4 x 512 bytes):
  * 2048 + 1 + 3 = 2052 pages, so managed = 262144 - 2052 = 260092 pages = 1040368 kB;
  * min_free_kbytes = isqrt(16 * 1040368) = 4079 -> min 1019 pages;
  * delta = max(1019 / 4, 260092 * 10 / 10000) = 260 -> low 1279, high 1539.
