@@ -10,8 +10,8 @@ void warn_slowpath(const char *file, int line, const char *cond);
 /*
  * Taint, as Linux's add_taint(): events after which the kernel carries on but its state is
  * suspect, counted since boot. bad_page() adds TAINT_BAD_PAGE, WARN_ON() TAINT_WARN; the test
- * runners fail a case during which one was added that the case did not announce (the host's
- * runner: bad pages only).
+ * runners (the kernel's and the host's) fail a case during which one was added that the case
+ * did not announce.
  */
 enum taint_flag { TAINT_BAD_PAGE, TAINT_WARN, NR_TAINT_FLAGS };
 void add_taint(enum taint_flag flag);

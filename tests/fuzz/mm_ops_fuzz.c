@@ -3,7 +3,7 @@
  * get, put, drain, pin, unpin, bulk alloc) on a private 16 MiB allocator instance with
  * per-CPU lists, run by the host shim (tests/host/shim). After every step mm_verify() must
  * find every page in exactly one place; at the end, with everything released, the free
- * count must be exactly what it was. Any bad_page() report or panic is a finding.
+ * count must be exactly what it was. Any bad_page() report, WARN_ON or panic is a finding.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 #include "mm/memblock.h"
 #include "mm/gup.h"
 #include "kernel/bootinfo.h"
+#include "kernel/panic.h"
 #include "tests/host/shim/shim.h"
 
 #define HELD_MAX 64
@@ -42,7 +43,7 @@ static void setup_once(void)
 
 static void check(void)
 {
-	if (mm_verify(&pgdat) || pgdat.bad_pages || host_warnings)
+	if (mm_verify(&pgdat) || pgdat.bad_pages || taint_count(TAINT_WARN))
 		abort();
 }
 

@@ -19,8 +19,6 @@
 #include "kernel/lockdep.h"
 #include "kernel/panic.h"
 
-bool host_bad_pages_expected;
-
 /* The suites, bracketed by the linker as in the kernel (linker.ld there, ld's default here). */
 extern const struct ktest_suite *const __start_ktest_suites[];
 extern const struct ktest_suite *const __stop_ktest_suites[];
@@ -93,11 +91,6 @@ void lab_node_exit(struct ktest *t)
 {
 	if (lab_live)
 		lab_node_destroy(lab_live);
-}
-
-void lab_expect_bad_pages(void)
-{
-	host_bad_pages_expected = true;
 }
 
 unsigned int lab_nr_cpus(void)
@@ -271,7 +264,8 @@ static enum ktest_status run_one(const struct ktest_suite *s, const struct ktest
 				 unsigned int n, bool quiet)
 {
 	struct ktest t;
-	unsigned long reports, bad_pages;
+	struct ktest_taints taints;
+	unsigned long reports;
 
 	running_test = c->name;
 	alarm(test_timeout);
@@ -279,15 +273,12 @@ static enum ktest_status run_one(const struct ktest_suite *s, const struct ktest
 	host_phys_reset();
 	host_cpu_id = 0;
 	host_irqs_off = 0;
-	bad_pages = taint_count(TAINT_BAD_PAGE);
-	host_bad_pages_expected = false;
+	ktest_taints_begin(&taints);
 	reports = lockdep_report_count();
 	ktest_case_init(&t, s->name, c, 0, host_case_seed(c->name));
 	exec_case(&t, s, c);
 	alarm(0);
-	if (taint_count(TAINT_BAD_PAGE) != bad_pages && !host_bad_pages_expected)
-		KT_FAIL(&t, "%lu unexpected 'BUG: Bad page state' reports",
-			taint_count(TAINT_BAD_PAGE) - bad_pages);
+	ktest_taints_end(&t, &taints);	/* an unannounced bad page or WARN_ON fails it */
 	if (lockdep_report_count() != reports)
 		KT_FAIL(&t, "lockdep reported a possible deadlock (see the console)");
 	if (t.status == KTEST_FAIL) {

@@ -17,10 +17,6 @@
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
 
-/* A test that provokes "BUG: Bad page state" reports on purpose sets this; in any other
- * test such a report is a failure (the allocator found a page in a state it must not be). */
-extern bool host_bad_pages_expected;
-
 /* A private allocator instance built from a memory map, as mm_init() builds the kernel's. */
 struct test_node {
 	struct pglist_data pgdat;

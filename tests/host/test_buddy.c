@@ -220,7 +220,7 @@ static void free_pages_double_free_reported(struct ktest *t)
 	unsigned long free;
 	char pfn[32];
 
-	host_bad_pages_expected = true;	/* provoked on purpose below */
+	ktest_expect_taint(TAINT_BAD_PAGE);	/* provoked on purpose below */
 	KT_ASSERT_TRUE(t, pgdat);
 	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 	KT_ASSERT_TRUE(t, page);
@@ -244,7 +244,7 @@ static void free_pages_wrong_order_reported(struct ktest *t)
 	struct page *p0, *p3;
 	unsigned long free;
 
-	host_bad_pages_expected = true;	/* provoked on purpose below */
+	ktest_expect_taint(TAINT_BAD_PAGE);	/* provoked on purpose below */
 	KT_ASSERT_TRUE(t, pgdat);
 	free = node_free_pages(pgdat);
 	p0 = alloc_pages_node(pgdat, GFP_KERNEL, 0);
@@ -267,7 +267,7 @@ static void free_pages_reserved_page_reported(struct ktest *t)
 	struct page *reserved;
 	unsigned long free;
 
-	host_bad_pages_expected = true;	/* provoked on purpose below */
+	ktest_expect_taint(TAINT_BAD_PAGE);	/* provoked on purpose below */
 	KT_ASSERT_TRUE(t, pgdat);
 	free = node_free_pages(pgdat);
 	reserved = pfn_to_page(pgdat, pgdat->node_end_pfn - 1);	/* memblock allocs are top-down */
@@ -288,7 +288,7 @@ static void alloc_pages_poison_catches_use_after_free(struct ktest *t)
 	struct pglist_data *pgdat = small_node();
 	struct page *page, *again;
 
-	host_bad_pages_expected = true;	/* provoked on purpose below */
+	ktest_expect_taint(TAINT_BAD_PAGE);	/* provoked on purpose below */
 	KT_ASSERT_TRUE(t, pgdat);
 	buddy_only(pgdat);
 	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
@@ -367,7 +367,7 @@ static void alloc_pages_discards_free_page_in_use_pcp(struct ktest *t)
 	unsigned long free;
 
 	KT_ASSERT_TRUE(t, pgdat);
-	host_bad_pages_expected = true;	/* provoked on purpose below */
+	ktest_expect_taint(TAINT_BAD_PAGE);	/* provoked on purpose below */
 	free = node_free_pages(pgdat);
 	stale = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 	KT_ASSERT_TRUE(t, stale);
@@ -397,7 +397,7 @@ static void alloc_pages_discards_free_page_in_use_buddy(struct ktest *t)
 	unsigned long free;
 
 	KT_ASSERT_TRUE(t, pgdat);
-	host_bad_pages_expected = true;	/* provoked on purpose below */
+	ktest_expect_taint(TAINT_BAD_PAGE);	/* provoked on purpose below */
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	free = node_free_pages(pgdat);
 	first = alloc_pages_node(pgdat, GFP_KERNEL, 4);

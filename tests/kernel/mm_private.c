@@ -128,7 +128,7 @@ static void mm_private_bad_input_reported(struct ktest *t)
 	KT_ASSERT_EQ(t, pgdat->bad_pages, 0ull);
 	ktest_printf(t, "expect 4 'BUG: Bad page state' reports from mm/page_alloc.c and "
 		     "mm/debug.c, on purpose: wrong order, double free, reserved page, use after free");
-	lab_expect_bad_pages();
+	ktest_expect_taint(TAINT_BAD_PAGE);
 	__free_pages(q, 0);			/* wrong order: freed as order 2 */
 	__free_pages(p, 0);
 	__free_pages(p, 0);			/* double free */

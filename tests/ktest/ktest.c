@@ -151,13 +151,6 @@ static void ktest_exec_recover(struct ktest *t, const struct ktest_suite *s,
 	t->abort_ctx = NULL;
 }
 
-static unsigned int taints_expected;	/* bits 1 << flag: set by the running case */
-
-void ktest_expect_taint(enum taint_flag flag)
-{
-	taints_expected |= 1u << flag;
-}
-
 /* Fail t for something the runner saw (its diagnostic line already printed). */
 static void ktest_fail_case(struct ktest *t)
 {
@@ -173,16 +166,11 @@ static void ktest_fail_case(struct ktest *t)
  */
 static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struct ktest_case *c)
 {
-	static const char *const what[NR_TAINT_FLAGS] = {
-		[TAINT_BAD_PAGE] = "a 'BUG: Bad page state' report",
-		[TAINT_WARN] = "a WARNING (WARN_ON)",
-	};
-	unsigned long reports = lockdep_report_count(), taints[NR_TAINT_FLAGS];
-	unsigned int held = lockdep_held_depth(), outer_expected = taints_expected;
+	unsigned long reports = lockdep_report_count();
+	unsigned int held = lockdep_held_depth();
+	struct ktest_taints taints;
 
-	for (unsigned int f = 0; f < NR_TAINT_FLAGS; f++)
-		taints[f] = taint_count(f);
-	taints_expected = 0;
+	ktest_taints_begin(&taints);
 	ktest_exec_recover(t, s, c);
 	lockdep_truncate_held(held);
 	if (lockdep_report_count() != reports) {
@@ -190,14 +178,7 @@ static void ktest_exec(struct ktest *t, const struct ktest_suite *s, const struc
 			     "WARNING: lockdep report above)");
 		ktest_fail_case(t);
 	}
-	for (unsigned int f = 0; f < NR_TAINT_FLAGS; f++) {
-		if (taint_count(f) != taints[f] && !(taints_expected & (1u << f))) {
-			ktest_printf(t, "%s came during this case, which did not expect one "
-				     "(see above)", what[f]);
-			ktest_fail_case(t);
-		}
-	}
-	taints_expected = outer_expected;
+	ktest_taints_end(t, &taints);
 }
 
 void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest *out)

@@ -121,10 +121,22 @@ void ktest_run_nested(struct ktest *t, const struct ktest_case *c, struct ktest 
 
 /*
  * The running case provokes, on purpose, the reports that add this taint (kernel/panic.h):
- * "BUG: Bad page state" (TAINT_BAD_PAGE; tests/lab's lab_expect_bad_pages() on the kernel)
- * or a WARN_ON (TAINT_WARN). Any other such report fails the case it came in.
+ * "BUG: Bad page state" (TAINT_BAD_PAGE) or a WARN_ON (TAINT_WARN). Any other such report
+ * fails the case it came in, in the kernel and on the host alike (ktest_taints_end()).
  */
 void ktest_expect_taint(enum taint_flag flag);
+
+/*
+ * For runners: the taint rule around one case. begin saves the counts and the announcements
+ * of an enclosing case (ktest_run_nested()); end fails t for each taint added meanwhile that
+ * t did not announce, and gives the enclosing case its announcements back.
+ */
+struct ktest_taints {
+	unsigned long count[NR_TAINT_FLAGS];
+	unsigned int outer_expected;
+};
+void ktest_taints_begin(struct ktest_taints *saved);
+void ktest_taints_end(struct ktest *t, const struct ktest_taints *saved);
 
 /* The selection logic, pure: does "suite.case" pass a `test=` filter? (exported for tests) */
 bool ktest_filter_match(const char *filter, const char *suite, const char *tcase);

@@ -1,7 +1,8 @@
 /*
  * ktest's portable core, linked by the kernel (tests/ktest/ktest.c runs the cases) and by the
  * host harness (tests/host/harness.c does): a case's state, its random numbers, KT_ASSERT's
- * and KT_SKIP's way out, what KT_EXPECT_* evaluate and print, and which "suite.case" names a
+ * and KT_SKIP's way out, what KT_EXPECT_* evaluate and print, the taint rule both runners apply
+ * around a case, and which "suite.case" names a
  * `test=` filter selects (pure functions). No platform code: output goes through printk.
  */
 #include "tests/ktest/ktest.h"
@@ -112,6 +113,43 @@ void ktest_fail_at(struct ktest *t, const char *file, int line, const char *fmt,
 	va_end(ap);
 	record_failure(t, file, line);
 	printk("%s# %s\n", indent(t), buf);
+}
+
+/* ---- taints: a report nobody announced fails the case ----------------------------------- */
+
+static unsigned int taints_expected;	/* bits 1 << flag: announced by the running case */
+
+void ktest_expect_taint(enum taint_flag flag)
+{
+	__atomic_fetch_or(&taints_expected, 1u << flag, __ATOMIC_RELAXED);
+}
+
+void ktest_taints_begin(struct ktest_taints *saved)
+{
+	for (unsigned int f = 0; f < NR_TAINT_FLAGS; f++)
+		saved->count[f] = taint_count(f);
+	saved->outer_expected = __atomic_exchange_n(&taints_expected, 0, __ATOMIC_RELAXED);
+}
+
+void ktest_taints_end(struct ktest *t, const struct ktest_taints *saved)
+{
+	static const char *const what[NR_TAINT_FLAGS] = {
+		[TAINT_BAD_PAGE] = "'BUG: Bad page state' report",
+		[TAINT_WARN] = "WARNING (WARN_ON)",
+	};
+	unsigned int expected = __atomic_load_n(&taints_expected, __ATOMIC_RELAXED);
+
+	for (unsigned int f = 0; f < NR_TAINT_FLAGS; f++) {
+		unsigned long n = taint_count(f) - saved->count[f];
+
+		if (n && !(expected & (1u << f))) {
+			ktest_printf(t, "%lu x %s came during this case, which did not expect one "
+				     "(see above)", n, what[f]);
+			__atomic_fetch_add(&t->nr_failed_checks, 1, __ATOMIC_RELAXED);
+			WRITE_ONCE(t->status, KTEST_FAIL);
+		}
+	}
+	__atomic_store_n(&taints_expected, saved->outer_expected, __ATOMIC_RELAXED);
 }
 
 static const char *const cmp_text[] = {

@@ -57,11 +57,6 @@ void lab_node_destroy(struct pglist_data *pgdat)
 	lab_live = false;
 }
 
-void lab_expect_bad_pages(void)
-{
-	ktest_expect_taint(TAINT_BAD_PAGE);
-}
-
 void lab_node_exit(struct ktest *t)
 {
 	if (lab_live)

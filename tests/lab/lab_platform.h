@@ -24,9 +24,6 @@ struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp);
 void lab_node_destroy(struct pglist_data *pgdat);
 /* A suite's .exit hook: destroys the instance a case left behind (a failed KT_ASSERT). */
 void lab_node_exit(struct ktest *t);
-/* The case provokes "BUG: Bad page state" reports on purpose (both runners fail a case
- * during which one was printed unannounced). */
-void lab_expect_bad_pages(void);
 
 /* The CPUs lab_run_on_cpus() runs on (kernel: those online; host: 8 threads). */
 unsigned int lab_nr_cpus(void);

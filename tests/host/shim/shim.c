@@ -31,7 +31,6 @@ bool host_verbose;
 static char capture[1 << 16];
 static size_t capture_len;
 static pthread_mutex_t console_lock = PTHREAD_MUTEX_INITIALIZER;
-unsigned long host_warnings;
 
 /* kernel/printk.c's console hook: it formats and serializes, this keeps the bytes. */
 void arch_console_write(const char *s, size_t len)
@@ -112,7 +111,6 @@ unsigned long taint_count(enum taint_flag flag)
 
 void warn_slowpath(const char *file, int line, const char *cond)
 {
-	__atomic_fetch_add(&host_warnings, 1, __ATOMIC_RELAXED);
 	add_taint(TAINT_WARN);
 	printk("WARNING: %s at %s:%d\n", cond, file, line);
 }

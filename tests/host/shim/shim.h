@@ -8,7 +8,6 @@
 
 extern u64 host_boot_map_limit;		/* what arch_direct_map_boot_limit() says */
 extern unsigned long host_map_direct_calls;
-extern unsigned long host_warnings;	/* warn_slowpath() calls */
 extern bool host_verbose;		/* echo printk to stdout */
 extern __thread jmp_buf *host_panic_jmp;	/* if set, panic() longjmps here */
 extern __thread char host_panic_msg[256];
