@@ -217,8 +217,10 @@ BIG_MEM   ?= 2G
 # runnable threads (lock-holder preemption). Measured at 1024: mm_pcp_stress_all_cpus had not
 # finished after 8 minutes, smp_call_all_every_cpu_at_once (1023 x 1024 calls) ended in the
 # call-queue timeout panic after 225 s; mm_pcp_irq_reentry stalled for 12 minutes at 255, and
-# mm_pcp_stress_all_cpus had not finished after 10 minutes at 255 (load average 50).
-BIG_TESTS ?= boot.*,smp.smp_call_all_nowait*,smp.smp_call_single*,smp.smp_call_wait_round_trip,mm_buddy.*,gup.gup_pin_unpin_balance,gup.gup_has_pinned*,gup.gup_longterm_migrates*,mm_pcp.*rules,mm_pcp.*no_drain,mm_pcp.*switch*,lockdep*
+# mm_pcp_stress_all_cpus had not finished after 10 minutes at 255 (load average 50). The
+# exhausted-node interrupt case (mm_pcp_private.pcp_irq_alloc_exhausted_no_drain_all_models)
+# now runs on every CPU as pcp_irq_reentry does, so it is left out too (not measured at 1024).
+BIG_TESTS ?= boot.*,smp.smp_call_all_nowait*,smp.smp_call_single*,smp.smp_call_wait_round_trip,mm_buddy.*,gup.gup_pin_unpin_balance,gup.gup_has_pinned*,gup.gup_longterm_migrates*,mm_pcp.*rules,mm_pcp_private.*switch*,lockdep*
 BIG_SOAK  ?= 20
 # AP start-up bound (smp.ap_timeout_ms): the kernel's own, 2 s + 20 ms per AP (22.5 s at 1024),
 # gave up on one AP of 1024 after 23.5 s here (load average 15); 10 minutes for test-big.

@@ -80,7 +80,7 @@ MATRIX = [
     # without memory; a node of memory without CPUs; 6 GiB so that Normal spans both nodes
     # (and a hot-pluggable range in the SRAT).
     ("numa2-smp40", "bios", "q35", 40, "2G", 480,
-     "test=boot.*,mm_numa.*,mm_pcp.mm_pcp_stress*", {"numa": "2"}),
+     "test=boot.*,mm_numa.*,mm_pcp_private.pcp_stress*", {"numa": "2"}),
     ("numa4-uneven-smp8", "bios", "q35", 8, "2048M", 300,
      "test=boot.*,mm_numa.*,mm_buddy.mm_exhaustion*",
      {"numa": "2/512M,2/512M,2/512M,2/512M;dist=10,12,20,30,12,10,14,24,20,14,10,16,30,24,"

@@ -65,7 +65,7 @@ void test_node_destroy(struct pglist_data *pgdat)
 
 static struct pglist_data *lab_live;
 
-struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
+static struct pglist_data *lab_node(unsigned int nr_blocks, bool pcp, unsigned int nr_pcps)
 {
 	const struct mem_region map[] = {
 		{ 16 * MiB, (u64)nr_blocks * (MAX_ORDER_NR_PAGES << PAGE_SHIFT), MEM_USABLE },
@@ -73,12 +73,22 @@ struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
 
 	if (lab_live || !nr_blocks || nr_blocks > LAB_NODE_MAX_BLOCKS)
 		return NULL;
-	lab_live = test_node_create(map, ARRAY_SIZE(map), LAB_HOST_CPUS);
+	lab_live = test_node_create(map, ARRAY_SIZE(map), nr_pcps);
 	if (lab_live && pcp)
 		zone_pcp_update(lab_live, LAB_HOST_CPUS);
 	for (int z = 0; lab_live && !pcp && z < MAX_NR_ZONES; z++)
 		zone_pcp_disable(&lab_live->node_zones[z]);
 	return lab_live;
+}
+
+struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
+{
+	return lab_node(nr_blocks, pcp, LAB_HOST_CPUS);
+}
+
+struct pglist_data *lab_node_create_pcps(unsigned int nr_blocks, unsigned int nr_pcps)
+{
+	return lab_node(nr_blocks, true, MAX(nr_pcps, (unsigned int)LAB_HOST_CPUS));
 }
 
 void lab_node_destroy(struct pglist_data *pgdat)
@@ -128,6 +138,12 @@ bool lab_deterministic(void)
 void lab_set_lock_model(enum pcp_lock_model model)
 {
 	pcp_lock_model = model;
+}
+
+int lab_set_tick(void (*fn)(void))
+{
+	host_set_tick(fn, fn ? 256 : 0);	/* the CPU threads have returned: none is in it */
+	return 0;
 }
 
 unsigned long alloc_until_null(struct pglist_data *pgdat, gfp_t gfp, unsigned int order,

@@ -1,6 +1,6 @@
 /*
  * Exhausting a node from every CPU: each CPU takes order-0 pages until NULL onto its own
- * list, then gives them back. Shared by mm_private.c (the host runs it too) and mm_pcp.c.
+ * list, then gives them back. Shared by mm_private.c and mm_pcp_private.c (the host runs both).
  */
 #ifndef TESTS_KERNEL_MM_EXHAUST_H
 #define TESTS_KERNEL_MM_EXHAUST_H

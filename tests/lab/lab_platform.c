@@ -6,6 +6,7 @@
 #include "tests/lab/lab_platform.h"
 #include "mm/memblock.h"
 #include "kernel/bootinfo.h"
+#include "kernel/timer.h"
 
 static struct memblock lab_mb;
 static struct pglist_data lab_node;
@@ -21,7 +22,7 @@ static void lab_free_backing(void)
 		}
 }
 
-struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
+static struct pglist_data *node_create(unsigned int nr_blocks, bool pcp, unsigned int nr_pcps)
 {
 	struct mem_region map[LAB_NODE_MAX_BLOCKS];
 
@@ -38,7 +39,7 @@ struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
 					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
 	}
 	memblock_add_mmap(&lab_mb, map, nr_blocks);
-	if (pgdat_init(&lab_node, &lab_mb, "private", nr_cpu_ids)) {
+	if (pgdat_init(&lab_node, &lab_mb, "private", nr_pcps)) {
 		lab_free_backing();
 		return NULL;
 	}
@@ -48,6 +49,16 @@ struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
 		zone_pcp_disable(&lab_node.node_zones[z]);
 	lab_live = true;
 	return &lab_node;
+}
+
+struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
+{
+	return node_create(nr_blocks, pcp, nr_cpu_ids);
+}
+
+struct pglist_data *lab_node_create_pcps(unsigned int nr_blocks, unsigned int nr_pcps)
+{
+	return node_create(nr_blocks, true, MAX(nr_pcps, nr_cpu_ids));
 }
 
 void lab_node_destroy(struct pglist_data *pgdat)
@@ -81,4 +92,25 @@ bool lab_deterministic(void)
 void lab_set_lock_model(enum pcp_lock_model model)
 {
 	pcp_switch_lock_model(pcp_lock_model_name(model));
+}
+
+static void (*lab_tick_fn)(void);
+
+static void lab_tick(unsigned int cpu)
+{
+	void (*fn)(void) = READ_ONCE(lab_tick_fn);
+
+	if (fn)
+		fn();
+}
+
+int lab_set_tick(void (*fn)(void))
+{
+	if (!fn) {
+		timer_remove_tick_hook(lab_tick);	/* waits for every CPU's next tick */
+		WRITE_ONCE(lab_tick_fn, NULL);
+		return 0;
+	}
+	WRITE_ONCE(lab_tick_fn, fn);
+	return timer_add_tick_hook(lab_tick);
 }

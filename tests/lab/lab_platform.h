@@ -21,6 +21,9 @@
  * lists: exact per-order counts). NULL if the memory cannot be had. One at a time.
  */
 struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp);
+/* The same with lists on, and nr_pcps of them per zone (more than there are CPUs: a
+ * zone_pcp_update() or zone_pcp_disable() then takes longer, a wider window). */
+struct pglist_data *lab_node_create_pcps(unsigned int nr_blocks, unsigned int nr_pcps);
 void lab_node_destroy(struct pglist_data *pgdat);
 /* A suite's .exit hook: destroys the instance a case left behind (a failed KT_ASSERT). */
 void lab_node_exit(struct ktest *t);
@@ -34,6 +37,13 @@ void lab_run_on_cpus(smp_call_fn fn, void *arg);
 bool lab_deterministic(void);
 /* Switch the pcp lock model between runs (every list empty, nobody inside an operation). */
 void lab_set_lock_model(enum pcp_lock_model model);
+/*
+ * Run tick_fn as a timer interrupt on every CPU until lab_set_tick(NULL) (kernel: at each
+ * 100 Hz tick; host: at every 256th interrupts-on poll point of a CPU thread). Set and clear
+ * it between lab_run_on_cpus() calls; after the clear no CPU is in it. 0, or -1 if it cannot
+ * be had (every tick hook slot taken).
+ */
+int lab_set_tick(void (*tick_fn)(void));
 
 /*
  * A test's own per-CPU scratch array (kernel/smp.h's cpu_array_alloc(), zeroed) with fault
