@@ -50,8 +50,9 @@ static struct zone *alloc_zone(struct pglist_data *pgdat)
 }
 
 /* A fresh instance of REENTRY_BLOCKS with lists on, in model m; *zone: where its order-0
- * GFP_KERNEL allocations come from. */
-static struct pglist_data *model_node(struct ktest *t, enum pcp_lock_model m, struct zone **zone)
+ * GFP_KERNEL allocations come from; *free (if asked): its free pages, every list empty. */
+static struct pglist_data *model_node(struct ktest *t, enum pcp_lock_model m, struct zone **zone,
+				      unsigned long *free)
 {
 	struct pglist_data *pgdat = lab_node_create(REENTRY_BLOCKS, true);
 
@@ -59,6 +60,8 @@ static struct pglist_data *model_node(struct ktest *t, enum pcp_lock_model m, st
 	lab_set_lock_model(m);
 	*zone = alloc_zone(pgdat);
 	KT_ASSERT_NOT_NULL(t, *zone);
+	if (free)
+		*free = node_free_pages(pgdat);
 	return pgdat;
 }
 
@@ -153,7 +156,7 @@ static void pcp_irq_reentry_all_models(struct ktest *t)
 		struct pcp_stats st;
 
 		memset(&r, 0, sizeof(r));
-		r.pgdat = pgdat = model_node(t, models[m], &r.zone);
+		r.pgdat = pgdat = model_node(t, models[m], &r.zone, NULL);
 		pcp_stats_reset(pgdat->machine);
 		lab_run_on_cpus(reentry_fn, &r);
 		pcp_stats_sum(pgdat, 0, &st);
@@ -673,8 +676,7 @@ static void pcp_irq_alloc_exhausted_no_drain_all_models(struct ktest *t)
 		unsigned long before;
 
 		memset(&r, 0, sizeof(r));
-		r.pgdat = pgdat = model_node(t, models[m], &r.zone);
-		before = node_free_pages(pgdat);
+		r.pgdat = pgdat = model_node(t, models[m], &r.zone, &before);
 		memset(&e, 0, sizeof(e));
 		e.pgdat = pgdat;
 		exhaust_fn(&e);
@@ -990,12 +992,10 @@ static void pcp_switch_lock_model_waits_for_drain_all_models(struct ktest *t)
 	if (lab_nr_cpus() < 3)
 		KT_SKIP(t, "needs 3 CPUs");
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		struct pglist_data *pgdat;
 		unsigned long free;
 
 		memset(&r, 0, sizeof(r));
-		r.pgdat = pgdat = model_node(t, models[m], &r.zone);
-		free = node_free_pages(pgdat);
+		r.pgdat = model_node(t, models[m], &r.zone, &free);
 		lab_run_on_cpus(switch_race_fn, &r);
 		KT_ASSERT_FALSE(t, r.timed_out);
 		ktest_printf(t, "[%s] the switch %s a drain held up by cpu%u; cpu%u's list after it: "
@@ -1004,9 +1004,9 @@ static void pcp_switch_lock_model_waits_for_drain_all_models(struct ktest *t)
 			     r.switcher_left);
 		KT_EXPECT_TRUE(t, r.window);
 		KT_EXPECT_EQ(t, r.switcher_left, 0);
-		KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
-		KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
-		lab_node_destroy(pgdat);
+		KT_EXPECT_EQ(t, node_free_pages(r.pgdat), free);
+		KT_EXPECT_EQ(t, mm_verify(r.pgdat), 0ul);
+		lab_node_destroy(r.pgdat);
 	}
 	lab_set_lock_model(PCP_LOCK_TRYLOCK);
 }
