@@ -541,7 +541,7 @@ static struct pglist_data *churn_begin(struct churn_run *c, enum pcp_lock_model 
 	lab_set_lock_model(m);
 	memset(c, 0, sizeof(*c));
 	c->pgdat = pgdat;
-	c->ops = lab_deterministic() ? ops / 30 : ops;
+	c->ops = lab_deterministic() ? ops / 15 : ops;
 	c->drainers = drainers;
 	c->churning = drainers ? (int)(lab_nr_cpus() + 1) / 2 : (int)lab_nr_cpus();
 	return pgdat;
@@ -563,49 +563,78 @@ static void churn_counters(struct ktest *t, struct pglist_data *pgdat, const cha
 	pcp_stats_report(t, what, st);
 }
 
+/* The stress test's windows after a run: CPUs met in the allocator and inside a zone->lock
+ * (with more than one CPU), and (trylock) a tick came inside a pcp hold. */
+struct stress_seen {
+	u64 irq, in_hold, contended;
+};
+
+static bool stress_raced(struct churn_run *c, enum pcp_lock_model m, struct stress_seen *s)
+{
+	s->irq = s->in_hold = 0;
+	s->contended = zone_lock_contended(c->pgdat);
+	for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++) {
+		s->irq += c->cpu[cpu].irq_allocs;
+		s->in_hold += c->cpu[cpu].irq_in_hold;
+	}
+	return (lab_nr_cpus() < 2 || (c->overlapped && s->contended)) &&
+	       (m != PCP_LOCK_TRYLOCK || s->in_hold);
+}
+
+/* Churn rounds with the tick on until stress_raced() (at most 10 rounds; 1 deterministic). */
+static unsigned int stress_rounds(struct ktest *t, struct churn_run *c, enum pcp_lock_model m,
+				  struct stress_seen *s)
+{
+	unsigned int round = 0;
+
+	WRITE_ONCE(tick_churn, c);
+	KT_ASSERT_EQ(t, lab_set_tick(churn_tick), 0);
+	do {
+		c->tickets = 0;
+		c->churning = (int)lab_nr_cpus();
+		lab_run_on_cpus(churn_fn, c);
+	} while (++round < (lab_deterministic() ? 1 : 10) && !stress_raced(c, m, s));
+	lab_set_tick(NULL);
+	WRITE_ONCE(tick_churn, NULL);
+	stress_raced(c, m, s);
+	return round;
+}
+
 /*
- * Each model: every CPU does 3000 random operations (orders 0-5) on a 64 MiB instance while
+ * Each model: every CPU does 1500 random operations (orders 0-5) on a 64 MiB instance while
  * a timer tick allocates and frees in interrupt context on every CPU; then a forced drain
  * empties every list, each page is in one place and the free count is as before. Race
  * windows: operations began while another CPU was inside one (sampled), CPUs met inside a
  * zone->lock (contended acquisitions), and with trylock, ticks came while their CPU held its
- * own pcp lock; each CPU churns on (up to 20 x longer) until they did. With irqsave a tick
- * inside a pcp hold must never happen: the lock is held with interrupts off.
+ * own pcp lock; each CPU churns on (up to 20 x longer) until the first and last happened,
+ * and the CPUs churn again (up to 10 rounds) until all did. With irqsave a tick inside a pcp
+ * hold must never happen: the lock is held with interrupts off.
  */
 static void pcp_stress_random_orders_all_models(struct ktest *t)
 {
 	const char *no_race = NULL;
 
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		struct pglist_data *pgdat = churn_begin(&churn, models[m], 3000, false);
-		u64 irq = 0, in_hold = 0, contended;
+		struct pglist_data *pgdat = churn_begin(&churn, models[m], 1500, false);
+		struct stress_seen s;
 		struct pcp_stats st;
 		unsigned long free;
+		unsigned int rounds;
 
 		if (!pgdat)
 			KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance",
 				CHURN_BLOCKS);
 		free = node_free_pages(pgdat);
-		WRITE_ONCE(tick_churn, &churn);
-		KT_ASSERT_EQ(t, lab_set_tick(churn_tick), 0);
-		lab_run_on_cpus(churn_fn, &churn);
-		lab_set_tick(NULL);
-		WRITE_ONCE(tick_churn, NULL);
-		contended = zone_lock_contended(pgdat);
-		for (unsigned int cpu = 0; cpu < MAX_CPUS; cpu++) {
-			irq += churn.cpu[cpu].irq_allocs;
-			in_hold += churn.cpu[cpu].irq_in_hold;
-		}
+		rounds = stress_rounds(t, &churn, models[m], &s);
 		churn_counters(t, pgdat, "stress", &st);
-		ktest_printf(t, "  %llu alloc+free pairs from the timer interrupt, %llu ticks inside "
-			     "their CPU's pcp hold; %llu sampled operations begun while another CPU "
-			     "was in one, zone->lock contended %llu times", (unsigned long long)irq,
-			     (unsigned long long)in_hold, (unsigned long long)churn.overlapped,
-			     (unsigned long long)contended);
+		ktest_printf(t, "  %u rounds: %llu alloc+free pairs from the timer interrupt, %llu "
+			     "ticks inside their CPU's pcp hold; %llu sampled operations begun while "
+			     "another CPU was in one, zone->lock contended %llu times", rounds,
+			     (unsigned long long)s.irq, (unsigned long long)s.in_hold,
+			     (unsigned long long)churn.overlapped, (unsigned long long)s.contended);
 		if (models[m] == PCP_LOCK_IRQSAVE)
-			KT_EXPECT_EQ(t, in_hold, 0ull);
-		if ((lab_nr_cpus() > 1 && (!churn.overlapped || !contended)) ||
-		    (models[m] == PCP_LOCK_TRYLOCK && !in_hold))
+			KT_EXPECT_EQ(t, s.in_hold, 0ull);
+		if (!stress_raced(&churn, models[m], &s))
 			no_race = pcp_lock_model_name(models[m]);
 		if (models[m] == PCP_LOCK_TRYLOCK)
 			show_pcpinfo(pgdat);	/* what the CPUs hold before the drain */
@@ -618,7 +647,7 @@ static void pcp_stress_random_orders_all_models(struct ktest *t)
 }
 
 /*
- * Each model: half the CPUs churn (2000 operations each) while the other half drain every
+ * Each model: half the CPUs churn (1500 operations each) while the other half drain every
  * CPU's lists in a loop; then a forced drain leaves every list empty and nothing is lost.
  * Race window: a churner's lists met a drain (met_remote_drain()) and drains found pages;
  * each churner goes on (up to 20 x longer) until its own lists met one.
@@ -630,7 +659,7 @@ static void pcp_remote_drain_under_fire_all_models(struct ktest *t)
 	if (lab_nr_cpus() < 2)
 		KT_SKIP(t, "needs 2 CPUs: one churns, one drains it");
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		struct pglist_data *pgdat = churn_begin(&churn, models[m], 2000, true);
+		struct pglist_data *pgdat = churn_begin(&churn, models[m], 1500, true);
 		struct pcp_stats st;
 		unsigned long free;
 		u64 met = 0;
