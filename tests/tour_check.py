@@ -27,7 +27,7 @@ EXTRA_QUOTES = ["==== smpmm summary ===="]
 # Cases the tour's commands select that take long and quote nothing (at 4 CPUs on an idle
 # 2-core machine: 15 s, 2 s, 2 s of the ~30 s the commands' suites take together).
 SLOW = ["mm_buddy.mm_exhaustion_restores_counts", "mm_buddy.mm_bench_*",
-        "mm_pcp.mm_pcp_exhaustion_all_cpus", "mm_private.mm_private_pcp_exhaustion_all_cpus"]
+        "mm_private.mm_private_pcp_exhaustion_all_cpus"]
 SMP = 4
 
 
