@@ -78,7 +78,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big qemu10 release bench bench-meminit bench-smoke bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
+.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
 
 all: iso
 iso: $(ISO)
@@ -273,6 +273,11 @@ bench-meminit: release
 	$(PYTHON) tests/bench/meminit.py --iso $(RELEASE_ISO) --out $(BUILD)/bench --runs $(RUNS) \
 		$(if $(ONLY),--only $(ONLY)) $(if $(BASELINE),--baseline-iso $(BASELINE))
 
+# The order-0 trylock pair's budgets, from one single-stepped pair of the release kernel:
+# at most 150 instructions and 7 pages (tests/bench/pair_trace.py, docs/pcp.md). Part of make test.
+fastpath-check: release
+	$(PYTHON) tests/bench/pair_trace.py --check --build $(BUILD)/release
+
 bench-smoke: release
 	$(PYTHON) tests/bench/stats.py
 	$(PYTHON) tests/bench/compare.py $(BUILD)/bench-smoke/no-such-file.json $(BUILD)/bench-smoke/x.json \
@@ -354,6 +359,7 @@ help:
 	@echo "make shell      boot to the live monitor prompt (type help)"
 	@echo "make tour-check check docs/tour.md's commands and quoted output against one boot"
 	@echo "make bench      benchmarks (page, scaling, pft, gup, locks, boot, vs-linux) -> build/bench/*.txt, *.json, *.png"
+	@echo "make fastpath-check  the order-0 pair single-stepped: <= 150 instructions, <= 7 pages (in make test)"
 	@echo "make bench-linux  the same patterns on Debian's Linux 6.1 in the same QEMU -> build/bench/*-linux*"
 	@echo "make bench-meminit  deferred memory-map init: bring-up, 1..40 CPUs, instructions (ONLY=bringup, BASELINE=other.iso)"
 	@echo "make compare A=x.json B=y.json   mmtests-style comparison of two result files"

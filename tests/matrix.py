@@ -138,7 +138,7 @@ def make_step(make, target):
 
 # Steps run by `make test` before the QEMU matrix, in order.
 STEPS = ["check-boundary", "bare-test", "host-test", "mutate-smoke", "fuzz-smoke", "shell-test",
-         "tour-check", "bench-smoke"]
+         "tour-check", "bench-smoke", "fastpath-check"]
 
 
 def runner_self_test():

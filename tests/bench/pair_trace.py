@@ -12,8 +12,11 @@ entries (index: virtual page number mod size), which is what QEMU's soft TLB is:
 two hot pages that collide cost more host time than the instructions of the pair
 (docs/pcp.md, "Where the host time goes").
 
+With --check (`make fastpath-check`, part of `make test`) it holds the trylock pair to its
+budgets: at most MAX_INSNS instructions and MAX_PAGES pages.
+
 usage: tests/bench/pair_trace.py [--build build/release] [--model trylock|irqoff|irqsave|nopcp]
-                                 [--smp N] [--pages]
+                                 [--smp N] [--pages | --check]
 """
 import argparse
 import bisect
@@ -21,6 +24,7 @@ import collections
 import os
 import subprocess
 import sys
+import socket
 import tempfile
 
 GDB_SCRIPT = r'''
@@ -88,6 +92,64 @@ CONDS = {"irqoff": "pcp_lock_model == 0 && pcp_enabled", "irqsave": "pcp_lock_mo
          "trylock": "pcp_lock_model == 2 && pcp_enabled", "nopcp": "!pcp_enabled"}
 
 
+# The trylock order-0 pair's budgets (docs/pcp.md): the instructions the fast path may take
+# (the performance issue's target; 140 at 67c636e), and the pages its loads and stores may
+# touch: the CPU's stack and CPU area, the read-mostly globals, the node, the pcp, the page's
+# struct page and its pageblock's type (each one more is a TLB entry, and under QEMU a
+# likely soft-TLB collision: docs/pcp.md, "Where the host time goes").
+MAX_INSNS, MAX_PAGES = 150, 7
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+def trace(build, model, smp, port):
+    """Single-step one pair; returns [(pc, instruction, [addresses it loads or stores])]."""
+    iso, elf = os.path.join(build, "smpmm.iso"), os.path.join(build, "smpmm.elf")
+    with tempfile.TemporaryDirectory() as tmp:
+        script, out = os.path.join(tmp, "trace.py"), os.path.join(tmp, "trace.txt")
+        with open(script, "w") as f:
+            f.write(GDB_SCRIPT)
+        qemu = subprocess.Popen(
+            ["qemu-system-x86_64", "-M", "q35", "-m", "2G", "-smp", smp, "-cdrom", iso,
+             "-display", "none", "-serial", "null", "-monitor", "none", "-no-reboot",
+             "-fw_cfg", "name=opt/smpmm/cmdline,string=test=none mm.poison=0 bench=page "
+             "bench.page_loops=100 bench.windows=1", "-gdb", "tcp:127.0.0.1:" + port, "-S"],
+            stderr=subprocess.DEVNULL)
+        env = dict(os.environ, PT_ELF=elf, PT_PORT=port, PT_COND=CONDS[model], PT_OUT=out)
+        try:
+            subprocess.run(["gdb", "-batch", "-x", script], env=env, timeout=600,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        finally:
+            qemu.kill()
+            qemu.wait()
+        if not os.path.exists(out):
+            sys.exit("pair_trace: gdb left no trace")
+        traced = [l.split(" ", 1) for l in open(out).read().splitlines()]
+    return [(pc, rest.rsplit(" @@", 1)[0],
+             [int(a, 16) for a in rest.rsplit(" @@", 1)[1].split(",") if a])
+            for pc, rest in traced]
+
+
+def check(steps):
+    """KTAP-like verdicts for the budgets; returns the number failed."""
+    pages = {ea >> 12 for _, _, eas in steps for ea in eas}
+    cases = [("fastpath_trylock_pair_at_most_%d_instructions" % MAX_INSNS, len(steps),
+              MAX_INSNS, "instructions"),
+             ("fastpath_trylock_pair_at_most_%d_pages" % MAX_PAGES, len(pages), MAX_PAGES,
+              "pages (tests/bench/pair_trace.py --pages lists them)")]
+    failed = 0
+    for i, (name, got, limit, what) in enumerate(cases, 1):
+        ok = 0 < got <= limit
+        failed += not ok
+        print("%s %d %s: %d %s" % ("ok" if ok else "not ok", i, name, got, what))
+    print("%d passed, %d failed, 0 skipped" % (len(cases) - failed, failed))
+    return failed
+
+
 def image_symbols(elf):
     """(address, name) of the kernel image's symbols, sorted, and its sections' ranges."""
     syms, ranges = [], []
@@ -132,36 +194,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build/release", help="where smpmm.iso and smpmm.elf are")
     ap.add_argument("--model", default="trylock", choices=sorted(CONDS))
-    ap.add_argument("--port", default="12399")
+    ap.add_argument("--port", help="gdb stub port (default: a free one)")
     ap.add_argument("--smp", default="2", help="CPUs of the guest (the pair runs on CPU 0)")
     ap.add_argument("--pages", action="store_true",
                     help="print the pages the pair touches and their TLB collisions")
+    ap.add_argument("--check", action="store_true",
+                    help="trylock, 2 CPUs: fail if the pair exceeds MAX_INSNS or MAX_PAGES")
     args = ap.parse_args()
-    iso, elf = os.path.join(args.build, "smpmm.iso"), os.path.join(args.build, "smpmm.elf")
-    with tempfile.TemporaryDirectory() as tmp:
-        script, out = os.path.join(tmp, "trace.py"), os.path.join(tmp, "trace.txt")
-        with open(script, "w") as f:
-            f.write(GDB_SCRIPT)
-        qemu = subprocess.Popen(
-            ["qemu-system-x86_64", "-M", "q35", "-m", "2G", "-smp", args.smp, "-cdrom", iso,
-             "-display", "none", "-serial", "null", "-monitor", "none", "-no-reboot",
-             "-fw_cfg", "name=opt/smpmm/cmdline,string=test=none mm.poison=0 bench=page "
-             "bench.page_loops=100 bench.windows=1", "-gdb", "tcp::" + args.port, "-S"])
-        env = dict(os.environ, PT_ELF=elf, PT_PORT=args.port, PT_COND=CONDS[args.model],
-                   PT_OUT=out)
-        try:
-            subprocess.run(["gdb", "-batch", "-x", script], env=env, timeout=600,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        finally:
-            qemu.kill()
-            qemu.wait()
-        if not os.path.exists(out):
-            sys.exit("pair_trace: gdb left no trace")
-        traced = [l.split(" ", 1) for l in open(out).read().splitlines()]
-    lines = [(pc, rest.rsplit(" @@", 1)[0]) for pc, rest in traced]
+    elf = os.path.join(args.build, "smpmm.elf")
+    if args.check:
+        sys.exit(1 if check(trace(args.build, "trylock", "2", args.port or free_port())) else 0)
+    steps = trace(args.build, args.model, args.smp, args.port or free_port())
+    lines = [(pc, insn) for pc, insn, _ in steps]
     if args.pages:
-        eas = [[int(a, 16) for a in rest.rsplit(" @@", 1)[1].split(",") if a] for _, rest in traced]
-        print_pages(elf, eas, len(lines), args.model)
+        print_pages(elf, [eas for _, _, eas in steps], len(lines), args.model)
         return
     funcs = []  # per instruction: the inline chain, innermost function first (addr2line -i)
     for pc, _ in lines:
