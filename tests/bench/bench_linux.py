@@ -276,8 +276,9 @@ def model_name(init_on_alloc):
 
 
 def run_config(files, name, smoke, outdir, init_on_alloc="1", points=None, windows=None,
-               tag=""):
-    smp, mem, icount, modargs, gup, s_modargs, s_gup, timeout = CONFIGS[name]
+               tag="", timeout=None):
+    smp, mem, icount, modargs, gup, s_modargs, s_gup, config_timeout = CONFIGS[name]
+    timeout = timeout or config_timeout
     model = model_name(init_on_alloc)
     modargs = (s_modargs if smoke else modargs) + " model=" + model
     if points:
