@@ -1,7 +1,9 @@
 /*
- * Random allocation churn: orders 0-3, up to CHURN_HELD blocks held at a time, each step an
- * allocation or a free picked by a 64-bit LCG. One walk for the fail_page_alloc cases of the
- * kernel (fail_page_alloc.c) and of the host (tests/host/test_fail_page_alloc.c).
+ * Random allocation churn: orders 0-3 (with high_orders, 1 allocation in 16 of order 0-5), up
+ * to CHURN_HELD blocks held at a time, each step an allocation or a free picked by a 64-bit
+ * LCG. One walk for the fail_page_alloc cases of the kernel (fail_page_alloc.c) and of the
+ * host (tests/host/test_fail_page_alloc.c), and for the pcp stress and remote-drain churners
+ * of both (mm_pcp_private.c).
  */
 #ifndef TESTS_KERNEL_CHURN_H
 #define TESTS_KERNEL_CHURN_H
@@ -13,6 +15,7 @@
 struct churn {
 	u64 x;				/* the LCG's state: the caller seeds it */
 	unsigned int n;			/* blocks held */
+	bool high_orders;		/* 1 allocation in 16 of order 0-5, not 0-3 */
 	struct page *held[CHURN_HELD];
 	u8 order[CHURN_HELD];
 };
@@ -32,7 +35,8 @@ static inline int churn_step(struct churn *c, struct pglist_data *pgdat, gfp_t g
 	u64 x = churn_next(c);
 
 	if (c->n < CHURN_HELD && (c->n == 0 || ((x >> 40) & 1))) {
-		unsigned int order = (unsigned int)((x >> 20) % 4);
+		unsigned int order = c->high_orders && (x >> 48) % 16 == 0 ?
+				     (unsigned int)((x >> 52) % 6) : (unsigned int)((x >> 20) % 4);
 		gfp_t g = ((x >> 30) & 1 ? gfp_alt : gfp) | __GFP_NOWARN;
 		struct page *page = pgdat ? alloc_pages_node(pgdat, g, order) : alloc_pages(g, order);
 

@@ -12,6 +12,7 @@
 #include "kernel/string.h"
 #include "kernel/timer.h"
 #include "tests/kernel/pcp_check.h"
+#include "tests/kernel/churn.h"
 #include "tests/kernel/mm_exhaust.h"
 
 #define REENTRY_BLOCKS 4
@@ -348,18 +349,9 @@ static unsigned long node_forced_drain(struct pglist_data *pgdat)
 	return left;
 }
 
-static u64 xorshift(u64 *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /* ---- churn: random allocations and frees on every CPU (stress, remote drains) ---- */
 
 #define CHURN_BLOCKS 16		/* 64 MiB */
-#define CHURN_HELD 32		/* blocks a churner holds at most */
 #define CHURN_LONGER 20		/* a churner goes on up to 20 x its operations until it raced
 				 * (not when deterministic: each run is one interleaving) */
 
@@ -470,40 +462,23 @@ static bool churn_raced(struct churn_run *c, unsigned int cpu)
 	       (READ_ONCE(pcp_lock_model) != PCP_LOCK_TRYLOCK || READ_ONCE(c->cpu[cpu].irq_in_hold));
 }
 
-/* Random orders 0..3 with a few up to 5, GFP_KERNEL or GFP_USER, at most CHURN_HELD blocks
- * held; c->ops operations, then on until churn_raced() (at most CHURN_LONGER x as many). */
+/* churn.h's walk (orders 0..3 with a few up to 5, GFP_KERNEL or GFP_USER, at most CHURN_HELD
+ * blocks held) on c->pgdat: c->ops operations, then on until churn_raced() (at most
+ * CHURN_LONGER x as many). */
 static void churn_cpu(struct churn_run *c)
 {
-	unsigned int cpu = arch_cpu_id(), n = 0, longer = lab_deterministic() ? 1 : CHURN_LONGER;
-	u64 seed = 0x9e3779b97f4a7c15ull * (cpu + 1);
-	struct page *held[CHURN_HELD];
-	u8 orders[CHURN_HELD];
+	unsigned int cpu = arch_cpu_id(), longer = lab_deterministic() ? 1 : CHURN_LONGER;
+	struct churn ch = { .x = 0x9e3779b97f4a7c15ull * (cpu + 1), .high_orders = true };
 
 	for (unsigned int i = 0; i < c->ops || (i < longer * c->ops &&
 			(i % 64 || !churn_raced(c, cpu))); i++) {
-		u64 r = xorshift(&seed);
-
 		WRITE_ONCE(c->cpu[cpu].busy, 1);
 		if (i % 64 == 0 && another_cpu_busy(c, cpu))	/* a sample */
 			__atomic_fetch_add(&c->overlapped, 1, __ATOMIC_RELAXED);
-		if (n < CHURN_HELD && (n == 0 || (r & 1))) {
-			unsigned int o = (r >> 8) % 16 == 0 ? (r >> 12) % 6 : (r >> 12) % 4;
-
-			held[n] = alloc_pages_node(c->pgdat, ((r & 2) ? GFP_USER : GFP_KERNEL) |
-							     __GFP_NOWARN, o);
-			if (held[n])
-				orders[n++] = (u8)o;
-		} else {
-			unsigned int k = (unsigned int)((r >> 4) % n);
-
-			__free_pages(held[k], orders[k]);
-			held[k] = held[--n];
-			orders[k] = orders[n];
-		}
+		churn_step(&ch, c->pgdat, GFP_KERNEL, GFP_USER);
 		WRITE_ONCE(c->cpu[cpu].busy, 0);
 	}
-	while (n--)
-		__free_pages(held[n], orders[n]);
+	churn_release(&ch);
 }
 
 /* Each CPU: churn, or (odd tickets, with drainers) drain every list of the instance until
@@ -857,7 +832,7 @@ static void toggle_round(struct toggle *tg, u64 *seed)
 	if (updater)
 		smp_call_function_single(updater - 1, stall_ipi, tg, false);
 	pcp_toggle_round(&tg->calls, tg->zone, check_while_disabled, tg);
-	udelay(xorshift(seed) % 500);
+	udelay(ktest_splitmix64(seed) % 500);
 }
 
 /* Tickets 0 and 2 toggle 200 rounds each; ticket 1 recomputes high and batch until they are
