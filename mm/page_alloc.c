@@ -404,7 +404,7 @@ BUILD_BUG_ON((__GFP_DMA | __GFP_DMA32) != 3);
 
 static inline enum zone_type gfp_zone(gfp_t gfp)
 {
-	return (enum zone_type)READ_ONCE(gfp_zone_table[gfp & (__GFP_DMA | __GFP_DMA32)]);
+	return (enum zone_type)gfp_zone_table[gfp & (__GFP_DMA | __GFP_DMA32)];
 }
 
 static struct page *rmqueue(struct zone *zone, unsigned int order, int mt)

@@ -168,12 +168,13 @@ def image_symbols(elf):
 def print_pages(elf, eas, ninsns, model):
     """Pages touched, with what lives there, and collisions in direct-mapped TLBs."""
     syms, ranges = image_symbols(elf)
+    addrs = [a for a, _ in syms]
     pages, where = collections.Counter(), {}
     for insn_eas in eas:
         for ea in insn_eas:
             pages[ea >> 12] += 1
             if any(a <= ea < b for a, b in ranges):
-                i = bisect.bisect_right([a for a, _ in syms], ea) - 1
+                i = bisect.bisect_right(addrs, ea) - 1
                 where.setdefault(ea >> 12, set()).add(syms[i][1])
     print("%d instructions, %d data accesses, %d pages in one %s pair:" % (
         ninsns, sum(pages.values()), len(pages), model))
