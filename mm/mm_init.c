@@ -141,19 +141,21 @@ static void sections_of_one_node(struct memblock *mb)
 	}
 }
 
-/* The machine's section table, and for each section with RAM a memory map from the memory
- * of the node that owns it (the section's own node when it has room); every pageblock starts
- * MOVABLE. */
+/* The machine's section table and pageblock types, and for each section with RAM a memory
+ * map from the memory of the node that owns it (the section's own node when it has room);
+ * every pageblock starts MOVABLE. */
 static int machine_alloc_memmap(struct mm_machine *m, struct memblock *mb)
 {
 	unsigned long end_pfn = memblock_end_of_ram(mb) >> PAGE_SHIFT;
 	u64 phys;
 
 	m->nr_sections = DIV_ROUND_UP(end_pfn, PAGES_PER_SECTION);
-	phys = memblock_alloc(mb, m->nr_sections * sizeof(struct mem_section), CACHELINE_SIZE);
+	phys = memblock_alloc(mb, m->nr_sections * (sizeof(struct mem_section) +
+						    PAGEBLOCKS_PER_SECTION), CACHELINE_SIZE);
 	if (!phys)
 		return -1;
 	m->sections = arch_phys_to_virt(phys);
+	m->pageblock_mt = (u8 *)(m->sections + m->nr_sections);	/* right after, same block */
 	for (unsigned long s = 0; s < m->nr_sections; s++) {
 		u64 base = (u64)s << SECTION_SIZE_BITS, size = 1ull << SECTION_SIZE_BITS;
 		int nid = range_first_nid(mb, base, base + size);
@@ -171,12 +173,14 @@ static int machine_alloc_memmap(struct mm_machine *m, struct memblock *mb)
 		}
 		m->node[nid]->memmap_bytes += PAGES_PER_SECTION * sizeof(struct page);
 		m->sections[s].nid = (u8)m->node[nid]->node_id;
-		memset(m->sections[s].pageblock_mt, MIGRATE_MOVABLE, PAGEBLOCKS_PER_SECTION);
+		memset(m->pageblock_mt + s * PAGEBLOCKS_PER_SECTION, MIGRATE_MOVABLE,
+		       PAGEBLOCKS_PER_SECTION);
 		m->sections[s].memmap_enc = (uintptr_t)arch_phys_to_virt(phys) -
 					    (s << PFN_SECTION_SHIFT) * sizeof(struct page);
 	}
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
 		m->node[nid]->sections = m->sections;
+		m->node[nid]->pageblock_mt = m->pageblock_mt;
 		m->node[nid]->nr_sections = m->nr_sections;
 	}
 	return 0;
@@ -581,12 +585,13 @@ static int node_init(struct pglist_data *pgdat, struct memblock *mb)
 static void machine_setup(struct mm_machine *m, struct pglist_data *const *nodes,
 			  unsigned int nr_nodes, struct memblock *mb, const char *name,
 			  unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES],
-			  const u8 *cpu_node)
+			  const u8 *cpu_node, enum pcp_lock_model pcp_lock)
 {
 	for (unsigned int a = 0; a < nr_nodes; a++)
 		memset(nodes[a], 0, sizeof(*nodes[a]));	/* first: m may be in nodes[0] */
 	*m = (struct mm_machine){ .nr_nodes = nr_nodes, .cpu_node = cpu_node, .nr_cpus = nr_cpus,
-				  .name = name };
+				  .name = name, .pcp_lock = pcp_lock };
+	spin_lock_init(&m->pcp_drain_lock, "pcp_drain", 0);
 	for (unsigned int a = 0; a < nr_nodes; a++) {
 		struct pglist_data *pgdat = nodes[a];
 
@@ -609,10 +614,10 @@ static void machine_setup(struct mm_machine *m, struct pglist_data *const *nodes
 int mm_machine_init_deferred(struct mm_machine *m, struct pglist_data *const *nodes,
 			     unsigned int nr_nodes, struct memblock *mb, const char *name,
 			     unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES],
-			     const u8 *cpu_node)
+			     const u8 *cpu_node, enum pcp_lock_model pcp_lock)
 {
 	VM_BUG_ON(!nr_nodes || nr_nodes > MAX_NUMA_NODES);
-	machine_setup(m, nodes, nr_nodes, mb, name, nr_cpus, distance, cpu_node);
+	machine_setup(m, nodes, nr_nodes, mb, name, nr_cpus, distance, cpu_node, pcp_lock);
 	node_map_memory(mb);
 	sections_of_one_node(mb);
 	if (!mb->memory.cnt || machine_register(m) < 0) {
@@ -651,10 +656,11 @@ void deferred_init_done(struct mm_machine *m)
 
 int mm_machine_init(struct mm_machine *m, struct pglist_data *const *nodes,
 		    unsigned int nr_nodes, struct memblock *mb, const char *name,
-		    unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES], const u8 *cpu_node)
+		    unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES], const u8 *cpu_node,
+		    enum pcp_lock_model pcp_lock)
 {
 	int ret = mm_machine_init_deferred(m, nodes, nr_nodes, mb, name, nr_cpus, distance,
-					   cpu_node);
+					   cpu_node, pcp_lock);
 
 	if (!ret) {
 		for (unsigned int nid = 0; nid < nr_nodes; nid++)
@@ -672,18 +678,19 @@ static void one_node(struct memblock *mb)
 }
 
 int pgdat_init(struct pglist_data *pgdat, struct memblock *mb, const char *name,
-	       unsigned int nr_cpus)
+	       unsigned int nr_cpus, enum pcp_lock_model pcp_lock)
 {
 	one_node(mb);
-	return mm_machine_init(&pgdat->own_machine, &pgdat, 1, mb, name, nr_cpus, NULL, NULL);
+	return mm_machine_init(&pgdat->own_machine, &pgdat, 1, mb, name, nr_cpus, NULL, NULL,
+			       pcp_lock);
 }
 
 int pgdat_init_deferred(struct pglist_data *pgdat, struct memblock *mb, const char *name,
-			unsigned int nr_cpus)
+			unsigned int nr_cpus, enum pcp_lock_model pcp_lock)
 {
 	one_node(mb);
 	return mm_machine_init_deferred(&pgdat->own_machine, &pgdat, 1, mb, name, nr_cpus, NULL,
-					NULL);
+					NULL, pcp_lock);
 }
 
 /* ---- the kernel's machine ---- */
@@ -815,7 +822,8 @@ int mm_init(const struct boot_info *bi)
 	if (!ret)
 		ret = (mm_deferred ? mm_machine_init_deferred : mm_machine_init)(
 			m, nodes, nr_node_ids(), &boot_memblock, "node", nr_cpu_ids,
-			(const u8 (*)[MAX_NUMA_NODES])numa_topology.distance, numa_cpu_node);
+			(const u8 (*)[MAX_NUMA_NODES])numa_topology.distance, numa_cpu_node,
+			pcp_lock_default);
 	if (ret)
 		return ret;
 	if (nr_node_ids() == 1)
@@ -967,4 +975,59 @@ void mm_boot_dump(void)
 		show_pagetypeinfo(kernel_machine.node[nid]);
 	}
 	show_numastat(&kernel_machine);
+}
+
+/*
+ * Name every pcp lock of zone for lockstat and lock reports ("pcp cpu3 DMA32", "pcp cpu3
+ * node1 DMA32" on another node) and register it; names from one allocation per zone.
+ */
+static void pcp_lockstat_register(struct zone *zone, unsigned int nr_cpus)
+{
+	enum { NAME_LEN = 24 };
+	unsigned int order = 0;
+	struct page *page;
+	char *names;
+
+	while ((PAGE_SIZE << order) < nr_cpus * NAME_LEN)
+		order++;
+	page = alloc_pages_node(zone->node, GFP_KERNEL | __GFP_NOWARN, order);
+	if (!page)
+		return;
+	names = page_address(page);
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		snprintf(names + cpu * NAME_LEN, NAME_LEN, "pcp cpu%u %s", cpu, zone->lock.name);
+		zone->pcp[cpu].lock.name = names + cpu * NAME_LEN;
+		lockstat_register(&zone->pcp[cpu].lock);
+	}
+}
+
+/* After SMP bring-up: size every pcp of the kernel's nodes for the CPUs now online, name
+ * their locks, and say so. */
+void mm_cpus_online(void)
+{
+	struct mm_machine *m = &kernel_machine;
+	struct zone *z = &mm_node()->node_zones[ZONE_DMA32];
+
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
+		zone_pcp_update(m->node[nid], nr_cpus_online());
+		for (int zi = 0; zi < MAX_NR_ZONES; zi++)
+			if (zone_populated(&m->node[nid]->node_zones[zi]))
+				pcp_lockstat_register(&m->node[nid]->node_zones[zi],
+						      nr_cpus_online());
+	}
+	printk("pcp: %s, lock model %s; %u CPUs online: DMA32 batch %d high %d\n",
+	       pcp_enabled ? "on" : "off (pcp.enable=0)", pcp_lock_model_name(m->pcp_lock),
+	       nr_cpus_online(), z->pageset_batch, z->pageset_high);
+	for (unsigned int nid = 0; m->nr_nodes > 1 && nid < m->nr_nodes; nid++) {
+		struct pglist_data *pgdat = m->node[nid];
+
+		show_zonelist(pgdat);
+		for (int zi = 0; zi < MAX_NR_ZONES; zi++)
+			if (zone_populated(&pgdat->node_zones[zi]))
+				printk("pcp: %s %s: batch %d high %d (the zone's low watermark over "
+				       "%u CPUs)\n", pgdat->name, pgdat->node_zones[zi].name,
+				       pgdat->node_zones[zi].pageset_batch,
+				       pgdat->node_zones[zi].pageset_high,
+				       node_split_cpus(pgdat, nr_cpus_online()));
+	}
 }

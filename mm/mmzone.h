@@ -5,15 +5,15 @@
  *
  * Lock ordering in mm (outermost first; each lock is described once, in its struct):
  *
- *   pcp_drain_lock            (remote drains and model switches, mm/pcp.c; a 2nd global
- *                             drain returns, callers that need the lists empty wait)
- *     per_cpu_pages.lock      (one per zone per CPU; fast paths only ever trylock it)
+ *   mm_machine.pcp_drain_lock (drains of other CPUs' lists, mm/pcp.c; a 2nd drain of every
+ *                             zone returns, callers that need the lists empty wait)
+ *     per_cpu_pages.lock      (one per zone per CPU; its owner only ever trylocks it)
  *       zone.lock             (IRQ-safe: always spin_lock_irqsave)
  *   zone.pcp_batch_high_lock  (pageset updates; a leaf, held only for high/batch writes)
  *
  * No function takes two zone locks, or two pcp locks, at once. Nothing that may spin on a
- * pcp lock (a drain, a model switch) runs in interrupt context: the interrupted code may
- * hold this CPU's pcp lock (trylock model). Interrupt handlers only ever trylock it.
+ * pcp lock (a drain) runs in interrupt context: the interrupted code may hold this CPU's
+ * pcp lock (trylock model). Interrupt handlers only ever trylock it.
  */
 #ifndef MM_MMZONE_H
 #define MM_MMZONE_H
@@ -109,8 +109,6 @@ struct mem_section {
 	/* node_data[] index of the node owning every page of this section (memory map and RAM:
 	 * a section never holds memory of two nodes, mm_init.c) */
 	u8 nid;
-	/* Migratetype of each pageblock. Written under zone->lock; read racily by free paths. */
-	u8 pageblock_mt[PAGEBLOCKS_PER_SECTION];
 };
 
 struct free_area {
@@ -128,6 +126,17 @@ enum zone_watermarks { WMARK_MIN, WMARK_LOW, WMARK_HIGH, NR_WMARK };
 #define BOOT_PAGESET_HIGH 0
 #define BOOT_PAGESET_BATCH 1
 #define PCP_BATCH_SCALE_MAX 5	/* drain chunk: batch << 5; free_factor limit (v6.7 constant) */
+
+/*
+ * How a CPU's per-CPU lists are protected: one of Linux's three designs, chosen when an
+ * allocator instance is created (the kernel's: `pcp.lock=`) and never changed while it
+ * lives. mm/pcp.h has each one's take and release.
+ */
+enum pcp_lock_model {
+	PCP_LOCK_IRQOFF,	/* up to 5.19: interrupts off, no lock; remote drains by IPI */
+	PCP_LOCK_IRQSAVE,	/* 6.0, 6.1: the pcp's spinlock, tried with interrupts off */
+	PCP_LOCK_TRYLOCK,	/* 6.2+: the spinlock tried, interrupts on (the default) */
+};
 
 /* Orders with a per-CPU list: 0..PAGE_ALLOC_COSTLY_ORDER and pageblock order. */
 static inline bool pcp_allowed_order(unsigned int order)
@@ -177,21 +186,36 @@ struct pcp_stats {
 };
 
 /*
+ * The padding of struct per_cpu_pages below, as one switch: 1 (the default) gives every
+ * CPU's pcp cache lines of its own; a build with -DCONFIG_PCP_PADDING=0 packs them, so that
+ * neighbouring CPUs' pcps share lines (what false sharing costs).
+ */
+#ifndef CONFIG_PCP_PADDING
+#define CONFIG_PCP_PADDING 1
+#endif
+#if CONFIG_PCP_PADDING
+#define __pcp_padded __cacheline_aligned
+#define PCP_PAD_WORDS (CACHELINE_SIZE / sizeof(u64))
+#else
+#define __pcp_padded
+#define PCP_PAD_WORDS 0
+#endif
+
+/*
  * One per (zone, CPU), cache-line aligned so that CPUs never share a line: the 64-byte
  * spinlock (16 bytes of lock, 48 of statistics, which release builds leave unused on this
  * lock), 16 bytes of counters and 13 list heads of 16 bytes = 288 bytes, padded to 320:
  * 5 cache lines (Linux's, without lock statistics, is 256 bytes, 4 lines); then the event
- * counters, 2 lines. They sit in the same struct, so one page holds everything a fast-path
- * hit touches of its CPU (Linux keeps both in the CPU's per-CPU area for the same reason).
+ * counters, 2 lines. They sit in the same struct, so one page holds everything a hit
+ * touches of its CPU (Linux keeps both in the CPU's per-CPU area for the same reason).
  * Padded to 8 lines, 512 bytes, so that finding this CPU's, &zone->pcp[cpu], is a shift.
  */
 struct per_cpu_pages {
 	/*
-	 * lock protects count, free_factor and lists. Fast paths on the owning CPU only ever
-	 * trylock it; drains take it from any CPU. In the irqoff model it is not used: the
-	 * owner runs with interrupts off and remote CPUs ask it by IPI. high and batch are
-	 * written under zone->pcp_batch_high_lock, not this lock (WRITE_ONCE), and read once
-	 * per use.
+	 * lock protects count, free_factor and lists. The owning CPU only ever trylocks it;
+	 * drains take it from any CPU. In the irqoff model it is not used: the owner runs with
+	 * interrupts off and other CPUs ask it by IPI. high and batch are written under
+	 * zone->pcp_batch_high_lock, not this lock (WRITE_ONCE), and read once per use.
 	 */
 	spinlock_t lock;
 	int count;		/* pages (in base pages) on all lists */
@@ -200,9 +224,12 @@ struct per_cpu_pages {
 	short free_factor;	/* batch-free scaling shift: ++ on spill, >>= 1 on alloc */
 	short _pad;
 	struct list_head lists[NR_PCP_LISTS];
-	struct pcp_stats stats __cacheline_aligned;	/* this CPU's counters of this zone */
-	u64 _pad_to_512[CACHELINE_SIZE / sizeof(u64)];	/* (see above) */
-} __cacheline_aligned;
+	struct pcp_stats stats __pcp_padded;	/* this CPU's counters of this zone */
+	u64 _pad_to_512[PCP_PAD_WORDS];		/* (see above) */
+} __pcp_padded;
+BUILD_BUG_ON(CONFIG_PCP_PADDING && offsetof(struct per_cpu_pages, stats) != 5 * CACHELINE_SIZE);
+BUILD_BUG_ON(CONFIG_PCP_PADDING && sizeof(struct per_cpu_pages) != 8 * CACHELINE_SIZE);
+BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
 
 /*
  * A zone: a physically contiguous range of a node with its own free lists.
@@ -231,6 +258,8 @@ struct zone {
 
 	/* Per-CPU pages (mm/pcp.c); pcp[cpu], each is cache-line aligned. */
 	struct per_cpu_pages *pcp;
+	/* Their lock model: the machine's (a copy, on the line the hit paths read anyway). */
+	enum pcp_lock_model pcp_lock;
 	/*
 	 * pcp_batch_high_lock serialises pageset updates (zone_pcp_update, zone_pcp_disable,
 	 * zone_pcp_enable): it protects pageset_high, pageset_batch, pcp_disable_depth and
@@ -311,7 +340,18 @@ struct mm_machine {
 	unsigned int nr_cpus;		/* CPUs with a pcp in every zone of every node */
 	struct mem_section *sections;	/* [nr_sections], from pfn 0, shared by the nodes */
 	unsigned long nr_sections;
+	/* The migratetype of every pageblock, one byte each, from pfn 0: [pfn >> pageblock_order]
+	 * (Linux keeps them per section, or per zone without sparsemem). Written under the zone
+	 * lock of the pageblock's zone; read racily by free paths. */
+	u8 *pageblock_mt;
 	const char *name;
+	enum pcp_lock_model pcp_lock;	/* every zone's lists, for the machine's life */
+	/*
+	 * pcp_drain_lock serialises drains of other CPUs' lists (mm/pcp.c __drain_all_pages(),
+	 * drain_cpu_pages()). Waiters spin with interrupts on: in the irqoff model the holder
+	 * waits for their answer to its IPI.
+	 */
+	spinlock_t pcp_drain_lock;
 };
 
 /*
@@ -331,6 +371,7 @@ struct pglist_data {
 	 * or the empty node_zones[0] if there is none. Set with the zonelists. */
 	struct zone *preferred_zone[MAX_NR_ZONES];
 	struct mem_section *sections;		/* the machine's: [nr_sections], from pfn 0 */
+	u8 *pageblock_mt;			/* the machine's (struct mm_machine) */
 	bool poison;				/* fill freed pages, check on allocation */
 	struct zone node_zones[MAX_NR_ZONES];
 	struct zonelist node_zonelists[MAX_ZONELISTS];
@@ -375,15 +416,13 @@ static inline struct pglist_data *page_pgdat(const struct page *page)
 
 static inline struct zone *page_zone(const struct page *page)
 {
-	return &page_pgdat(page)->node_zones[page->zone];
+	return &page_pgdat(page)->node_zones[(unsigned int)page->zone];
 }
 
-/* Where the migratetype of page's pageblock is kept: its section's pageblock_mt[]. */
+/* Where the migratetype of page's pageblock is kept: its machine's pageblock_mt[]. */
 static inline u8 *pageblock_mt_slot(const struct page *page)
 {
-	struct mem_section *ms = &page_pgdat(page)->sections[page->pfn >> PFN_SECTION_SHIFT];
-
-	return &ms->pageblock_mt[(page->pfn & (PAGES_PER_SECTION - 1)) >> pageblock_order];
+	return &page_pgdat(page)->pageblock_mt[page->pfn >> pageblock_order];
 }
 
 /* The migratetype of page's pageblock (include/linux/mmzone.h). Racy by design on free

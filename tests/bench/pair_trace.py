@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """
-Where the instructions of one order-0 alloc+free pair go: boots a kernel with bench=page
-under QEMU's gdb stub, single-steps one iteration of page_bench's pcp_hit loop (pairs_hot())
-in the chosen model, and prints every instruction with the function it was inlined from
+Where the instructions of one order-0 alloc+free pair go: boots a kernel with bench=page in
+the chosen lock model (pcp.lock=) under QEMU's gdb stub, single-steps one iteration of
+page_bench's pcp_hit loop (pairs_hot()), and prints every instruction with the function it was inlined from
 (addr2line -i), then the count per innermost function. The total is what `page-icount`
 measures for that model. Not part of make test; docs/pcp.md groups these counts by step.
 
@@ -88,8 +88,11 @@ with open(os.environ["PT_OUT"], "w") as f:
 gdb.execute("kill")
 '''
 
-CONDS = {"irqoff": "pcp_lock_model == 0 && pcp_enabled", "irqsave": "pcp_lock_model == 1 && pcp_enabled",
-         "trylock": "pcp_lock_model == 2 && pcp_enabled", "nopcp": "!pcp_enabled"}
+# The boot's lock model (fixed for the allocator's life: pcp.lock=) and when to stop: the page
+# bench's pcp_hit loop with the lists on, or (nopcp) its buddy-only series after.
+BOOT_MODEL = {"irqoff": "irqoff", "irqsave": "irqsave", "trylock": "trylock", "nopcp": "trylock"}
+CONDS = {"irqoff": "pcp_enabled", "irqsave": "pcp_enabled", "trylock": "pcp_enabled",
+         "nopcp": "!pcp_enabled"}
 
 
 # The trylock order-0 pair's budgets (docs/pcp.md): the instructions the fast path may take
@@ -97,7 +100,7 @@ CONDS = {"irqoff": "pcp_lock_model == 0 && pcp_enabled", "irqsave": "pcp_lock_mo
 # touch: the CPU's stack and CPU area, the read-mostly globals, the node, the pcp, the page's
 # struct page and its pageblock's type (each one more is a TLB entry, and under QEMU a
 # likely soft-TLB collision: docs/pcp.md, "Where the host time goes").
-MAX_INSNS, MAX_PAGES = 150, 7
+MAX_INSNS, MAX_PAGES = 130, 7
 
 
 def free_port():
@@ -117,7 +120,8 @@ def trace(build, model, smp, port):
             ["qemu-system-x86_64", "-M", "q35", "-m", "2G", "-smp", smp, "-cdrom", iso,
              "-display", "none", "-serial", "null", "-monitor", "none", "-no-reboot",
              "-fw_cfg", "name=opt/smpmm/cmdline,string=test=none mm.poison=0 bench=page "
-             "bench.page_loops=100 bench.windows=1", "-gdb", "tcp:127.0.0.1:" + port, "-S"],
+             "bench.page_loops=100 bench.windows=1 pcp.lock=" + BOOT_MODEL[model],
+             "-gdb", "tcp:127.0.0.1:" + port, "-S"],
             stderr=subprocess.DEVNULL)
         env = dict(os.environ, PT_ELF=elf, PT_PORT=port, PT_COND=CONDS[model], PT_OUT=out)
         try:

@@ -500,8 +500,8 @@ static void mm_init_from_boot_info(struct ktest *t)
 	KT_EXPECT_TRUE(t, host_console_contains("Number of blocks type"));
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	/* Unregistered: host_phys_reset() wipes node0's pcps and memory map before the next
-	 * test, whose nodes reuse that memory, and pcp_switch_lock_model() drains every
-	 * registered node (a stale node0 there drained zeroed, never-initialised pcp locks). */
+	 * test, whose nodes reuse that memory: a stale node0 left in node_data[] would be one
+	 * more node with zeroed, never-initialised pcp locks. */
 	pgdat_destroy(pgdat);
 }
 

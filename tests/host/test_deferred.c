@@ -185,7 +185,7 @@ static void deferred_grow_zone_exhausts_node(struct ktest *t)
 	}
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	free_all(pages, n, 0);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), total);
 	KT_EXPECT_EQ(t, deferred_init_memmap(pgdat), 0);
 	deferred_init_done(pgdat->machine);
@@ -222,7 +222,7 @@ static void deferred_grow_zone_max_order_with_watermarks(struct ktest *t)
 	for (unsigned int i = 0; i < ARRAY_SIZE(pages); i++)
 		if (pages[i])
 			__free_pages(pages[i], MAX_ORDER);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), total);
 	KT_EXPECT_EQ(t, pgdat->deferred_early + pgdat->deferred_grown + pgdat->deferred_workers, total);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
@@ -310,7 +310,8 @@ static void deferred_init_numa_interleaved_nodes(struct ktest *t)
 	memblock_set_node(&mb, 512 * MiB, 256 * MiB, 1);
 	memblock_set_node(&mb, 768 * MiB, 256 * MiB, 0);
 	memblock_set_node(&mb, 1024 * MiB, 256 * MiB, 2);
-	KT_ASSERT_TRUE(t, !mm_machine_init_deferred(&m, np, 3, &mb, "d", NUMA_CPUS, NULL, cpu_node));
+	KT_ASSERT_TRUE(t, !mm_machine_init_deferred(&m, np, 3, &mb, "d", NUMA_CPUS, NULL, cpu_node,
+						   pcp_lock_default));
 	for (unsigned int nid = 0; nid < 3; nid++) {
 		total[nid] = node_free_pages(&nodes[nid]) + node_deferred_pages(&nodes[nid]);
 		KT_EXPECT_TRUE(t, node_deferred_pages(&nodes[nid]) > 0);
@@ -325,7 +326,7 @@ static void deferred_init_numa_interleaved_nodes(struct ktest *t)
 	for (unsigned int nid = 0; nid < 3; nid++) {
 		struct pglist_data *pgdat = &nodes[nid];
 
-		drain_all_pages_node(pgdat);
+		drain_all_pages_machine(pgdat->machine);
 		KT_EXPECT_EQ(t, node_deferred_pages(pgdat), 0);
 		KT_EXPECT_EQ(t, node_free_pages(pgdat), total[nid]);
 		KT_EXPECT_EQ(t, pgdat->deferred_early + pgdat->deferred_grown + pgdat->deferred_workers,
@@ -451,7 +452,7 @@ static void deferred_init_races_allocations(struct ktest *t)
 	for (unsigned int i = NR_WORKERS; i < RACE_CPUS; i++)
 		for (unsigned long k = 0; k < args[i].n; k++)
 			__free_pages(args[i].held[k], race_order(k));
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), total);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	KT_EXPECT_EQ(t, pgdat->bad_pages, 0);

@@ -47,7 +47,7 @@ static void put_mm(struct ktest *t, struct mm_struct *mm)
 
 	mm_destroy(mm);
 	t->priv = NULL;
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_at_start);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
 	lab_node_destroy(pgdat);
@@ -178,7 +178,7 @@ static void gup_free_pages_many_refs(struct ktest *t)
 	for (int i = 0; i < 1101; i++)
 		__free_pages(page, 0);
 	KT_EXPECT_EQ(t, pgdat->bad_pages, 0ull);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
 	lab_node_destroy(pgdat);

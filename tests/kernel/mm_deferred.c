@@ -166,7 +166,7 @@ static bool def_run_all(struct ktest *t, struct def_run *r, unsigned int allocat
 
 	if (!def_take_backing())
 		return false;
-	if (pgdat_init_deferred(&def_node, &def_mb, "deferred", nr_cpu_ids)) {
+	if (pgdat_init_deferred(&def_node, &def_mb, "deferred", nr_cpu_ids, pcp_lock_default)) {
 		def_release_backing();
 		return false;
 	}
@@ -204,7 +204,7 @@ static bool def_run_all(struct ktest *t, struct def_run *r, unsigned int allocat
 	for (unsigned int a = 0; a < allocators; a++)
 		for (unsigned long k = 0; k < r->nr_held[a]; k++)
 			__free_pages(r->held[a][k], k % 4);
-	drain_all_pages_node(&def_node);
+	drain_all_pages_machine(def_node.machine);
 	KT_EXPECT_EQ(t, deferred_count_unwritten(&def_node), 0ul);
 	KT_EXPECT_EQ(t, node_free_pages(&def_node), total);
 	KT_EXPECT_EQ(t, mm_verify(&def_node), 0ul);

@@ -111,12 +111,13 @@ static bool tm_borrow(unsigned int nr, const bool *has_mem)
 /*
  * A private machine of nr nodes: node nid gets 8 MiB of borrowed memory if has_mem[nid],
  * none otherwise; distances dist (NULL: 10 / 20); CPU c sits on node cpu_node(c). Its pcps
- * are sized for the CPUs online. NULL (and the case skipped by the caller) if the kernel
- * cannot lend the memory.
+ * are sized for the CPUs online, in lock model `model`. NULL (and the case skipped by the
+ * caller) if the kernel cannot lend the memory.
  */
-static struct mm_machine *tm_create(unsigned int nr, const bool *has_mem,
-				    const u8 (*dist)[MAX_NUMA_NODES],
-				    unsigned int (*cpu_node)(unsigned int cpu))
+static struct mm_machine *tm_create_model(unsigned int nr, const bool *has_mem,
+					  const u8 (*dist)[MAX_NUMA_NODES],
+					  unsigned int (*cpu_node)(unsigned int cpu),
+					  enum pcp_lock_model model)
 {
 	struct pglist_data *nodes[TM_NODES];
 	struct mem_region map[TM_NODES * TM_BLOCKS];
@@ -139,7 +140,7 @@ static struct mm_machine *tm_create(unsigned int nr, const bool *has_mem,
 	}
 	for (unsigned int c = 0; c < MAX_CPUS; c++)
 		tm.cpu_node[c] = (u8)cpu_node(c);
-	if (mm_machine_init(&tm.m, nodes, nr, &tm.mb, "t", nr_cpus, dist, tm.cpu_node)) {
+	if (mm_machine_init(&tm.m, nodes, nr, &tm.mb, "t", nr_cpus, dist, tm.cpu_node, model)) {
 		tm_free_backing();
 		return NULL;
 	}
@@ -147,6 +148,14 @@ static struct mm_machine *tm_create(unsigned int nr, const bool *has_mem,
 		zone_pcp_update(tm.m.node[nid], nr_cpus_online());
 	tm.live = true;
 	return &tm.m;
+}
+
+/* The same in the boot's lock model. */
+static struct mm_machine *tm_create(unsigned int nr, const bool *has_mem,
+				    const u8 (*dist)[MAX_NUMA_NODES],
+				    unsigned int (*cpu_node)(unsigned int cpu))
+{
+	return tm_create_model(nr, has_mem, dist, cpu_node, pcp_lock_default);
 }
 
 static void tm_destroy(void)
@@ -163,7 +172,6 @@ static void mm_numa_exit(struct ktest *t)
 {
 	(void)t;
 	tm_destroy();
-	pcp_switch_lock_model("trylock");
 }
 
 static unsigned int all_on_node0(unsigned int cpu) { (void)cpu; return 0; }
@@ -378,17 +386,16 @@ static void numa_remote_free_parks_then_drains_home(struct ktest *t)
 	struct mm_machine *pm;
 	struct zone *z1;
 
-	if (!READ_ONCE(pcp_enabled))
+	if (!pcp_enabled)
 		KT_SKIP(t, "pcp.enable=0: a free goes straight to its node's buddy lists");
-	if (!(pm = tm_create(2, mem, NULL, all_on_node0)))
-		KT_SKIP(t, "needs 2 x 8 MiB of free memory in 2 distinct 128 MiB sections");
-	z1 = only_zone(pm->node[1]);
 	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
 		struct numa_stats a, b, c;
 		unsigned long buddy;
 		struct page *page;
 
-		pcp_switch_lock_model(pcp_lock_model_name(models[i]));
+		if (!(pm = tm_create_model(2, mem, NULL, all_on_node0, models[i])))
+			KT_SKIP(t, "needs 2 x 8 MiB of free memory in 2 distinct 128 MiB sections");
+		z1 = only_zone(pm->node[1]);
 		node_counts(pm, before);
 		page = alloc_pages_node(pm->node[1], GFP_KERNEL | __GFP_THISNODE, 0);
 		KT_ASSERT_NOT_NULL(t, page);
@@ -402,7 +409,7 @@ static void numa_remote_free_parks_then_drains_home(struct ktest *t)
 		KT_EXPECT_EQ(t, z1->pcp[cpu].count, 1);
 		KT_EXPECT_EQ(t, zone_free_pages(z1), buddy);
 		KT_EXPECT_EQ(t, node_free_pages(pm->node[1]), before[1]);
-		drain_all_pages_node(pm->node[0]);	/* this CPU's node: not where it is */
+		drain_all_pages(only_zone(pm->node[0]));	/* this CPU's node: not where it is */
 		KT_EXPECT_EQ(t, z1->pcp[cpu].count, 1);
 		zone_numa_stats(z1, &b);
 		drain_all_pages(z1);			/* the page's zone: home */
@@ -416,9 +423,8 @@ static void numa_remote_free_parks_then_drains_home(struct ktest *t)
 		ktest_printf(t, "[%s] cpu%u (node 0) freed a node 1 page: parked on its list for "
 			     "node 1's %s, home after drain_all_pages(that zone)",
 			     pcp_lock_model_name(models[i]), cpu, z1->name);
+		tm_destroy();
 	}
-	tm_destroy();
-	pcp_switch_lock_model("trylock");
 }
 
 /*
@@ -660,16 +666,14 @@ static void numa_remote_free_under_drains(struct ktest *t)
 
 	if (nr_cpus_online() < 3)
 		KT_SKIP(t, "needs 3 CPUs: churners and a drainer");
-	if (!READ_ONCE(pcp_enabled))
+	if (!pcp_enabled)
 		KT_SKIP(t, "pcp.enable=0: no per-CPU lists for remote pages to park on");
-	if (!(pm = tm_create(2, mem, NULL, even_odd)))
-		KT_SKIP(t, "needs 2 x 8 MiB of free memory in 2 distinct 128 MiB sections");
 	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
-		pcp_switch_lock_model(pcp_lock_model_name(models[i]));
+		if (!(pm = tm_create_model(2, mem, NULL, even_odd, models[i])))
+			KT_SKIP(t, "needs 2 x 8 MiB of free memory in 2 distinct 128 MiB sections");
 		remote_churn_run(t, pm, pcp_lock_model_name(models[i]));
+		tm_destroy();
 	}
-	pcp_switch_lock_model("trylock");
-	tm_destroy();
 	for (unsigned int nid = 0; nid < mm_machine()->nr_nodes; nid++)
 		with_mem += node_managed_pages(NODE_DATA(nid)) != 0;
 	if (with_mem >= 2)
