@@ -111,7 +111,7 @@ static unsigned long verify_free_block(struct zone *zone, struct page *page, uns
 	    page_zone(page) != zone)
 		errors += verify_fail("%s: free block pfn 0x%lx order %u (node %u zone %u) outside "
 				      "the zone of node %d\n", zone->name, pfn, o, page->nid,
-				      page->zone, zone->node->node_id);
+				      page->zone, zone->node->nid);
 	return errors + verify_mark_block("buddy", page, o);
 }
 
@@ -444,7 +444,7 @@ void show_buddyinfo(struct pglist_data *pgdat)
 
 		if (!zone_populated(zone))
 			continue;
-		len = snprintf(line, sizeof(line), "Node %d, zone %8s", pgdat->node_id, zone->name);
+		len = snprintf(line, sizeof(line), "Node %d, zone %8s", pgdat->nid, zone->name);
 		for (unsigned int o = 0; o <= MAX_ORDER; o++)
 			len += snprintf(line + len, sizeof(line) - (size_t)len, " %6lu",
 					READ_ONCE(zone->free_area[o].nr_free));
@@ -463,7 +463,7 @@ void show_zoneinfo(struct pglist_data *pgdat)
 		       "        present  %lu\n        managed  %lu\n"
 		       "        protection: (%lu, %lu, %lu)\n  start_pfn:     %lu\n"
 		       "  pagesets: high %d batch %d, %lu pages on per-CPU lists\n",
-		       pgdat->node_id, zone->name, zone_free_pages(zone), zone->_watermark[WMARK_MIN],
+		       pgdat->nid, zone->name, zone_free_pages(zone), zone->_watermark[WMARK_MIN],
 		       zone->_watermark[WMARK_LOW], zone->_watermark[WMARK_HIGH],
 		       zone->spanned_pages, zone->present_pages, zone->managed_pages,
 		       zone->lowmem_reserve[0], zone->lowmem_reserve[1], zone->lowmem_reserve[2],
@@ -476,7 +476,7 @@ static void show_free_per_type(struct zone *zone, int mt)
 {
 	char line[256];
 	int len = snprintf(line, sizeof(line), "Node %4d, zone %8s, type %12s",
-			   zone->node->node_id, zone->name, migratetype_names[mt]);
+			   zone->node->nid, zone->name, migratetype_names[mt]);
 
 	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
 		unsigned long n = 0;
@@ -497,7 +497,7 @@ static void show_blocks_per_type(struct zone *zone)
 	     pfn += pageblock_nr_pages)
 		if (pfn_in_node(zone->node, pfn))
 			count[get_pageblock_migratetype(pfn_to_page(zone->node, pfn))]++;
-	printk("Node %d, zone %8s %12lu %12lu %12lu\n", zone->node->node_id, zone->name,
+	printk("Node %d, zone %8s %12lu %12lu %12lu\n", zone->node->nid, zone->name,
 	       count[MIGRATE_UNMOVABLE], count[MIGRATE_MOVABLE], count[MIGRATE_RECLAIMABLE]);
 }
 

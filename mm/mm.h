@@ -65,7 +65,7 @@ struct mm_machine *mm_machine(void);
 struct pglist_data *mm_node(void);
 /* The node of pgdat's machine this CPU belongs to (pgdat itself in a one-node machine). */
 struct pglist_data *local_node(const struct pglist_data *pgdat);
-/* The node number of cpu in machine m (0 in a one-node machine). */
+/* The node id of cpu's node in machine m (its only node's in a one-node machine). */
 unsigned int machine_cpu_nid(const struct mm_machine *m, unsigned int cpu);
 
 /* Allocation on this CPU's node, falling back by distance: Linux's default policy. */

@@ -52,11 +52,13 @@ static int machine_register(struct mm_machine *m)
 							 m->node[got], false, __ATOMIC_ACQ_REL,
 							 __ATOMIC_RELAXED))
 				break;
-			m->node[got]->node_id = (int)(first + got);
+			m->node[got]->nid = (int)(first + got);
 			got++;
 		}
-		if (got == m->nr_nodes)
+		if (got == m->nr_nodes) {
+			m->first_nid = first;
 			return (int)first;
+		}
 		while (got--)
 			smp_store_release(&node_data[first + got], NULL);
 	}
@@ -68,7 +70,7 @@ static int machine_register(struct mm_machine *m)
 void mm_machine_destroy(struct mm_machine *m)
 {
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		smp_store_release(&node_data[m->node[nid]->node_id], NULL);
+		smp_store_release(&node_data[m->node[nid]->nid], NULL);
 }
 
 void pgdat_destroy(struct pglist_data *pgdat)
@@ -172,7 +174,7 @@ static int machine_alloc_memmap(struct mm_machine *m, struct memblock *mb)
 			continue;
 		}
 		m->node[nid]->memmap_bytes += PAGES_PER_SECTION * sizeof(struct page);
-		m->sections[s].nid = (u8)m->node[nid]->node_id;
+		m->sections[s].nid = (u8)m->node[nid]->nid;
 		memset(m->pageblock_mt + s * PAGEBLOCKS_PER_SECTION, MIGRATE_MOVABLE,
 		       PAGEBLOCKS_PER_SECTION);
 		m->sections[s].memmap_enc = (uintptr_t)arch_phys_to_virt(phys) -
@@ -235,8 +237,9 @@ static void zones_init(struct pglist_data *pgdat, const struct memblock *mb)
 		zone->idx = (enum zone_type)z;
 		zone->zone_start_pfn = lo;
 		zone->spanned_pages = hi > lo ? hi - lo : 0;
-		zone->present_pages = hi > lo ? memblock_pages_in(mb, pgdat->nid, lo, hi) : 0;
-		spin_lock_init(&zone->lock, zone_lock_names[pgdat->nid][z],
+		zone->present_pages = hi > lo ? memblock_pages_in(mb, (int)node_index(pgdat), lo,
+								  hi) : 0;
+		spin_lock_init(&zone->lock, zone_lock_names[node_index(pgdat)][z],
 			       SPIN_IRQSAFE | SPIN_HOLDTIME);
 		for (unsigned int o = 0; o <= MAX_ORDER; o++)
 			for (int mt = 0; mt < MIGRATE_TYPES; mt++)
@@ -294,7 +297,7 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 static void memmap_init_range(struct zone *zone, unsigned long spfn, unsigned long epfn,
 			      bool free)
 {
-	const u8 nid = (u8)zone->node->node_id, zi = (u8)zone->idx;
+	const u8 nid = (u8)zone->node->nid, zi = (u8)zone->idx;
 	struct page *page = pfn_to_page(zone->node, spfn);
 
 	for (unsigned long pfn = spfn; pfn < epfn; pfn++, page++)
@@ -440,7 +443,7 @@ unsigned long deferred_init_memmap(struct pglist_data *pgdat)
  */
 unsigned long deferred_init_cpu(struct mm_machine *m, unsigned int cpu)
 {
-	unsigned int home = machine_cpu_nid(m, cpu);
+	unsigned int home = machine_cpu_nid(m, cpu) - m->first_nid;	/* its index */
 	unsigned long chunks = 0;
 
 	for (unsigned int i = 0; i < m->nr_nodes; i++) {
@@ -566,7 +569,7 @@ static void node_span(struct pglist_data *pgdat, const struct memblock *mb)
 	for (unsigned int i = 0; i < mb->memory.cnt; i++) {
 		const struct memblock_region *r = &mb->memory.regions[i];
 
-		if (r->nid != pgdat->nid)
+		if (r->nid != (int)node_index(pgdat))
 			continue;
 		if (!pgdat->node_end_pfn)
 			pgdat->node_start_pfn = r->base >> PAGE_SHIFT;
@@ -581,6 +584,11 @@ static int node_init(struct pglist_data *pgdat, struct memblock *mb)
 	zones_init(pgdat, mb);
 	return pcp_node_init(pgdat, mb);
 }
+
+/* Every machine's nodes (the kernel's and the lab's private ones) poison freed pages or not
+ * as the boot says: the tests run the configuration the kernel runs. */
+static bool mm_poison = CONFIG_DEBUG_VM;
+CMDLINE_BOOL("mm.poison", mm_poison, "fill freed pages with 0xaa and check them on allocation");
 
 static void machine_setup(struct mm_machine *m, struct pglist_data *const *nodes,
 			  unsigned int nr_nodes, struct memblock *mb, const char *name,
@@ -603,10 +611,9 @@ static void machine_setup(struct mm_machine *m, struct pglist_data *const *nodes
 			snprintf(pgdat->name, sizeof(pgdat->name), "%s%u", name, a);
 		else
 			snprintf(pgdat->name, sizeof(pgdat->name), "%s", name);
-		pgdat->nid = (int)a;
 		pgdat->machine = m;
 		pgdat->nr_cpus = nr_cpus;
-		pgdat->poison = CONFIG_DEBUG_VM;
+		pgdat->poison = mm_poison;
 		pgdat->mb = mb;
 	}
 }
@@ -703,8 +710,6 @@ static struct {
 static struct mm_machine kernel_machine;
 static bool mm_dump;
 CMDLINE_BOOL("mm.dump", mm_dump, "print memblock, buddyinfo, zoneinfo and pagetypeinfo at boot");
-static bool mm_poison = CONFIG_DEBUG_VM;
-CMDLINE_BOOL("mm.poison", mm_poison, "fill freed pages with 0xaa and check them on allocation");
 static bool mm_deferred = true;
 CMDLINE_BOOL("mm.deferred", mm_deferred, "build most of the memory map after SMP bring-up, on "
 	     "every CPU at once (0: all of it before, on the boot CPU)");
@@ -829,8 +834,7 @@ int mm_init(const struct boot_info *bi)
 	if (nr_node_ids() == 1)
 		snprintf(kernel_nodes[0].pgdat.name, sizeof(kernel_nodes[0].pgdat.name), "node0");
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
-		BUG_ON(m->node[nid]->node_id != (int)nid);	/* NODE_DATA(nid) */
-		m->node[nid]->poison = mm_poison;
+		BUG_ON(m->node[nid]->nid != (int)nid);	/* NODE_DATA(nid) */
 		for (int z = 0; z < MAX_NR_ZONES; z++)
 			lockstat_register(&m->node[nid]->node_zones[z].lock);
 	}

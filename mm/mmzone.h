@@ -334,9 +334,10 @@ static inline struct zoneref *first_zones_zonelist(struct zonelist *zonelist,
  */
 struct mm_machine {
 	unsigned int nr_nodes;
-	struct pglist_data *node[MAX_NUMA_NODES];	/* by nid (node number in the machine) */
-	u8 distance[MAX_NUMA_NODES][MAX_NUMA_NODES];	/* SLIT units: 10 local */
-	const u8 *cpu_node;		/* [cpu] = nid; NULL: every CPU on node 0 */
+	struct pglist_data *node[MAX_NUMA_NODES];	/* by index: node[nid - first_nid] */
+	u8 distance[MAX_NUMA_NODES][MAX_NUMA_NODES];	/* by index; SLIT units: 10 local */
+	unsigned int first_nid;		/* node[i]->nid == first_nid + i: consecutive ids */
+	const u8 *cpu_node;		/* [cpu] = its node's index i in node[]; NULL: 0 */
 	unsigned int nr_cpus;		/* CPUs with a pcp in every zone of every node */
 	struct mem_section *sections;	/* [nr_sections], from pfn 0, shared by the nodes */
 	unsigned long nr_sections;
@@ -356,8 +357,9 @@ struct mm_machine {
 
 /*
  * A node: the memory close to some CPUs, with its own zones, watermarks, memory map,
- * per-CPU lists and statistics. Pages know their node by page->nid, an index in node_data[]
- * shared by the kernel's nodes (index = nid, from 0) and tests' private ones (after them).
+ * per-CPU lists and statistics. Its one number is its node id, nid: its slot in
+ * node_data[], which pages record (page->nid). The kernel's nodes are 0 .. n-1 (the
+ * firmware's numbers); a test machine's nodes take the next free slots, consecutive ones.
  */
 struct pglist_data {
 	/*
@@ -375,9 +377,7 @@ struct pglist_data {
 	bool poison;				/* fill freed pages, check on allocation */
 	struct zone node_zones[MAX_NR_ZONES];
 	struct zonelist node_zonelists[MAX_ZONELISTS];
-	int node_id;				/* index in node_data[] (page->nid) */
-	int nid;				/* node number in its machine (= node_id for the
-						 * kernel's): machine->node[nid] == this */
+	int nid;				/* the node id: node_data[nid] == this, page->nid */
 	struct mm_machine *machine;
 	struct mm_machine own_machine;		/* the machine, when this node is one alone
 						 * (pgdat_init()) */
@@ -404,8 +404,17 @@ struct pglist_data {
 	u64 drain_retries;			/* slow-path drain-and-retry rounds */
 };
 
+/* Node ids: every node alive at once, the kernel's and the lab's private ones (a machine has
+ * at most MAX_NUMA_NODES, kernel/numa.h: what the firmware may describe). */
 #define MAX_NUMNODES 16
 extern struct pglist_data *node_data[MAX_NUMNODES];
+
+/* Where node pgdat sits in its machine's own tables (node[], distance[][], the cpu_node
+ * values and its memblock's region nids): its nid less the machine's first. */
+static inline unsigned int node_index(const struct pglist_data *pgdat)
+{
+	return (unsigned int)pgdat->nid - pgdat->machine->first_nid;
+}
 
 /* ---- pfn <-> page <-> physical <-> virtual ---- */
 
@@ -458,7 +467,7 @@ static inline bool pfn_in_node(const struct pglist_data *pgdat, unsigned long pf
 {
 	const struct mem_section *ms = pfn_to_section(pgdat, pfn);
 
-	return ms && ms->memmap_enc && ms->nid == pgdat->node_id;
+	return ms && ms->memmap_enc && ms->nid == pgdat->nid;
 }
 
 /* The caller knows pfn_valid(pfn). */

@@ -7,18 +7,24 @@
 #include "mm/internal.h"
 #include "kernel/string.h"
 
+/* The index in m->node[] of cpu's node (cpu_node[] says; an out-of-range one is node 0's). */
+static unsigned int cpu_node_index(const struct mm_machine *m, unsigned int cpu)
+{
+	unsigned int i = m->cpu_node ? m->cpu_node[cpu] : 0;
+
+	return i < m->nr_nodes ? i : 0;
+}
+
 unsigned int machine_cpu_nid(const struct mm_machine *m, unsigned int cpu)
 {
-	unsigned int nid = m->cpu_node ? m->cpu_node[cpu] : 0;
-
-	return nid < m->nr_nodes ? nid : 0;
+	return m->first_nid + cpu_node_index(m, cpu);
 }
 
 struct pglist_data *local_node(const struct pglist_data *pgdat)
 {
 	const struct mm_machine *m = pgdat->machine;
 
-	return m->node[machine_cpu_nid(m, arch_cpu_id())];
+	return m->node[cpu_node_index(m, arch_cpu_id())];
 }
 
 /*

@@ -121,7 +121,7 @@ void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus)
  * zone_pcp_update() computes the real values. */
 int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 {
-	int nid = pgdat->machine->nr_nodes > 1 ? pgdat->nid : -1;	/* one node: anywhere */
+	int nid = pgdat->machine->nr_nodes > 1 ? (int)node_index(pgdat) : -1; /* 1 node: anywhere */
 
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &pgdat->node_zones[z];

@@ -300,4 +300,10 @@ static const struct ktest_case fail_page_alloc_cases[] = {
 	KTEST_CASE_CONCURRENT(fail_host_concurrent_nothing_lost),
 	KTEST_CASE(fail_host_mm_create_nothing_lost),
 };
-KTEST_SUITE(host_fail_page_alloc, fail_page_alloc_cases);
+/* Fault injection is a debug build's (CONFIG_FAIL_PAGE_ALLOC follows CONFIG_DEBUG_VM). */
+static int fail_page_alloc_suite_init(struct ktest *t)
+{
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no fault injection (CONFIG_FAIL_PAGE_ALLOC)");
+	return 0;
+}
+KTEST_SUITE(host_fail_page_alloc, fail_page_alloc_cases, .init = fail_page_alloc_suite_init);

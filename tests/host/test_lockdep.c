@@ -201,4 +201,10 @@ static const struct ktest_case lockdep_cases[] = {
 	KTEST_CASE(lockdep_host_uninitialised_lock_reported),
 	KTEST_CASE_CONCURRENT(lockdep_host_atomic_alloc_in_irq_under_pressure),
 };
-KTEST_SUITE(host_lockdep, lockdep_cases);
+/* The validator is a debug build's (CONFIG_LOCKDEP follows CONFIG_DEBUG_VM). */
+static int lockdep_suite_init(struct ktest *t)
+{
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no lock validator (CONFIG_LOCKDEP)");
+	return 0;
+}
+KTEST_SUITE(host_lockdep, lockdep_cases, .init = lockdep_suite_init);

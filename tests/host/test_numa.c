@@ -66,14 +66,14 @@ static void node_counts(struct mm_machine *m, unsigned long *free)
 		free[nid] = node_free_pages(m->node[nid]);
 }
 
-/* The node sequence of pgdat's fallback zonelist. */
+/* The node sequence of pgdat's fallback zonelist, as indices in its machine. */
 static unsigned int zonelist_nodes(struct pglist_data *pgdat, int *order)
 {
 	unsigned int n = 0;
 
 	for (struct zoneref *z = pgdat->node_zonelists[ZONELIST_FALLBACK]._zonerefs; z->zone; z++)
-		if (!n || order[n - 1] != z->zone->node->nid)
-			order[n++] = z->zone->node->nid;
+		if (!n || order[n - 1] != (int)node_index(z->zone->node))
+			order[n++] = (int)node_index(z->zone->node);
 	return n;
 }
 
@@ -203,7 +203,8 @@ static void *remote_race_cpu(void *p)
 	struct remote_arg *a = p;
 	struct remote_race *r = a->r;
 	unsigned int cpu = arch_cpu_id();
-	struct pglist_data *to = r->m->node[(machine_cpu_nid(r->m, cpu) + 1) % 2];
+	struct pglist_data *to =
+		r->m->node[(machine_cpu_nid(r->m, cpu) - r->m->first_nid + 1) % 2];
 	struct page *held[16];
 	unsigned int n = 0;
 	u64 seed = 0x9e3779b97f4a7c15ull * (cpu + 1);
@@ -229,7 +230,7 @@ static void *remote_race_cpu(void *p)
 			continue;
 		}
 		n--;
-		__atomic_add_fetch(&r->moved, held[n]->nid != to->node_id, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->moved, held[n]->nid != to->nid, __ATOMIC_RELAXED);
 		__free_pages(held[n], held[n]->order);
 		a->frees++;
 	}
@@ -243,7 +244,8 @@ static void *park_remote_page_cpu(void *p)
 {
 	struct remote_arg *a = p;
 	unsigned int cpu = arch_cpu_id();
-	struct pglist_data *to = a->r->m->node[(machine_cpu_nid(a->r->m, cpu) + 1) % 2];
+	struct pglist_data *to =
+		a->r->m->node[(machine_cpu_nid(a->r->m, cpu) - a->r->m->first_nid + 1) % 2];
 	struct page *page;
 
 	if (cpu == 1)
@@ -261,7 +263,7 @@ static unsigned long parked_remote(struct mm_machine *m, unsigned int nid)
 	unsigned long n = 0;
 
 	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
-		if (machine_cpu_nid(m, cpu) != nid)
+		if (machine_cpu_nid(m, cpu) != (unsigned int)m->node[nid]->nid)
 			n += (unsigned long)READ_ONCE(zone->pcp[cpu].count);
 	return n;
 }

@@ -268,12 +268,14 @@ static void pcp_alloc_pages_bulk_fills_array(struct ktest *t)
  */
 static void pcp_lock_debug_checks(struct ktest *t)
 {
-	struct pglist_data *pgdat = pcp_node(16, 4);
+	struct pglist_data *pgdat;
 	struct lockdep_expect e;
 	struct zone *zone;
 	unsigned long warnings = taint_count(TAINT_WARN);
 	jmp_buf jb;
 
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no spinlock debug checks");
+	pgdat = pcp_node(16, 4);
 	KT_ASSERT_TRUE(t, pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	ktest_expect_taint(TAINT_WARN);		/* the one below */

@@ -22,12 +22,23 @@
 static struct page *pages_buf[NPAGES];
 static unsigned long free_at_start;	/* the instance's free pages before the case's mm */
 
+/* A private instance whose freed pages are poisoned whatever mm.poison= says: the races here
+ * find a read of a freed page table by the poison in its entries (mm/gup.c poison_reads). */
+static struct pglist_data *poisoned_node(unsigned int nr_blocks)
+{
+	struct pglist_data *pgdat = lab_node_create(nr_blocks, true);
+
+	if (pgdat)
+		pgdat->poison = true;
+	return pgdat;
+}
+
 /* The case's address space over a private instance, npages mapped and populated at BASE,
  * kept in t->priv so that the suite's exit hook destroys both if the case ends early (a
  * failed KT_ASSERT). */
 static struct mm_struct *new_mm(struct ktest *t, unsigned long npages)
 {
-	struct pglist_data *pgdat = lab_node_create(GUP_BLOCKS, true);
+	struct pglist_data *pgdat = poisoned_node(GUP_BLOCKS);
 	struct mm_struct *mm;
 
 	KT_ASSERT_NOT_NULL(t, pgdat);
@@ -323,13 +334,14 @@ static void gup_unmap_vs_fast_walk(struct ktest *t)
 	struct pglist_data *pgdat;
 	struct gup_totals before, after;
 
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no gup-fast race hook to widen the walk window");
 	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
 		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
 	memset(&c, 0, sizeof(c));
 	c.max_walks = lab_deterministic() ? 400 : ~0ull;
 	c.walkers = (int)lab_nr_cpus() - 1;
 	fail_page_alloc_pause();	/* the instance and address space are not what is tested */
-	pgdat = lab_node_create(RACE_BLOCKS, true);
+	pgdat = poisoned_node(RACE_BLOCKS);
 	free_at_start = pgdat ? node_free_pages(pgdat) : 0;
 	c.mm = pgdat ? mm_create(pgdat) : NULL;
 	fail_page_alloc_resume();
@@ -427,6 +439,7 @@ static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
 	struct gup_totals a, b;
 	int level;
 
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no gup-fast race hook");
 	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
 		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
 	memset(&w, 0, sizeof(w));

@@ -234,6 +234,7 @@ static void deferred_init_memmap_every_cpu(struct ktest *t)
  */
 static void deferred_grow_zone_races_workers(struct ktest *t)
 {
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no deferred_init_race_hook to hold a chunk unwritten");
 	if (nr_cpus_online() < ALLOCATORS + 1)
 		KT_SKIP(t, "needs %d CPUs: %d allocating and at least one initialising",
 			ALLOCATORS + 1, ALLOCATORS);

@@ -205,18 +205,19 @@ static void expect_counts(struct ktest *t, struct mm_machine *m, const unsigned 
 	KT_EXPECT_EQ(t, mm_verify_machine(m), 0ul);
 }
 
-/* The node sequence of pgdat's fallback zonelist (consecutive zones of one node once). */
+/* The node sequence of pgdat's fallback zonelist, as indices in its machine (consecutive zones
+ * of one node once). */
 static unsigned int zonelist_nodes(struct ktest *t, struct pglist_data *pgdat, int *order)
 {
 	unsigned int n = 0;
 
 	for (struct zoneref *z = pgdat->node_zonelists[ZONELIST_FALLBACK]._zonerefs; z->zone;
 	     z++) {
-		if (n && order[n - 1] == z->zone->node->nid) {
+		if (n && order[n - 1] == (int)node_index(z->zone->node)) {
 			KT_EXPECT_LT(t, z->zone_idx, z[-1].zone_idx);	/* Normal..DMA */
 			continue;
 		}
-		order[n++] = z->zone->node->nid;
+		order[n++] = (int)node_index(z->zone->node);
 	}
 	return n;
 }
@@ -281,7 +282,7 @@ static void alloc_local_fn(void *arg)
 	struct page *page;
 	u64 before;
 
-	a->want[cpu] = mm_node()->node_id;
+	a->want[cpu] = mm_node()->nid;
 	page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 0);
 	a->got[cpu] = page ? page->nid : -1;
 	if (!page)
@@ -416,7 +417,7 @@ static void numa_remote_free_parks_then_drains_home(struct ktest *t)
 		zone_numa_stats(z1, &c);
 		KT_EXPECT_EQ(t, z1->pcp[cpu].count, 0);
 		KT_EXPECT_EQ(t, zone_free_pages(z1), buddy + 1);
-		KT_EXPECT_EQ(t, page->nid, pm->node[1]->node_id);
+		KT_EXPECT_EQ(t, page->nid, pm->node[1]->nid);
 		KT_EXPECT_EQ(t, b.remote_free - a.remote_free, 1ull);
 		KT_EXPECT_EQ(t, c.remote_home - b.remote_home, 1ull);
 		expect_counts(t, pm, before);
@@ -535,7 +536,7 @@ struct remote_churn {
 /* The node after cpu's own in m that has memory (cpu's own if it is the only one). */
 static struct pglist_data *other_node(struct mm_machine *m, unsigned int cpu)
 {
-	unsigned int own = machine_cpu_nid(m, cpu);
+	unsigned int own = machine_cpu_nid(m, cpu) - m->first_nid;	/* its index */
 
 	for (unsigned int i = 1; i <= m->nr_nodes; i++) {
 		struct pglist_data *pgdat = m->node[(own + i) % m->nr_nodes];
@@ -563,12 +564,12 @@ static void remote_churn_cpu(struct remote_churn *rc)
 			continue;
 		}
 		n--;
-		rc->moved[arch_cpu_id()] += held[n]->nid != to->node_id;
+		rc->moved[arch_cpu_id()] += held[n]->nid != to->nid;
 		__free_pages(held[n], held[n]->order);
 		rc->frees[arch_cpu_id()]++;
 	}
 	while (n--) {
-		rc->moved[arch_cpu_id()] += held[n]->nid != to->node_id;
+		rc->moved[arch_cpu_id()] += held[n]->nid != to->nid;
 		__free_pages(held[n], held[n]->order);
 		rc->frees[arch_cpu_id()]++;
 	}

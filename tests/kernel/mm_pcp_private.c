@@ -199,7 +199,8 @@ struct refill_race {
  */
 #define REFILL_ORDER 1
 
-/* cpu1 is inside its refill: it holds its own pcp lock (irqsave, trylock) while cpu0 holds
+/* cpu1 is inside its refill: it holds its own pcp lock (irqsave, trylock: nobody else takes
+ * it before the drain, so the lock word says so, in release builds too) while cpu0 holds
  * zone->lock, so it can only be spinning on that; with irqoff there is no pcp lock to see,
  * so allow it 20 ms once it called alloc_pages_node(). */
 static bool cpu1_in_refill(struct refill_race *r)
@@ -212,7 +213,7 @@ static bool cpu1_in_refill(struct refill_race *r)
 		return smp_load_acquire(&r->allocating);
 	}
 	for (u64 end = arch_cycles() + us_to_cycles(5000000); arch_cycles() < end; arch_cpu_relax())
-		if (READ_ONCE(lock->locked) && READ_ONCE(lock->owner_cpu) == 1)
+		if (READ_ONCE(lock->locked))
 			return true;
 	return false;
 }
@@ -409,12 +410,19 @@ static u64 met_remote_drain(struct pglist_data *pgdat, unsigned int cpu, bool co
 	return n;
 }
 
+/* Did this tick come while its CPU held its own pcp lock? Debug builds record the owner;
+ * release builds do not, so there: the lock word of its own pcp while no drain of the
+ * instance runs (a drain, from a failed allocation's slow path, is the only other taker). */
 static bool holds_own_pcp(struct pglist_data *pgdat, unsigned int cpu)
 {
+	bool draining = READ_ONCE(pgdat->machine->pcp_drain_lock.locked);
+
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &pgdat->node_zones[z];
+		const spinlock_t *lock = zone->pcp ? &zone->pcp[cpu].lock : NULL;
 
-		if (zone->pcp && spin_is_held_by_me(&zone->pcp[cpu].lock))
+		if (lock && (CONFIG_DEBUG_VM ? spin_is_held_by_me(lock) :
+			     READ_ONCE(lock->locked) && !draining))
 			return true;
 	}
 	return false;

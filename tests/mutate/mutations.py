@@ -8,6 +8,7 @@ is not, the mutation is an ERROR: the code moved and this entry must be rewritte
     host:FILTER      build/host/plain/mmtest FILTER (host tests whose name contains FILTER)
     asan:FILTER      the same in the ASan+UBSan build
     tsan:FILTER      the TSan build, concurrent tests only (-c FILTER)
+    release:FILTER   the release build (CONFIG_DEBUG_VM=0, poisoning off: what users run)
     kernel:N:GLOB    boot the kernel at -smp N with test=GLOB (tests/runner.py)
 
 Not a list of everything that could go wrong: each entry is a bug someone could plausibly
@@ -231,6 +232,38 @@ MUTATIONS = [
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
+    ),
+    # Issue 22 item 7: both lived while the order-0 free had a path of its own that only
+    # poisoning-off nodes took and no test node had; the killers run in the release host build
+    # (CONFIG_DEBUG_VM=0, mm.poison off), the configuration users run.
+    dict(
+        name="free-past-high",
+        file="mm/pcp.h",
+        says="an order-0 free pushes past pcp->high: its list never spills to the buddy lists",
+        edits=[("""\
+	return pcp->count >= READ_ONCE(pcp->high) ||
+""", """\
+	return (order && pcp->count >= READ_ONCE(pcp->high)) ||
+""")],
+        tests=["release:pcp_spill_grows_then_allocation_halves",
+               "host:pcp_spill_grows_then_allocation_halves", "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="free-waits-for-pcp-lock",
+        file="mm/pcp.h",
+        says="the free takes this CPU's pcp lock with a waiting spin_lock (trylock model): a "
+             "free from an interrupt that lands inside this CPU's own hold spins on itself",
+        edits=[("""\
+	if (unlikely(!pcp_trylock(pcp, model, &flags))) {
+		pcp->stats.trylock_fail_free++;
+""", """\
+	if (model == PCP_LOCK_TRYLOCK) {
+		spin_lock(&pcp->lock);
+	} else if (unlikely(!pcp_trylock(pcp, model, &flags))) {
+		pcp->stats.trylock_fail_free++;
+""")],
+        tests=["release:pcp_irq_reentry_all_models", "host:pcp_irq_reentry_all_models",
+               "kernel:4:mm_pcp_private.pcp_irq_reentry_all_models"],
     ),
     # ---- per-CPU lists: bookkeeping (mm/pcp.c) ----
     dict(
