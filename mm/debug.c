@@ -320,20 +320,16 @@ unsigned long zone_pcp_count(struct zone *zone)
 	return n;
 }
 
+/* Add every counter of s to sum's: struct pcp_stats is u64 counters only (the padding too,
+ * always 0). */
 static void pcp_stats_add(struct pcp_stats *sum, const struct pcp_stats *s)
 {
-	sum->alloc_hit += READ_ONCE(s->alloc_hit);
-	sum->free_hit += READ_ONCE(s->free_hit);
-	sum->refill += READ_ONCE(s->refill);
-	sum->spill += READ_ONCE(s->spill);
-	sum->numa_hit += READ_ONCE(s->numa_hit);
-	sum->numa_miss += READ_ONCE(s->numa_miss);
-	sum->numa_foreign += READ_ONCE(s->numa_foreign);
-	sum->drained += READ_ONCE(s->drained);
-	sum->trylock_fail_alloc += READ_ONCE(s->trylock_fail_alloc);
-	sum->trylock_fail_free += READ_ONCE(s->trylock_fail_free);
-	sum->ipi_drain += READ_ONCE(s->ipi_drain);
-	sum->remote_home += READ_ONCE(s->remote_home);
+	const u64 *from = (const u64 *)s;
+	u64 *to = (u64 *)sum;
+
+	BUILD_BUG_ON(sizeof(*s) % sizeof(u64));
+	for (size_t i = 0; i < sizeof(*s) / sizeof(u64); i++)
+		to[i] += READ_ONCE(from[i]);
 }
 
 static void node_pcp_stats_add(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)

@@ -107,12 +107,13 @@ static inline void set_page_allocated(struct page *page, unsigned int order, gfp
  * head: every free page says 0, free_block_ok() sees to it) and, for a large block, a zero
  * pin count in page[1] (its lru is unused while the block is allocated). An order-0 block
  * leaves every list already carrying order 0 and the migratetype asked for (its list's:
- * pcp_push(), __rmqueue(); mm_verify() checks listed ones), so a clean one (no poison to
- * check, no zeroing asked for) needs only its first reference; the rest is prep_new_block().
+ * free_unref_page_commit(), __rmqueue(); mm_verify() checks listed ones), so a clean one
+ * (no poison to check, no zeroing asked for) needs only its first reference; the rest is
+ * prep_new_block().
  */
 static inline struct page *prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
 {
-	if (unlikely(order || page_flags(page) || (gfp & __GFP_ZERO)))
+	if (unlikely(order || page->flags || (gfp & __GFP_ZERO)))	/* ours now: a plain read */
 		return prep_new_block(page, order, gfp);
 	WRITE_ONCE(page->refcount, 1);
 	return page;
@@ -155,6 +156,8 @@ unsigned int node_split_cpus(const struct pglist_data *pgdat, unsigned int nr_cp
 
 /* Both zonelists of every node of m (after every node has its free pages). */
 void build_all_zonelists(struct mm_machine *m);
+/* fn(node) summed over every node of machine m. */
+unsigned long machine_sum(const struct mm_machine *m, unsigned long (*fn)(struct pglist_data *));
 unsigned long machine_memmap_bytes(const struct mm_machine *m);
 
 /* ---- debug.c ---- */

@@ -482,11 +482,7 @@ unsigned long node_deferred_pages(struct pglist_data *pgdat)
 
 unsigned long machine_deferred_pages(const struct mm_machine *m)
 {
-	unsigned long n = 0;
-
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		n += node_deferred_pages(m->node[nid]);
-	return n;
+	return machine_sum(m, node_deferred_pages);
 }
 
 /* Has every chunk of every zone of m been claimed and finished? Under each zone's lock, so

@@ -161,17 +161,21 @@ static inline unsigned int pindex_to_order(unsigned int pindex)
 }
 
 /*
- * Per-CPU event counters of one zone, written only by the CPU they belong to (or under its
- * pcp->lock), summed on read. Two cache lines: the first holds what the allocation and free
- * fast paths count. The NUMA counters are Linux's per-zone ones (numa_hit, numa_miss,
- * numa_foreign; local_node and other_node follow from the CPU's node when they are read:
- * zone_numa_stats()); they count every allocation from the zone, per-CPU list or not.
+ * Per-CPU event counters of one zone, summed on read. Who writes what: the list events
+ * (alloc_hit, free_hit, refill, spill, drained, remote_home) under the pcp's hold, by
+ * whoever holds it (a remote drainer too); the rest (numa_*, trylock_fail_*, ipi_drain) by
+ * the CPU they belong to alone, outside any hold, as Linux counts its per-CPU events (an
+ * interrupt on that CPU may count in between: each count is one add to memory). Two cache
+ * lines: the first holds what a hit counts. The NUMA counters are Linux's per-zone ones
+ * (numa_hit, numa_miss, numa_foreign; local_node and other_node follow from the CPU's node
+ * when they are read: zone_numa_stats()); they count every allocation from the zone, per-CPU
+ * list or not.
  */
 struct pcp_stats {
-	u64 alloc_hit;		/* order <= 3 allocations served from the list */
+	u64 alloc_hit;		/* allocations served from the list as it was (no refill) */
 	u64 free_hit;		/* frees put on the list */
-	u64 refill;		/* rmqueue_bulk calls */
-	u64 spill;		/* free_pcppages_bulk calls from the free path */
+	u64 refill;		/* refills from the buddy lists (rmqueue_bulk calls) */
+	u64 spill;		/* spills to them from the free path (free_unref_page_spill) */
 	u64 numa_hit;		/* allocated here, on the node the allocation preferred */
 	u64 numa_miss;		/* allocated here although another node was preferred */
 	u64 numa_foreign;	/* preferred here, but allocated on another node (this zone was

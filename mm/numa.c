@@ -103,40 +103,38 @@ void build_all_zonelists(struct mm_machine *m)
 
 /* ---- sums over a machine ---- */
 
-unsigned long machine_free_pages(const struct mm_machine *m)
+unsigned long machine_sum(const struct mm_machine *m, unsigned long (*fn)(struct pglist_data *))
 {
 	unsigned long n = 0;
 
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		n += node_free_pages(m->node[nid]);
+	for (unsigned int i = 0; i < m->nr_nodes; i++)
+		n += fn(m->node[i]);
 	return n;
+}
+
+unsigned long machine_free_pages(const struct mm_machine *m)
+{
+	return machine_sum(m, node_free_pages);
 }
 
 unsigned long machine_managed_pages(const struct mm_machine *m)
 {
-	unsigned long n = 0;
+	return machine_sum(m, node_managed_pages);
+}
 
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		n += node_managed_pages(m->node[nid]);
-	return n;
+static unsigned long node_memmap_bytes(struct pglist_data *pgdat)
+{
+	return pgdat->memmap_bytes;
 }
 
 unsigned long machine_memmap_bytes(const struct mm_machine *m)
 {
-	unsigned long n = 0;
-
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		n += m->node[nid]->memmap_bytes;
-	return n;
+	return machine_sum(m, node_memmap_bytes);
 }
 
 unsigned long mm_verify_machine(const struct mm_machine *m)
 {
-	unsigned long problems = 0;
-
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		problems += mm_verify(m->node[nid]);
-	return problems;
+	return machine_sum(m, mm_verify);
 }
 
 /* ---- NUMA statistics ---- */

@@ -1,7 +1,7 @@
 /*
  * The page allocator at run time: buddy free lists, migratetype fallback, watermarks, and
  * the alloc_pages/__free_pages API. Boot-time setup is in mm_init.c, the per-CPU lists in
- * pcp.c, checks and dumps in debug.c. Not a byte allocator.
+ * pcp.h (their hit paths) and pcp.c, checks and dumps in debug.c. Not a byte allocator.
  */
 #include "mm/pcp.h"
 #include "mm/fail_page_alloc.h"
@@ -666,10 +666,10 @@ static __noinline void free_pages_general(struct page *page, unsigned int order)
 
 /*
  * An order-0 page without poisoning has nothing to prepare: straight to this CPU's list
- * (mm/pcp.h free_unref_page()), the common case. Debug builds also check that it was
- * allocated as order 0 (a mismatch is reported by the general path, free_order_bad());
- * release builds trust the caller's order, as Linux does (it records none for a block
- * that is not compound).
+ * (mm/pcp.h free_unref_page()), the common case; with the lists off, free_pages_general().
+ * Debug builds also check that it was allocated as order 0 (a mismatch is reported by the
+ * general path, free_order_bad()); release builds trust the caller's order, as Linux does
+ * (it records none for a block that is not compound).
  */
 static __always_inline void free_the_page(struct page *page, unsigned int order)
 {

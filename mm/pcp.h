@@ -117,28 +117,6 @@ static __always_inline struct per_cpu_pages *this_cpu_pcp(struct zone *zone)
 	return &zone->pcp[arch_cpu_id()];
 }
 
-/* ---- list operations (caller holds pcp) ---- */
-
-/* Take a block of order off its list. */
-static __always_inline void pcp_pop(struct per_cpu_pages *pcp, struct page *page,
-				    unsigned int order)
-{
-	list_del(&page->lru);
-	__clear_page_flag(page, PG_pcp);
-	WRITE_ONCE(pcp->count, pcp->count - (1 << order));
-}
-
-/* Put a block at the head of its list (LIFO: the hottest page is reused first). */
-static __always_inline void pcp_push(struct per_cpu_pages *pcp, struct page *page, int mt,
-				     unsigned int order)
-{
-	page->order = (u8)order;
-	WRITE_ONCE(page->mt, (u8)mt);
-	__set_page_flag(page, PG_pcp);
-	list_add(&page->lru, pcp->lists + order_to_pindex(mt, order));
-	WRITE_ONCE(pcp->count, pcp->count + (1 << order));
-}
-
 /*
  * A hit makes no call at all: every way out of it that is not a hit ends in a jump to an
  * out-of-line function, so the compiler gives alloc_pages_node() and __free_pages() no stack
@@ -150,8 +128,8 @@ static __always_inline void pcp_push(struct per_cpu_pages *pcp, struct page *pag
 
 /* ---- allocation: rmqueue_pcplist() -> __rmqueue_pcplist() ---- */
 
-/* Take the head of list (the hottest block), or NULL if it is empty. A block someone used
- * while it sat here (debug builds check) is discarded, left off every list
+/* Take the head of list (the hottest block) off it, or NULL if it is empty. A block someone
+ * used while it sat here (debug builds check) is discarded, left off every list
  * (check_new_pages()): NULL too. Caller holds pcp. */
 static __always_inline struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order,
 						      struct per_cpu_pages *pcp,
@@ -164,7 +142,9 @@ static __always_inline struct page *__rmqueue_pcplist(struct zone *zone, unsigne
 	if (unlikely(first == list))
 		return NULL;
 	page = list_entry(first, struct page, lru);
-	pcp_pop(pcp, page, order);
+	list_del(&page->lru);
+	__clear_page_flag(page, PG_pcp);
+	WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 	if (CONFIG_DEBUG_VM && unlikely(!check_new_pages(page, order)))
 		return NULL;
 	return page;
@@ -201,15 +181,20 @@ static __always_inline struct page *rmqueue_pcplist(struct zone *preferred, stru
 /* ---- free: free_unref_page() -> free_unref_page_commit() ---- */
 
 /*
- * Push the block. True if the pcp must now spill to the buddy lists: count reached high
- * (high 0, the boot pageset or a disabled zone, spills every free), or frees dominate and
- * this one is of order 1..3 (free_high). Caller holds pcp.
+ * Put the block at the head of its list (LIFO: the hottest page is reused first), marked
+ * with its list's order and type. True if the pcp must now spill to the buddy lists: count
+ * reached high (high 0, the boot pageset or a disabled zone, spills every free), or frees
+ * dominate and this one is of order 1..3 (free_high). Caller holds pcp.
  */
 static __always_inline bool free_unref_page_commit(struct zone *zone, struct per_cpu_pages *pcp,
 						   struct page *page, int mt, unsigned int order)
 {
 	pcp_assert_held(zone, pcp);
-	pcp_push(pcp, page, mt, order);
+	page->order = (u8)order;
+	WRITE_ONCE(page->mt, (u8)mt);
+	__set_page_flag(page, PG_pcp);
+	list_add(&page->lru, pcp->lists + order_to_pindex(mt, order));
+	WRITE_ONCE(pcp->count, pcp->count + (1 << order));
 	pcp->stats.free_hit++;
 	return pcp->count >= READ_ONCE(pcp->high) ||
 	       (order && order <= PAGE_ALLOC_COSTLY_ORDER && pcp->free_factor);

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """`make test`: the host tests, then the kernel's KTAP tests on a table of QEMU configurations.
 
-Make steps come first (STEPS: the kernel/lab boundary check, the bare kernel's boot, host
-tests, the mutation smoke run, fuzz smoke, the monitor script, the tour check, the benchmark
-smoke run; a missing target is skipped with a note). Then every row of MATRIX boots once
+Make steps come first (STEPS: the kernel/lab boundary check, the docs' and comments'
+references into the tree, the bare kernel's boot, host tests, the mutation smoke run, fuzz
+smoke, the monitor script, the tour check, the benchmark smoke run; a missing target is
+skipped with a note). Then every row of MATRIX boots once
 through tests/runner.py, two QEMUs at a time (this is sized for a 2-core machine). Everything is
 summed into the last line, `N passed, N failed, N skipped`; the exit status is non-zero if
 anything failed.
@@ -143,7 +144,8 @@ def make_step(make, target):
 
 
 # Steps run by `make test` before the QEMU matrix, in order.
-STEPS = ["check-boundary", "bare-test", "host-test", "mutate-smoke", "fuzz-smoke", "shell-test",
+STEPS = ["check-boundary", "ref-check", "bare-test", "host-test", "mutate-smoke", "fuzz-smoke",
+         "shell-test",
          "tour-check", "bench-smoke", "fastpath-check"]
 
 

@@ -18,7 +18,7 @@ static unsigned long high_max_v67(const struct zone *zone, unsigned int cpus)
 	return MAX(zone->managed_pages / 8 / MAX(cpus, 1u), 4ul * (unsigned long)zone->pageset_batch);
 }
 
-/* One zone's sizing line and its machine-readable twin (tests/pcp_cost.py reads PCPCOST). */
+/* One zone's sizing line and its machine-readable twin (tests/big_report.py reads PCPCOST). */
 static void report_zone(struct zone *zone, unsigned int cpus)
 {
 	unsigned long low = zone->_watermark[WMARK_LOW], sum = (unsigned long)zone->pageset_high * cpus;

@@ -155,7 +155,7 @@ static void pcp_spill_grows_then_allocation_halves(struct ktest *t)
 {
 	struct pglist_data *pgdat = pcp_node(256, 4);
 	static struct page *pages[4000];
-	int spills[8], nspill = 0, batch;
+	int spills[8] = { 0 }, nspill = 0, batch;
 	struct per_cpu_pages *pcp;
 	unsigned long i = 0, n;
 	struct page *one;
@@ -174,6 +174,7 @@ static void pcp_spill_grows_then_allocation_halves(struct ktest *t)
 		if (s)
 			spills[nspill++] = s;
 	}
+	KT_ASSERT_EQ(t, nspill, 5);
 	KT_EXPECT_EQ(t, spills[0], batch);
 	KT_EXPECT_EQ(t, spills[1], 2 * batch);
 	KT_EXPECT_EQ(t, spills[2], 4 * batch);

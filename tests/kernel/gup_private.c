@@ -152,16 +152,16 @@ static u64 count_flag_writes(struct ktest *t, const char *mode, unsigned int pin
 /*
  * Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP") made the flag write
  * conditional, not unique: N CPUs x M pins write mm->flags at least once and at most once
- * per CPU in `once` mode (CPUs that race on their first pin may all see the bit clear), and
- * N x M times in `always` mode.
+ * per CPU in `if-clear` mode (CPUs that race on their first pin may all see the bit clear),
+ * and N x M times in `every-pin` mode.
  */
-static void gup_has_pinned_written_once(struct ktest *t)
+static void gup_has_pinned_written_if_clear(struct ktest *t)
 {
 	unsigned int pins = 200;
-	u64 once = count_flag_writes(t, "once", pins);
-	u64 always = count_flag_writes(t, "always", pins);
+	u64 once = count_flag_writes(t, "if-clear", pins);
+	u64 always = count_flag_writes(t, "every-pin", pins);
 
-	ktest_printf(t, "%u CPUs x %u pins: flag writes once=%llu always=%llu", lab_nr_cpus(),
+	ktest_printf(t, "%u CPUs x %u pins: flag writes if-clear=%llu every-pin=%llu", lab_nr_cpus(),
 		     pins, (unsigned long long)once, (unsigned long long)always);
 	KT_EXPECT_GE(t, once, 1ull);
 	KT_EXPECT_LE(t, once, (u64)lab_nr_cpus());
@@ -686,7 +686,7 @@ static void gup_migration_vs_faults(struct ktest *t)
 
 static const struct ktest_case gup_private_cases[] = {
 	KTEST_CASE_NOFAIL(gup_pin_unpin_balance, "pins exactly 64 faulted pages"),
-	KTEST_CASE_CONCURRENT_NOFAIL(gup_has_pinned_written_once,
+	KTEST_CASE_CONCURRENT_NOFAIL(gup_has_pinned_written_if_clear,
 				     "counts pins of a populated range"),
 	KTEST_CASE_NOFAIL(gup_free_pages_many_refs, "checks free pages exactly"),
 	KTEST_CASE_CONCURRENT(gup_unmap_vs_fast_walk),

@@ -527,6 +527,7 @@ static void numa_cpuless_node_reached_by_fallback(struct ktest *t)
 struct remote_churn {
 	struct mm_machine *m;
 	unsigned int ops;
+	int draining;			/* the drainer has begun (atomic): churners wait for it */
 	int churning;			/* CPUs still churning (atomic) */
 	u64 frees[MAX_CPUS];		/* remote frees done by each CPU */
 	u64 moved[MAX_CPUS];		/* pages found on another node than they came from */
@@ -580,12 +581,17 @@ static void remote_churn_fn(void *arg)
 	struct remote_churn *rc = arg;
 
 	if (arch_cpu_id() == 1) {	/* the drainer */
+		smp_store_release(&rc->draining, 1);
 		while (smp_load_acquire(&rc->churning)) {
 			drain_all_pages_machine(rc->m);
 			__atomic_add_fetch(&rc->drains_during, 1, __ATOMIC_RELAXED);
 		}
 		return;
 	}
+	/* A drainer the host scheduled late would drain nothing: wait for it (10 s at most). */
+	for (u64 end = arch_cycles() + us_to_cycles(10000000);
+	     !smp_load_acquire(&rc->draining) && arch_cycles() < end;)
+		arch_cpu_relax();
 	remote_churn_cpu(rc);
 	__atomic_sub_fetch(&rc->churning, 1, __ATOMIC_RELEASE);
 }

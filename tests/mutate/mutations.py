@@ -407,11 +407,11 @@ MUTATIONS = [
         says="every pin writes mm->flags (has_pinned), even when the flag is already set: "
              "the cache line bounces between CPUs (Linux before 292648ac5cf1)",
         edits=[("""\
-	if (gup_has_pinned_mode == GUP_HAS_PINNED_ONCE &&
+	if (gup_has_pinned_mode == GUP_HAS_PINNED_IF_CLEAR &&
 	    (READ_ONCE(mm->flags) & (1ul << MMF_HAS_PINNED)))
 		return;
 """, "")],
-        tests=["host:gup_has_pinned_written_once", "kernel:4:gup_private.gup_has_pinned*"],
+        tests=["host:gup_has_pinned_written_if_clear", "kernel:4:gup_private.gup_has_pinned*"],
     ),
     dict(
         name="pin-adds-one",
