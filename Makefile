@@ -78,7 +78,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
+.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big test-x2apic qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
 
 all: iso
 iso: $(ISO)
@@ -199,11 +199,19 @@ test: check-tools
 		$(if $(CMDLINE),--cmdline "$(CMDLINE)")
 
 # QEMU 10 from bookworm-backports in a private root (tests/qemu10.sh): x2APIC under TCG, so
-# more than 255 CPUs. Only make test-big uses it; make test and CI stay on Debian's QEMU 7.2.
+# more than 255 CPUs. make test-big boots on it, and so do make test's three x2APIC rows
+# (make test-x2apic); everything else stays on Debian's QEMU 7.2.
 QEMU10 := $(BUILD)/qemu10/qemu-system-x86_64
 qemu10: $(QEMU10)
 $(QEMU10): tests/qemu10.sh
 	$(Q)sh tests/qemu10.sh $(BUILD)/qemu10
+
+# make test's x2APIC rows alone (tests/matrix.py, x2apic-*): 3 CPUs under QEMU 10, one with an
+# x2APIC ID whose low byte is another CPU's, on CPU models without CPUID leaf 0xb.
+test-x2apic: check-tools $(QEMU10)
+	@$(MAKE) --no-print-directory iso
+	$(PYTHON) tests/matrix.py --no-host --iso $(ISO) --build $(BUILD) --make "$(MAKE)" \
+		--accel $(ACCEL) --qemu10 $(QEMU10) --only 'x2apic-*' $(if $(CMDLINE),--cmdline "$(CMDLINE)")
 
 # make test-big: one boot of BIG_SMP CPUs (default 1024, or SMP=N) under QEMU 10 with x2APIC:
 # the boot, smp and mm suites, a short soak, then bench=pcp_cost; prints the bring-up line, the
@@ -351,7 +359,8 @@ help:
 	@echo "make test       host tests, then the QEMU test matrix (what CI runs)"
 	@echo "make debug      boot stopped at the first instruction, with gdb attached"
 	@echo "make test-big   1024 CPUs (SMP=N) under QEMU 10 (make qemu10): suites, soak, pcp_cost"
-	@echo "make qemu10     QEMU 10 from bookworm-backports into build/qemu10 (for test-big)"
+	@echo "make test-x2apic  make test's x2APIC rows: 3 CPUs under QEMU 10, x2APIC IDs whose low byte collides"
+	@echo "make qemu10     QEMU 10 from bookworm-backports into build/qemu10 (for test-big, test-x2apic)"
 	@echo "make soak       every stressor at once for DURATION seconds (default 600)"
 	@echo "make soak-fail  the same with 10% of page allocations failed on purpose (fail_page_alloc)"
 

@@ -4,7 +4,8 @@
 Make steps come first (STEPS: the kernel/lab boundary check, the bare kernel's boot, host
 tests, the mutation smoke run, fuzz smoke, the monitor script, the tour check, the benchmark
 smoke run; a missing target is skipped with a note). Then every row of MATRIX boots once
-through tests/runner.py, two QEMUs at a time (this is sized for a 2-core machine). Everything is
+through tests/runner.py, two QEMUs at a time (this is sized for a 2-core machine); the x2APIC
+rows need QEMU 10, which `make qemu10` fetches first if it is not there. Everything is
 summed into the last line, `N passed, N failed, N skipped`; the exit status is non-zero if
 anything failed.
 To add a configuration, add a row. Not a benchmark: the times printed are for orientation.
@@ -28,7 +29,26 @@ import runner  # noqa: E402
 #   expect_text=REGEX: with expect="panic", a line the report must contain;
 #   expect_cpus=N: CPUs the boot tests expect online (default: the CPUs given);
 #   numa=SPEC: NUMA nodes as tests/runner.py --numa takes them (CPUs and memory must add up
-#   to the row's).
+#   to the row's);
+#   qemu10=True: boot it under QEMU 10 (`make qemu10`, fetched first if missing), with
+#   cpu=MODEL (QEMU -cpu) and qemu_args=[...] appended to QEMU's command line.
+# x2APIC under QEMU 10 (Debian's 7.2 has no TCG x2APIC): an AP whose x2APIC ID has another
+# CPU's low byte, on a CPU model whose CPUID has no leaf 0xb, so that CPUID.1's 8-bit ID is all
+# CPUID can tell it (docs/smp.md). The second -smp overrides the runner's with a topology: 3
+# sockets of 128 cores, socket 2 core 1 being ID 257 (low byte 1, cpu1's); or 2 of 256, socket 1
+# core 0 being ID 256 (low byte 0, the BSP's). The -device adds that CPU to the 2 of -smp.
+X2APIC_257 = ["-smp", "2,maxcpus=384,sockets=3,cores=128,threads=1",
+              "-device", "{model}-x86_64-cpu,socket-id=2,core-id=1,thread-id=0"]
+X2APIC_256 = ["-smp", "2,maxcpus=512,sockets=2,cores=256,threads=1",
+              "-device", "{model}-x86_64-cpu,socket-id=1,core-id=0,thread-id=0"]
+
+
+def x2apic_row(name, model, topology):
+    return (name, "bios", "q35", 2, "1G", 120, "test=boot.*",
+            {"qemu10": True, "cpu": f"{model},+x2apic", "expect_cpus": 3,
+             "qemu_args": [a.format(model=model) for a in topology]})
+
+
 MATRIX = [
     ("bios-q35-smp1", "bios", "q35", 1, "2G", 300, "", {}),
     ("bios-q35-smp2", "bios", "q35", 2, "2G", 300, "", {}),
@@ -38,6 +58,9 @@ MATRIX = [
     # Bad input: an AP that never answers is reported and skipped, the rest boots and passes.
     ("bios-q35-smp4-nosipi", "bios", "q35", 4, "2G", 300, "smp.test_no_sipi=2",
      {"expect_cpus": 3}),
+    # ... and the last AP: nr_cpus - 1 is then offline, which no test may assume is not.
+    ("bios-q35-smp4-nosipi-last", "bios", "q35", 4, "2G", 300,
+     "smp.test_no_sipi=3 test=boot.*,smp.*", {"expect_cpus": 3}),
     # The timer's first window (opened before mm_init()) made to wrap, as a long mm_init()
     # would with a narrow reference counter: it must be caught (else the kernel panics) and
     # the fresh calibration must give ticks at the right rate (smp.timer_*).
@@ -91,6 +114,11 @@ MATRIX = [
      {"numa": "4/1G,0/1G"}),
     ("numa2-6G-smp4", "bios", "q35", 4, "6G,slots=2,maxmem=8G", 300,
      "test=boot.*,mm_numa.*,mm_buddy.mm_boot*,mm_buddy.mm_gfp*,gup*", {"numa": "2/3G,2/3G"}),
+    # x2APIC IDs whose low byte collides (above), under QEMU 10. phenom is AMD (CPUID up to
+    # leaf 5); core2duo is Intel (up to leaf 0xa), so the IA32_MISC_ENABLE check runs too.
+    x2apic_row("x2apic-phenom-id257", "phenom", X2APIC_257),
+    x2apic_row("x2apic-core2duo-id257", "core2duo", X2APIC_257),
+    x2apic_row("x2apic-phenom-id256", "phenom", X2APIC_256),
 ]
 
 SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
@@ -156,6 +184,15 @@ def runner_self_test():
     return result.testsRun - bad - len(result.skipped), bad, len(result.skipped)
 
 
+def get_qemu10(opts):
+    """`make qemu10` (tests/qemu10.sh: QEMU 10 from bookworm-backports into a private root;
+    nothing to do if it is there). True if opts.qemu10 then runs."""
+    if not os.access(opts.qemu10, os.X_OK):
+        print(f"== make qemu10 (for the rows that need QEMU 10)", flush=True)
+        subprocess.run(opts.make.split() + ["--no-print-directory", "qemu10"])
+    return os.access(opts.qemu10, os.X_OK)
+
+
 def run_row(row, opts, out):
     name, firmware, machine, smp, mem, timeout, cmdline, extra = row
     argv = ["--iso", opts.iso, "--name", name, "--firmware", firmware, "--machine", machine,
@@ -165,6 +202,9 @@ def run_row(row, opts, out):
             *(["--numa", extra["numa"]] if "numa" in extra else []),
             "--smp", str(smp), "--mem", mem, "--timeout", str(timeout * opts.timeout_scale),
             "--accel", opts.accel, "--cmdline", " ".join(w for w in (cmdline, opts.cmdline) if w),
+            *(["--qemu", opts.qemu10] if extra.get("qemu10") else []),
+            *(["--cpu", extra["cpu"]] if "cpu" in extra else []),
+            *[f"--qemu-arg={a}" for a in extra.get("qemu_args", [])],
             "--log", os.path.join(opts.build, "runs", name + ".log"),
             "--progress", opts.progress]
     args = runner.parse_args(argv)
@@ -186,8 +226,12 @@ def main():
     ap.add_argument("--accel", default="tcg")
     ap.add_argument("--cmdline", default="", help="appended to every row's command line")
     ap.add_argument("--timeout-scale", type=float, default=1.0)
+    ap.add_argument("--qemu10", default=None,
+                    help="QEMU 10 for the rows that need it (default BUILD/qemu10/"
+                    "qemu-system-x86_64, made by `make qemu10` if missing)")
     ap.add_argument("--progress", default="lines", choices=["lines", "cases", "failures", "none"])
     opts = ap.parse_args()
+    opts.qemu10 = opts.qemu10 or os.path.join(opts.build, "qemu10", "qemu-system-x86_64")
 
     start = time.monotonic()
     notes = []
@@ -203,6 +247,12 @@ def main():
         print(f"== {notes[-1]}", flush=True)
 
     rows = [r for r in MATRIX if fnmatch.fnmatch(r[0], opts.only)]
+    if any(r[7].get("qemu10") for r in rows) and not get_qemu10(opts):
+        notes.append(f"no QEMU 10 at {opts.qemu10} (make qemu10 failed): its rows count as "
+                     "failed")
+        print(f"== {notes[-1]}", flush=True)
+        totals[1] += sum(1 for r in rows if r[7].get("qemu10"))
+        rows = [r for r in rows if not r[7].get("qemu10")]
     # Slow rows first (OVMF start-up, 40 CPUs running every suite, the 20 s call timeout in
     # panic.test=nohang), so the two lanes even out.
     rows.sort(key=lambda r: -(10 * (r[1] == "uefi") + 20 * ("nohang" in r[6]) +
