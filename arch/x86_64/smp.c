@@ -489,7 +489,7 @@ static void print_cpu_quirks(void)
 
 	if (strays)
 		pr_warn("smp: %u CPU(s) ran the trampoline but found no pending slot for their APIC "
-			"id (the last read id %u): halted there, no CPU's stack or tables touched\n",
+			"id (the last: id %u): halted there, no CPU's stack or tables touched\n",
 			strays, READ_ONCE(smp_boot_stray_id));
 	if (READ_ONCE(cpuid_unlocked))
 		printk("smp: firmware had limited CPUID to leaf 2 on %u CPU(s) (IA32_MISC_ENABLE "

@@ -89,7 +89,7 @@ def seed_base(base, kinds):
         return
     os.makedirs(os.path.join(base, "build"))
     subs = [f"host/{HOST_BUILDS[k]}" for k in kinds if k in HOST_BUILDS]
-    if "kernel" in kinds:
+    if kinds & {"kernel", "matrix"}:
         subs += ["arch", "boot", "kernel", "mm", "tests", "iso", "smpmm.elf", "smpmm.iso"]
     for sub in subs:
         src = os.path.join(os.path.dirname(os.path.abspath(base)), "..", sub)
@@ -119,6 +119,13 @@ def test_names():
     return host, kernel
 
 
+def matrix_rows():
+    """make test's QEMU matrix (tests/matrix.py's MATRIX), for checking matrix: specs."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import matrix
+    return matrix.MATRIX
+
+
 def stale_specs(mutations):
     """Test specs that match no test in the tree (renamed or deleted tests)."""
     host, kernel = test_names()
@@ -127,6 +134,8 @@ def stale_specs(mutations):
         kind, p = parse_spec(spec)
         if kind == "kernel":
             ok = any(fnmatch.fnmatch(k, g) for g in p["glob"].split(",") for k in kernel)
+        elif kind == "matrix":
+            ok = any(fnmatch.fnmatch(r[0], p["rows"]) for r in matrix_rows())
         else:
             ok = any(p["filter"] in h for h in host)
         if not ok:
@@ -135,7 +144,7 @@ def stale_specs(mutations):
 
 
 def make_target(kind):
-    if kind == "kernel":
+    if kind in ("kernel", "matrix"):
         return "iso"
     return f"build/host/{HOST_BUILDS[kind]}/mmtest"
 
@@ -180,7 +189,10 @@ def parse_spec(spec):
     if kind == "kernel":
         smp, _, glob = rest.partition(":")
         return kind, {"smp": int(smp), "glob": glob}
-    raise SystemExit(f"mutate: bad test spec {spec!r} (host:|asan:|tsan:FILTER, kernel:N:GLOB)")
+    if kind == "matrix":
+        return kind, {"rows": rest}
+    raise SystemExit(f"mutate: bad test spec {spec!r} (host:|asan:|tsan:FILTER, kernel:N:GLOB, "
+                     "matrix:ROWS)")
 
 
 def run_host(tree, kind, filt, timeout, log):
@@ -242,8 +254,34 @@ def run_kernel(tree, smp, glob, timeout, log):
     return True, errors[0] if errors else f"runner exit {res.returncode}", ran
 
 
+def run_matrix(tree, rows, timeout, log):
+    """Rows of make test's QEMU matrix (tests/matrix.py, a glob over their names), one QEMU at
+    a time; QEMU 10 for the rows that need it is the working tree's (make qemu10 there).
+    Returns (failed, reason, ran)."""
+    q10 = os.path.join(ROOT, "build", "qemu10", "qemu-system-x86_64")
+    cmd = [sys.executable, "tests/matrix.py", "--no-host", "--iso", "build/smpmm.iso",
+           "--build", "build", "--only", rows, "--jobs", "1", "--qemu10", q10,
+           "--progress", "failures"]
+    try:
+        res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True,
+                             timeout=timeout + 60, errors="replace")
+    except subprocess.TimeoutExpired:
+        log_to(log, f"$ {' '.join(cmd)}\n(hung; stopped by mutate.py)\n")
+        return False, "hung, and the matrix did not report it: not a kill", True
+    log_to(log, f"$ {' '.join(cmd)}\n{res.stdout}{res.stderr}\n(exit {res.returncode})\n")
+    ran = bool(re.search(r"^  (PASS|FAIL) ", res.stdout, re.M))
+    if res.returncode == 0:
+        return False, "", ran
+    failed = re.findall(r"^\[[^]]+\] FAILED (\S+)", res.stdout, re.M)
+    row = re.search(r"^  FAIL (\S+)", res.stdout, re.M)
+    where = f"row {row.group(1)}" if row else "matrix"
+    return True, f"{where}: FAILED {failed[0]}" if failed else f"{where} failed", ran
+
+
 def run_spec(tree, spec, args, log):
     kind, p = parse_spec(spec)
+    if kind == "matrix":
+        return run_matrix(tree, p["rows"], args.kernel_timeout, log)
     if kind == "kernel":
         return run_kernel(tree, p["smp"], p["glob"], args.kernel_timeout, log)
     return run_host(tree, kind, p["filter"], args.host_timeout, log)

@@ -9,12 +9,57 @@ is not, the mutation is an ERROR: the code moved and this entry must be rewritte
     asan:FILTER      the same in the ASan+UBSan build
     tsan:FILTER      the TSan build, concurrent tests only (-c FILTER)
     kernel:N:GLOB    boot the kernel at -smp N with test=GLOB (tests/runner.py)
+    matrix:ROWS      rows of make test's QEMU matrix (tests/matrix.py) whose names match the
+                     glob ROWS, one QEMU at a time (QEMU 10 for the x2APIC rows: make qemu10)
 
 Not a list of everything that could go wrong: each entry is a bug someone could plausibly
 write (many did, in Linux), and each must be caught by some test in the tree.
 """
 
 MUTATIONS = [
+    # ---- bring-up and the kernel page tables (arch/x86_64) ----
+    dict(
+        name="ap-uses-unclaimed-slot",
+        file="arch/x86_64/trampoline.asm",
+        says="an AP loads its slot's stack and runs on it even when the slot is not PENDING "
+             "(its compare-and-swap failed: the slot is another CPU's, or given up on)",
+        edits=[("""\
+	lock cmpxchg [rdx + rdi * 4], ecx
+	jne ap_stray
+""", """\
+	lock cmpxchg [rdx + rdi * 4], ecx
+""")],
+        tests=["matrix:bios-q35-smp4-nosipi-last"],
+    ),
+    dict(
+        name="ap-id-from-cpuid-leaf1",
+        file="arch/x86_64/trampoline.asm",
+        says="in x2APIC mode an AP takes its APIC ID from CPUID.1:EBX[31:24], 8 bits (what "
+             "4961178 fell back to without leaf 0xb): x2APIC ID 257 reads as 1, cpu1's",
+        edits=[("""\
+	mov ecx, MSR_X2APIC_ID
+	rdmsr
+	mov esi, eax
+""", """\
+	mov eax, 1
+	cpuid
+	shr ebx, 24
+	mov esi, ebx
+""")],
+        tests=["matrix:x2apic-*"],
+    ),
+    dict(
+        name="direct-map-text-alias-writable",
+        file="arch/x86_64/paging.c",
+        says="the direct map's alias of kernel text and rodata is writable (RW+NX like the "
+             "rest of the direct map): code can be rewritten through arch_phys_to_virt()",
+        edits=[("""\
+			pt[i] = pa | PTE_P | PTE_G | pte_nx | (pa >= start && pa < end ? 0 : PTE_W);
+""", """\
+			pt[i] = pa | PTE_P | PTE_G | pte_nx | PTE_W;
+""")],
+        tests=["kernel:2:protect.*"],
+    ),
     # ---- per-CPU lists: drains (mm/pcp.c) ----
     dict(
         name="drain-skips-pcp-lock",
