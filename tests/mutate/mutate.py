@@ -231,18 +231,27 @@ def run_host(tree, kind, filt, timeout, log):
     return True, f"test binary died (exit {res.returncode})", ran
 
 
-def run_kernel(tree, smp, glob, timeout, log):
-    """Returns (failed, reason, ran)."""
-    cmd = [sys.executable, "tests/runner.py", "--iso", "build/smpmm.iso", "--smp", str(smp),
-           "--mem", "512M", "--timeout", str(timeout), "--cmdline", f"test={glob}",
-           "--log", os.path.abspath(log) + ".serial", "--progress", "failures"]
+def run_qemu_tool(tree, cmd, timeout, log):
+    """Run tests/runner.py or tests/matrix.py in tree, logged; None if mutate.py had to stop
+    it (a hang their own timeouts did not report)."""
     try:
         res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True,
                              timeout=timeout + 60, errors="replace")
     except subprocess.TimeoutExpired:
         log_to(log, f"$ {' '.join(cmd)}\n(hung; stopped by mutate.py)\n")
-        return False, "hung, and the runner did not report it: not a kill", True
+        return None
     log_to(log, f"$ {' '.join(cmd)}\n{res.stdout}{res.stderr}\n(exit {res.returncode})\n")
+    return res
+
+
+def run_kernel(tree, smp, glob, timeout, log):
+    """Returns (failed, reason, ran)."""
+    cmd = [sys.executable, "tests/runner.py", "--iso", "build/smpmm.iso", "--smp", str(smp),
+           "--mem", "512M", "--timeout", str(timeout), "--cmdline", f"test={glob}",
+           "--log", os.path.abspath(log) + ".serial", "--progress", "failures"]
+    res = run_qemu_tool(tree, cmd, timeout, log)
+    if res is None:
+        return False, "hung, and the runner did not report it: not a kill", True
     m = re.search(r"^(\d+) passed, (\d+) failed, (\d+) skipped", res.stdout, re.M)
     ran = bool(m) and sum(int(g) for g in m.groups()) > 0
     if res.returncode == 0:
@@ -256,19 +265,18 @@ def run_kernel(tree, smp, glob, timeout, log):
 
 def run_matrix(tree, rows, timeout, log):
     """Rows of make test's QEMU matrix (tests/matrix.py, a glob over their names), one QEMU at
-    a time; QEMU 10 for the rows that need it is the working tree's (make qemu10 there).
-    Returns (failed, reason, ran)."""
+    a time; QEMU 10 for the rows that need it is the working tree's (make qemu10 there, once,
+    if it is missing). Returns (failed, reason, ran)."""
     q10 = os.path.join(ROOT, "build", "qemu10", "qemu-system-x86_64")
+    needs_q10 = any(r[7].get("qemu10") for r in matrix_rows() if fnmatch.fnmatch(r[0], rows))
+    if needs_q10 and not os.access(q10, os.X_OK):
+        subprocess.run(["make", "--no-print-directory", "qemu10"], cwd=ROOT)
     cmd = [sys.executable, "tests/matrix.py", "--no-host", "--iso", "build/smpmm.iso",
            "--build", "build", "--only", rows, "--jobs", "1", "--qemu10", q10,
            "--progress", "failures"]
-    try:
-        res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True,
-                             timeout=timeout + 60, errors="replace")
-    except subprocess.TimeoutExpired:
-        log_to(log, f"$ {' '.join(cmd)}\n(hung; stopped by mutate.py)\n")
+    res = run_qemu_tool(tree, cmd, timeout, log)
+    if res is None:
         return False, "hung, and the matrix did not report it: not a kill", True
-    log_to(log, f"$ {' '.join(cmd)}\n{res.stdout}{res.stderr}\n(exit {res.returncode})\n")
     ran = bool(re.search(r"^  (PASS|FAIL) ", res.stdout, re.M))
     if res.returncode == 0:
         return False, "", ran
