@@ -118,29 +118,28 @@ static void cpu_tables_load(unsigned int cpu)
 
 /*
  * Firmware may limit CPUID to basic leaf 2 (IA32_MISC_ENABLE bit 22, "Limit CPUID Maxval", a
- * setting for operating systems of the 1990s), which hides leaf 0xb (the x2APIC ID and
- * topology) and everything above. Linux clears it on every Intel CPU from family 6 model 0xd
- * (Pentium M "Dothan") on, on each CPU, before it reads any other leaf (early_init_intel(),
- * since 6.10 intel_unlock_cpuid_leafs()); so does this, first thing on each CPU. Other
- * vendors have no such bit. True if it was set.
+ * setting for old operating systems), which hides leaf 0xb (the x2APIC ID and topology) and
+ * everything above. Linux clears it on every Intel CPU from family 6 model 0xd (Pentium M
+ * "Dothan") on, on each CPU, as soon as it knows the vendor (early_init_intel(), now
+ * intel_unlock_cpuid_leafs()); so does this, first thing on each CPU. Other vendors have no
+ * such bit. Counted in cpuid_unlocked for the boot report.
  */
-static bool unlock_cpuid_leaves(void)
+static void unlock_cpuid_leaves(void)
 {
 	u32 a, b, c, d, family, model;
 
 	cpuid(0, 0, &a, &b, &c, &d);
 	if (b != 0x756e6547 || d != 0x49656e69 || c != 0x6c65746e)	/* "Genu" "ineI" "ntel" */
-		return false;
+		return;
 	cpuid(1, 0, &a, &b, &c, &d);
 	family = (a >> 8) & 0xf;
 	model = ((a >> 4) & 0xf) | (family >= 6 ? ((a >> 16) & 0xf) << 4 : 0);
 	if (family < 6 || (family == 6 && model < 0xd))
-		return false;
+		return;
 	if (!(rdmsr(MSR_MISC_ENABLE) & MISC_ENABLE_LIMIT_CPUID))
-		return false;
+		return;
 	wrmsr(MSR_MISC_ENABLE, rdmsr(MSR_MISC_ENABLE) & ~MISC_ENABLE_LIMIT_CPUID);
 	__atomic_add_fetch(&cpuid_unlocked, 1, __ATOMIC_RELAXED);
-	return true;
 }
 
 void arch_early_cpu_init(void)

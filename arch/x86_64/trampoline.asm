@@ -173,6 +173,7 @@ ap_claim_slot:
 	jne ap_stray
 	jmp ap_enter_c
 
+; Slot edi is ours: its stack, then C, where smp_ap_main() loads its GDT, TSS, IDT, GS base.
 ap_enter_c:
 	lea rdx, [rel smp_boot_stacks]
 	mov rsp, [rdx + rdi * 8]
