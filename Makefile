@@ -45,6 +45,8 @@ KCFLAGS := \
 	-fno-pie \
 	-fno-stack-protector \
 	-fno-omit-frame-pointer \
+	-fno-asynchronous-unwind-tables \
+	-fno-unwind-tables \
 	-fno-common \
 	-fno-strict-aliasing \
 	-mno-red-zone \

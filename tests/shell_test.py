@@ -58,6 +58,8 @@ SCRIPT = [
     ("bench nosuch", r"bench: no benchmark 'nosuch'; the benchmarks are:\n\s+\w+\s+\S"),
     ("cpus 1 2", r"cpus: too many words: 2 after 'cpus', at most 0\nusage: cpus"),
     ("frobnicate", r"unknown command 'frobnicate' \(try help\)"),
+    ("pcpp 1", r"unknown command 'pcpp': did you mean 'pcp'\? \(help lists them all\)"),
+    ("drian all", r"unknown command 'drian': did you mean 'drain'\?"),
     # A line longer than the monitor's buffer is refused whole, not cut and run.
     ("alloc 0 " + "x" * 292, r"line too long: 300 characters, the monitor reads at most 127; "
                              r"nothing was run"),

@@ -65,10 +65,6 @@ static int set_seed(const char *val)
 	return 0;
 }
 
-struct ktest_totals {
-	unsigned int passed, failed, skipped;
-};
-
 /* FNV-1a of "suite.case" mixed with the run seed: the case's seed, independent of order. */
 static u64 case_seed(const char *suite, const char *tcase)
 {
@@ -348,7 +344,12 @@ __noreturn void ktest_exit(bool pass)
 
 static unsigned int ktest_last_run_selected;
 
-unsigned int ktest_run_all(void)
+const char *ktest_filter_text(void)
+{
+	return ktest_filter[0] ? ktest_filter : "*";
+}
+
+unsigned int ktest_run_all(struct ktest_totals *out)
 {
 	struct ktest_totals tot = { 0, 0, 0 };
 	unsigned int nr_suites = selected_suites(), number = 0;
@@ -356,7 +357,7 @@ unsigned int ktest_run_all(void)
 	if (!ktest_seed_given)
 		ktest_seed = arch_cycles();
 	printk("KTAP version 1\n# ktest: seed=%llu filter=\"%s\" (repeat with seed=%llu)\n",
-	       (unsigned long long)ktest_seed, ktest_filter[0] ? ktest_filter : "*",
+	       (unsigned long long)ktest_seed, ktest_filter_text(),
 	       (unsigned long long)ktest_seed);
 	ktest_print_clock();
 	printk("1..%u\n", nr_suites);
@@ -370,6 +371,8 @@ unsigned int ktest_run_all(void)
 	printk("# ktest: %u passed, %u failed, %u skipped\n", tot.passed, tot.failed, tot.skipped);
 	ktest_print_clock();
 	ktest_last_run_selected = nr_suites;
+	if (out)
+		*out = tot;
 	return tot.failed;
 }
 
