@@ -35,6 +35,9 @@ endif
 override MAKEFLAGS += -rR
 
 # ---- internal C flags (one block; not meant to be changed by the user) --------------------
+# -g with -fno-asynchronous-unwind-tables -fno-unwind-tables: GCC writes its unwind tables to
+# .debug_frame (not loaded; the code is the same) instead of .eh_frame, which linker.ld
+# discards; gdb's bt needs them (make gdb-check).
 KCFLAGS := \
 	-std=gnu11 \
 	-O2 \
@@ -80,7 +83,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
+.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test gdb-check tour-check soak soak-fail mutate mutate-smoke
 
 all: iso
 iso: $(ISO)
@@ -327,16 +330,20 @@ mutate: check-tools
 mutate-smoke:
 	$(PYTHON) tests/mutate/mutate.py --smoke --build $(BUILD)/mutate-smoke $(if $(ONLY),--only '$(ONLY)')
 
-# The live monitor: a prompt on this terminal (Ctrl-A X leaves QEMU; `exit` at the prompt too).
+# The live monitor: a prompt on this terminal (Ctrl-A X leaves QEMU; `exit` at the prompt too),
+# on the machine the variables describe (tests/runner.py --shell), copied to build/shell.log.
 shell: check-tools
 	$(QUIET_ISO)
-	qemu-system-x86_64 -M $(MACHINE) -m $(MEM) -smp $(SMP) -accel $(ACCEL) -display none \
-		-serial mon:stdio -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-		-cdrom $(ISO) -fw_cfg name=opt/smpmm/cmdline,string="test=none shell $(CMDLINE)"; true
+	$(RUNNER) $(RUNFLAGS) --shell --log $(BUILD)/shell.log --cmdline "$(CMDLINE)"
 
 # The monitor driven by a script that types into it (part of make test).
 shell-test: iso
 	$(PYTHON) tests/shell_test.py --iso $(ISO) --log $(BUILD)/shell_test.log
+
+# gdb unwinds the debug kernel: breaks in the per-CPU list paths of a test case and checks
+# each bt reaches the case and kmain with no ?? frame (part of make test; one boot, 2 CPUs).
+gdb-check: iso
+	$(PYTHON) tests/gdb_check.py --iso $(ISO) --log $(BUILD)/gdb_check.log
 
 # docs/tour.md against the kernel: its commands still run, its quoted output still appears
 # (part of make test; one boot at 4 CPUs).

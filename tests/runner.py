@@ -311,8 +311,16 @@ def numa_describe(nodes, dist):
 
 
 def qemu_command(args, tmpdir):
+    """The QEMU command line of a run: every target that boots smpmm builds it here."""
+    if args.shell:
+        # The serial port is this terminal, shared with QEMU's monitor (Ctrl-A C; Ctrl-A X
+        # quits), and copied to the log.
+        serial = ["-chardev", f"stdio,id=con,mux=on,logfile={os.path.abspath(args.log)}",
+                  "-serial", "chardev:con", "-mon", "chardev=con,mode=readline"]
+    else:
+        serial = ["-serial", "stdio", "-monitor", "none"]
     cmd = [args.qemu, "-M", args.machine, "-m", args.mem, "-smp", str(args.smp),
-           "-accel", args.accel, "-display", "none", "-serial", "stdio", "-monitor", "none",
+           "-accel", args.accel, "-display", "none", *serial,
            "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
            "-cdrom", args.iso, "-boot", "d"]
     if args.cpu:
@@ -334,7 +342,7 @@ def qemu_command(args, tmpdir):
     if cmdline:
         cmd += ["-fw_cfg", f"name=opt/smpmm/cmdline,string={fw_cfg_escape(cmdline)}"]
     if args.gdb:
-        cmd += ["-s", "-S"]
+        cmd += ["-gdb", f"tcp:127.0.0.1:{args.gdb_port}", "-S"]
     return cmd + args.qemu_arg
 
 
@@ -360,6 +368,8 @@ def kernel_cmdline(args):
     words = []
     if args.expect == "bare":
         return args.cmdline     # no lab: nothing reads expect_cpus= or ktest.timeout=
+    if args.shell:              # no tests unless --cmdline asks (its test= comes later, wins)
+        return " ".join(["test=none", "shell"] + ([args.cmdline] if args.cmdline else []))
     if args.expect_cpus is not None and args.expect_cpus >= 0:
         words.append(f"expect_cpus={args.expect_cpus}")
     if not args.gdb:
@@ -387,6 +397,8 @@ class Run:
         self.entry_at = None        # wall s since QEMU start of the kernel's first line
         self.suite_wall = []        # (suite, wall s from the previous suite's result to its own)
         self._last_mark = None
+        self._symbolizer = None     # addr2line for backtraces on the console, once needed
+        self._exact_next = False    # the next backtrace address is a trap's rip
 
     def say(self, msg):
         self.out.write(f"{self.args.prefix}{msg}\n")
@@ -418,7 +430,7 @@ class Run:
         line = ANSI_RE.sub("", raw.decode("utf-8", "replace")).replace("\r", "").rstrip("\n")
         self.lines.append(line)
         if self.args.console:
-            self.out.write(line + "\n")
+            self.out.write(self._resolved(line) + "\n")
             self.out.flush()
         if self.first_test_at is None and VERSION_RE.match(line.strip()):
             self.first_test_at = time.monotonic() - start
@@ -438,6 +450,20 @@ class Run:
         if self.crash is None and CRASH_RE.match(line):
             self.crash = line.strip()
         self.parser.feed(line)
+
+    def _resolved(self, line):
+        """A backtrace line with its function and line appended (the log keeps it raw)."""
+        if BACKTRACE_HEAD_RE.match(line):
+            self._exact_next = any(l.lstrip().startswith("RIP ") for l in self.lines[-13:-1])
+            return line
+        m = BACKTRACE_ADDR_RE.match(line)
+        if not m:
+            return line
+        if self._symbolizer is None:
+            self._symbolizer = Symbolizer(self.args.elf)
+        where = self._symbolizer.lookup(m.group(1), self._exact_next)
+        self._exact_next = False
+        return f"{line.rstrip()}  {where}" if where else line
 
     def _reader(self, proc, log, start):
         for raw in iter(proc.stdout.readline, b""):
@@ -467,6 +493,8 @@ class Run:
             proc.wait()
             raise
         reader.join(timeout=5)
+        if self._symbolizer:
+            self._symbolizer.close()
         self.elapsed = time.monotonic() - start
         self.timed_out = timed_out
         self.status = proc.returncode
@@ -610,17 +638,88 @@ def lockdep_report(run):
 
 
 BACKTRACE_ADDR_RE = re.compile(r"^\s+(0xffffffff[0-9a-f]{8})\s*$")
+BACKTRACE_HEAD_RE = re.compile(r"^\s+backtrace \(addr2line")
+WARNING_RE = re.compile(r"^WARNING: cpu\d+: ")
+EXPECT_WARN_RE = re.compile(r"^\s*# expect a WARN\b")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Symbolizer:
+    """Kernel addresses as `function at file:line`, with the callers they were inlined into,
+    from one addr2line kept running. A return address is looked up one byte back (inside its
+    call instruction, so the line is the call's, as Linux's unwinder does); the faulting rip
+    of a panic is exact. Empty strings when there is no ELF or no addr2line."""
+
+    def __init__(self, elf):
+        self.proc = None
+        if elf and os.path.exists(elf) and shutil.which("addr2line"):
+            self.proc = subprocess.Popen(["addr2line", "-f", "-i", "-p", "-e", elf],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         text=True, bufsize=1)
+
+    def lookup(self, addr, exact=False):
+        if self.proc is None:
+            return ""
+        a = int(addr, 16) - (0 if exact else 1)
+        # A second address that resolves to nothing marks the end of this one's lines.
+        self.proc.stdin.write(f"{a:#x}\n0\n")
+        self.proc.stdin.flush()
+        out = []
+        while True:
+            line = self.proc.stdout.readline()
+            if not line or line.startswith("?? ??:0"):
+                break
+            # NASM's file names come as "dir//dir/file.asm"
+            out.append(re.sub(r"\S*//", "", line.strip().replace(ROOT + os.sep, "")))
+        return " ".join(out)
+
+    def close(self):
+        if self.proc:
+            self.proc.stdin.close()
+            self.proc.wait()
+            self.proc = None
+
+
+def backtrace_addresses(lines):
+    """(address, exact) of each backtrace line: exact for the first address of a report that
+    printed registers (a trap: that address is the rip, not a return address)."""
+    out, exact_next = [], False
+    for i, line in enumerate(lines):
+        if BACKTRACE_HEAD_RE.match(line):
+            exact_next = any(l.lstrip().startswith("RIP ") for l in lines[max(0, i - 12):i])
+            continue
+        m = BACKTRACE_ADDR_RE.match(line)
+        if m:
+            out.append((m.group(1), exact_next))
+            exact_next = False
+    return out
 
 
 def symbolize(lines, elf):
-    """Backtrace addresses in a crash report, as function and file:line (addr2line)."""
-    addrs = [m.group(1) for m in map(BACKTRACE_ADDR_RE.match, lines) if m]
-    if not addrs or not os.path.exists(elf) or not shutil.which("addr2line"):
-        return []
-    res = subprocess.run(["addr2line", "-f", "-e", elf] + addrs,
-                         capture_output=True, text=True)
-    out = res.stdout.splitlines()
-    return [f"{a} {fn} {loc}" for a, fn, loc in zip(addrs, out[0::2], out[1::2])]
+    """Backtrace addresses in a report, as `address function at file:line` (addr2line)."""
+    addrs = backtrace_addresses(lines)
+    sym = Symbolizer(elf)
+    try:
+        return [f"{a} {sym.lookup(a, exact)}" for a, exact in addrs] if sym.proc else []
+    finally:
+        sym.close()
+
+
+def warning_reports(lines):
+    """[(start, end)] of each WARN_ON report (its line and backtrace) that no test announced
+    with an `# expect a WARN` line just before it."""
+    out = []
+    for i, line in enumerate(lines):
+        if not WARNING_RE.match(line):
+            continue
+        if any(EXPECT_WARN_RE.match(l) for l in lines[max(0, i - 3):i]):
+            continue
+        end = i + 1
+        while end < len(lines) and (BACKTRACE_HEAD_RE.match(lines[end]) or
+                                    BACKTRACE_ADDR_RE.match(lines[end])):
+            end += 1
+        out.append((i, end))
+    return out
 
 
 KUNIT_COUNTS_RE = re.compile(r"Testing complete\. Ran (\d+) tests?(?:: (.*))?$")
@@ -697,8 +796,12 @@ def report(run, problems, out):
         say(f"last serial lines ({run.args.log}):")
         for line in run.lines[-15:]:
             say(f"    | {line}")
-    if run.crash:
+    if run.crash and not run.args.console:    # on the console each line was resolved
         for line in symbolize(run.lines, run.args.elf):
+            say(f"    at {line}")
+    for start, end in [] if run.args.console else warning_reports(run.lines):
+        say(f"{run.lines[start]}")
+        for line in symbolize(run.lines[start:end], run.args.elf):
             say(f"    at {line}")
     report_lines = lockdep_report(run)
     if report_lines:
@@ -740,7 +843,13 @@ def parse_args(argv):
                     "per case, only failures, or nothing")
     ap.add_argument("--build", action="store_true",
                     help="run `make iso` first (the Makefile targets have already built)")
-    ap.add_argument("--gdb", action="store_true", help="QEMU waits for gdb on :1234 (-s -S)")
+    ap.add_argument("--gdb", action="store_true",
+                    help="QEMU waits for gdb on localhost:--gdb-port, stopped before firmware")
+    ap.add_argument("--gdb-port", type=int, default=1234, help="(default 1234, as QEMU's -s)")
+    ap.add_argument("--shell", action="store_true",
+                    help="the live monitor on this terminal: the kernel boots with `test=none "
+                    "shell` (then --cmdline), the serial port is this terminal (Ctrl-A X "
+                    "leaves QEMU, as does `exit` at the prompt) and is copied to --log")
     ap.add_argument("--qemu", default="qemu-system-x86_64")
     ap.add_argument("--qemu-arg", action="append", default=[], help="extra QEMU argument")
     ap.add_argument("--kunit", default=os.environ.get("KUNIT_PY") or None, metavar="KUNIT_PY",
@@ -878,8 +987,25 @@ def run_one(args, out=sys.stdout):
     return passed, failed + missing + (1 if problems else 0), skipped, problems, run
 
 
+def run_shell(args):
+    """--shell: QEMU on this terminal until it exits; returns 0 if it left by `exit`."""
+    if not os.path.exists(args.iso):
+        raise SystemExit(f"runner: {args.iso} not found; run `make` first")
+    if args.numa_nodes:
+        print(f"numa: {numa_describe(args.numa_nodes, args.numa_dist)}")
+    print(f"runner: the monitor on this terminal (-smp {args.smp} -m {args.mem} "
+          f"{args.firmware} {args.machine} {args.accel}); type help, exit or Ctrl-A X to "
+          f"leave; log {args.log}", flush=True)
+    os.makedirs(os.path.dirname(os.path.abspath(args.log)), exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="smpmm-shell-") as tmpdir:
+        status = subprocess.call(qemu_command(args, tmpdir))
+    return 0 if status in (EXIT_PASS, 0) else status
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.shell:
+        return run_shell(args)
     passed, failed, skipped, problems, run = run_one(args)
     when = f", first test at {run.first_test_at:.1f}s" if run.first_test_at is not None else ""
     how = "stopped (the bare kernel idles)" if run.bare_done else f"exit {run.status}"
