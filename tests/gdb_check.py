@@ -28,7 +28,8 @@ from pair_trace import free_port  # noqa: E402
 # the dot.
 CASE = "mm_pcp.mm_pcp_batch_high_rules"
 STOPS = [
-    ("order-0 allocation, per-CPU list hit path", "rmqueue_pcplist"),
+    ("order-0 allocation fast path, a per-CPU list hit", "alloc_page_fast"),
+    ("order-0 allocation, the list refilled", "rmqueue_pcplist"),
     ("order-0 free to the per-CPU list", "free_unref_page"),
     ("drain of this CPU's list", "drain_pages_zone"),
 ]
@@ -47,12 +48,19 @@ out["case_frame"] = gdb.selected_frame().name()
 cpu = gdb.selected_thread().num
 gdb.execute("delete")
 for fn in json.loads(os.environ["GC_STOPS"]):
-    bp = gdb.Breakpoint(fn)
-    bp.thread = cpu                     # this CPU only: the case's own call
-    gdb.execute("continue")
-    out["stops"].append({"function": fn, "frame": gdb.selected_frame().name(),
-                         "bt": gdb.execute("bt", to_string=True)})
-    bp.delete()
+    stop = {"function": fn}
+    out["stops"].append(stop)
+    try:
+        bp = gdb.Breakpoint(fn)
+        if bp.pending or not bp.locations:
+            raise gdb.error(f"no function {fn} in the ELF")
+        bp.thread = cpu                 # this CPU only: the case's own call
+        gdb.execute("continue")
+        stop.update(frame=gdb.selected_frame().name(), bt=gdb.execute("bt", to_string=True))
+        bp.delete()
+    except gdb.error as e:
+        stop["error"] = str(e)
+        break
 with open(os.environ["GC_OUT"], "w") as f:
     json.dump(out, f)
 gdb.execute("kill")
@@ -118,6 +126,11 @@ def main():
             qemu.wait()
     check(result is not None, f"gdb stopped in {CASE}", gdb_out[-2000:])
     for (what, fn), stop in zip(STOPS, (result or {}).get("stops", [])):
+        if "error" in stop:
+            check(False, f"{what}: gdb stopped in {fn}", f"gdb: {stop['error']} (a renamed "
+                  "function? the names are STOPS in tests/gdb_check.py); its output:\n" +
+                  gdb_out[-1500:])
+            continue
         fr = frames(stop["bt"])
         names = [frame_function(f) for f in fr]
         unnamed = [f for f in fr if " ?? " in f or f.rstrip().endswith("??")]

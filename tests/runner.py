@@ -1067,6 +1067,10 @@ def main(argv=None):
     if args.shell:
         return run_shell(args)
     passed, failed, skipped, problems, run = run_one(args)
+    if args.gdb:    # the session ended when gdb said so: no verdict on cases cut short
+        print(f"{args.name}: QEMU exit {run.status} after {run.elapsed:.1f}s under gdb; "
+              f"{passed} cases had passed, {failed} failed or were cut short; log {args.log}")
+        return 0
     when = f", first test at {run.first_test_at:.1f}s" if run.first_test_at is not None else ""
     how = "stopped (the bare kernel idles)" if run.bare_done else f"exit {run.status}"
     print(f"{args.name}: QEMU {how} in {run.elapsed:.1f}s{when}; log {args.log}")
