@@ -37,6 +37,7 @@ from shell_test import PROMPT, Console  # noqa: E402
 # Quotes without N or ... that are output too (backticks also mark code, so not every span is).
 EXTRA_QUOTES = ["==== smpmm summary ===="]
 SMALL_SMP = 8       # commands with at most this many CPUs are run
+FILE_EXTENSIONS = {"c", "h", "py", "md", "png", "txt", "json", "log", "asm", "so"}
 COMMAND_TIMEOUT = 600
 
 
@@ -73,10 +74,11 @@ def quotes(text):
 
 
 def quote_regex(quote):
-    """N: a number; ...: anything; a space: one or more."""
+    """N: a number (also right before a unit: Ns, Nms, Nus, Nx); ...: anything; a space: one
+    or more."""
     rx = re.escape(quote)
     rx = rx.replace(r"\.\.\.", ".*?")
-    rx = re.sub(r"(?<![\w\\])N(?!\w)", r"\\d+", rx)
+    rx = re.sub(r"(?<![\w\\])N(?=(?:s|ms|us|x)?(?!\w))", r"\\d+", rx)
     return re.compile(rx.replace(r"\ ", " +"))
 
 
@@ -283,6 +285,39 @@ def check_transcript(check, cmd, expected):
           "output's last lines:\n" + "\n".join(lines[-10:]))
 
 
+def declared_tests():
+    """{suite: {case, ...}} of the kernel's and the host's suites, and the command-line
+    option names (suite.case and option.name look alike: `gup.gup_pin_fast`, `gup.size_mb`)."""
+    suites, options = {}, set()
+    for path in glob.glob(os.path.join(ROOT, "**", "*.c"), recursive=True):
+        if os.sep + "build" + os.sep in path:
+            continue
+        text = doc_text(path)
+        options.update(re.findall(r'CMDLINE_\w+\("([^"]+)"', text))
+        m = re.search(r"^KTEST_SUITE\((\w+),", text, re.M)
+        if m:
+            suites.setdefault(m.group(1), set()).update(re.findall(r"KTEST_CASE\w*\((\w+)", text))
+    return suites, options
+
+
+def check_case_names(check, paths):
+    """Every `suite.case` (or `suite.glob*`) the docs name in backticks exists."""
+    suites, options = declared_tests()
+    stale = []
+    for path in paths:
+        for n, line in enumerate(doc_text(path).splitlines(), 1):
+            for span in re.findall(r"`([^`]+)`", line):
+                for m in re.finditer(r"(?<![\w/.])(\w+)\.([\w*?]+)(?![\w.])", span):
+                    suite, case = m.groups()
+                    if case in FILE_EXTENSIONS:
+                        continue
+                    if suite in suites and m.group(0) not in options and not any(
+                            fnmatch.fnmatchcase(c, case) for c in suites[suite]):
+                        stale.append(f"{os.path.relpath(path, ROOT)}:{n}: {m.group(0)}")
+    check(not stale, "every suite.case the docs name exists",
+          "; ".join(stale) + " (renamed? a former name can be named without backticks)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tour", default=os.path.join(ROOT, "docs", "tour.md"))
@@ -338,6 +373,7 @@ def main():
     for cmd, expected in scripts:
         if cmd.line in ran:
             check_transcript(check, ran[cmd.line], expected)
+    check_case_names(check, docs)
     os.makedirs(os.path.dirname(os.path.abspath(args.log)), exist_ok=True)
     with open(args.log, "w") as f:
         for c in ran.values():
