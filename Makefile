@@ -83,7 +83,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test gdb-check tour-check soak soak-fail mutate mutate-smoke
+.PHONY: all iso run run-bare bare-test check-boundary test debug clean deps check-tools help host-test qemu-test test-big qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test gdb-check tour-check soak soak-fail mutate mutate-smoke exercise-rates
 
 all: iso
 iso: $(ISO)
@@ -322,7 +322,15 @@ soak-fail: check-tools
 
 # Mutation testing (docs/testing.md): plant each bug of tests/mutate/mutations.py, one at a
 # time, in a copy of the tree under $(BUILD)/mutate/ and check that a test catches it.
-# ONLY='drain-*' picks mutations by name. mutate-smoke: only the host tests (part of make test).
+# ONLY='drain-*' picks mutations by name. # The exercises' catch rates (docs/exercises.md): each exercise's bug planted in a copy of the
+# tree, its command run RUNS times; writes the table into docs/exercises.md. Not in make test.
+# ONLY=2 picks exercises; MAX_SMP=4 runs SMP=8 commands at 4 CPUs.
+MAX_SMP ?=
+exercise-rates: check-tools
+	$(PYTHON) tests/exercise_rates.py --runs $(RUNS) $(if $(ONLY),--only '$(ONLY)') \
+		$(if $(MAX_SMP),--max-smp $(MAX_SMP))
+
+mutate-smoke: only the host tests (part of make test).
 ONLY ?=
 mutate: check-tools
 	$(PYTHON) tests/mutate/mutate.py --build $(BUILD)/mutate $(if $(ONLY),--only '$(ONLY)')
@@ -366,6 +374,7 @@ help:
 	@echo "make soak-fail  the same with 10% of page allocations failed on purpose (fail_page_alloc)"
 
 	@echo "make mutate     plant each known SMP bug in a copy of the tree; every one must be caught"
+	@echo "make exercise-rates  plant each exercise's bug, run its command RUNS times, write the rates into docs/exercises.md"
 	@echo "make shell      boot to the live monitor prompt (type help), on the machine SMP, NUMA, ... describe"
 	@echo "make gdb-check  gdb unwinds the allocator: bt from the per-CPU list paths reaches kmain (in make test)"
 	@echo "make tour-check run docs/tour.md's commands and the docs' transcripts; check their quoted output"
