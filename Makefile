@@ -212,7 +212,7 @@ $(QEMU10): tests/qemu10.sh
 
 # make test-big: one boot of BIG_SMP CPUs (default 1024, or SMP=N) under QEMU 10 with x2APIC:
 # the boot, smp and mm suites, a short soak, then bench=pcp_cost; prints the bring-up line, the
-# per-CPU list figures and the soak verdict. Not part of make test (minutes: see the README).
+# per-CPU list figures and the soak verdict. Not part of make test (minutes: docs/running.md).
 BIG_SMP   := $(if $(filter command line environment,$(origin SMP)),$(SMP),1024)
 BIG_MEM   ?= 2G
 # Cases every one of which passed at 1023-1024 CPUs (docs/results.md); the filter must stay

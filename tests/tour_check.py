@@ -14,6 +14,8 @@ the numbers stops 3 and 4 explain are checked.
 Transcripts: an indented block in README.md or docs/*.md whose first line is `$ make run ...`
 or `$ make shell ...` is run as written (8 CPUs at most), and each line after it must match
 the output, in order (`smpmm>` lines are typed; a line `...` skips any number of lines).
+A block of the docs every line of which has an N (quoted output, not a command) must match
+lines of the outputs too, and every `suite.case` the docs name must exist.
 
 In quoted output N stands for a number, ... for any text, a space for one or more.
 Ends with `N passed, N failed`. Not a test of the kernel's behaviour beyond that.
@@ -300,6 +302,31 @@ def declared_tests():
     return suites, options
 
 
+N_RE = re.compile(r"(?<![\w\\])N(?=(?:s|ms|us|x)?(?!\w))")
+
+
+def quote_blocks(paths):
+    """(path, lines) of the quoted-output blocks of the docs: indented blocks every line of
+    which has an N in it, other than commands and transcripts."""
+    out = []
+    for path in paths:
+        for block in code_blocks(doc_text(path)):
+            lines = [ln for ln in block if ln.strip()]
+            if lines and all(N_RE.search(ln) for ln in lines) and not re.match(
+                    r"(\$ |make |python3 |build/|smpmm> )", lines[0]):
+                out.append((path, lines))
+    return out
+
+
+def check_quote_blocks(check, paths, output_lines):
+    for path, lines in quote_blocks(paths):
+        missing = [q for q in lines if not any(quote_regex(q.strip()).fullmatch(ln.strip())
+                                               for ln in output_lines)]
+        check(not missing, f"{os.path.relpath(path, ROOT)}: the quoted lines "
+              f"`{lines[0].strip()[:50]}...` appear in the output",
+              "no output line matches: " + "; ".join(missing))
+
+
 def check_case_names(check, paths):
     """Every `suite.case` (or `suite.glob*`) the docs name in backticks exists."""
     suites, options = declared_tests()
@@ -373,6 +400,8 @@ def main():
     for cmd, expected in scripts:
         if cmd.line in ran:
             check_transcript(check, ran[cmd.line], expected)
+    if args.only == "*":
+        check_quote_blocks(check, docs, outputs)
     check_case_names(check, docs)
     os.makedirs(os.path.dirname(os.path.abspath(args.log)), exist_ok=True)
     with open(args.log, "w") as f:
