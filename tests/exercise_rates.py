@@ -103,7 +103,8 @@ def what_failed(out):
     if names:
         return ", ".join(list(dict.fromkeys(names))[:3])
     m = re.search(r"^(?:ERROR|soak: FAILED)\s*(.*)$", out, re.M)
-    return m.group(0)[:80] if m else "(exit status only)"
+    return re.sub(r"\s*\(see the lines above\)", "", m.group(0))[:80] if m else \
+        "(exit status only)"
 
 
 def load_now():
@@ -206,7 +207,9 @@ def main():
                       f"{'caught' if failed else 'not caught' if failed is False else 'hung'}"
                       f" ({time.time() - t0:.0f} s) {whats[-1] if failed else ''}", flush=True)
             common = max(set(whats), key=whats.count) if whats else "-"
-            figure = f"{figure_re[1]}: {min(figures)}-{max(figures)}" if figures else "-"
+            span = f"{min(figures)}" if figures and min(figures) == max(figures) else \
+                f"{min(figures)}-{max(figures)}" if figures else ""
+            figure = f"{figure_re[1]}: {span}" if figures else "-"
             when = (f"{datetime.date.today().isoformat()}, {commit}{'+' if dirty else ''}, "
                     f"load {min(run_loads):.1f}-{max(run_loads):.1f}")
             rows.append(dict(id=e["id"], says=e["says"], command=cmd, baseline=baseline[cmd],
