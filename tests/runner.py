@@ -315,6 +315,7 @@ def qemu_command(args, tmpdir):
     if args.shell:
         # The serial port is this terminal, shared with QEMU's monitor (Ctrl-A C; Ctrl-A X
         # quits), and copied to the log.
+        os.makedirs(os.path.dirname(os.path.abspath(args.log)), exist_ok=True)
         serial = ["-chardev", f"stdio,id=con,mux=on,logfile={os.path.abspath(args.log)}",
                   "-serial", "chardev:con", "-mon", "chardev=con,mode=readline"]
     else:
