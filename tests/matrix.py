@@ -2,10 +2,11 @@
 """`make test`: the host tests, then the kernel's KTAP tests on a table of QEMU configurations.
 
 Make steps come first (STEPS: the kernel/lab boundary check, the bare kernel's boot, host
-tests, the mutation smoke run, fuzz smoke, the monitor script, the tour check, the benchmark
-smoke run; a missing target is skipped with a note). Then every row of MATRIX boots once
-through tests/runner.py, two QEMUs at a time (this is sized for a 2-core machine); the x2APIC
-rows need QEMU 10, which `make qemu10` fetches first if it is not there. Everything is
+tests, the mutation smoke run, fuzz smoke, the monitor script, gdb's unwinding, the tour and
+docs check, the benchmark smoke run, the fast-path budget; a missing target is skipped with a
+note). Then every row of MATRIX boots once through tests/runner.py, two QEMUs at a time (this
+is sized for a 2-core machine); the x2APIC rows need QEMU 10, which `make qemu10` fetches
+first if it is not there. Everything is
 summed into the last line, `N passed, N failed, N skipped`; the exit status is non-zero if
 anything failed.
 To add a configuration, add a row. Not a benchmark: the times printed are for orientation.
@@ -166,7 +167,7 @@ def make_step(make, target):
 
 # Steps run by `make test` before the QEMU matrix, in order.
 STEPS = ["check-boundary", "bare-test", "host-test", "mutate-smoke", "fuzz-smoke", "shell-test",
-         "tour-check", "bench-smoke", "fastpath-check"]
+         "gdb-check", "tour-check", "bench-smoke", "fastpath-check"]
 
 
 def runner_self_test():
@@ -221,8 +222,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="QEMUs at a time (default 2)")
     ap.add_argument("--only", default="*", help="glob over configuration names")
     ap.add_argument("--no-host", action="store_true",
-                    help="skip the make steps (boundary, bare boot, host tests, fuzz, monitor, "
-                    "tour, bench smoke)")
+                    help="skip the make steps (STEPS: boundary, bare boot, host tests, fuzz, "
+                    "monitor, gdb, tour and docs, bench smoke, fast path)")
     ap.add_argument("--accel", default="tcg")
     ap.add_argument("--cmdline", default="", help="appended to every row's command line")
     ap.add_argument("--timeout-scale", type=float, default=1.0)
