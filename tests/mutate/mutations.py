@@ -467,6 +467,44 @@ MUTATIONS = [
 """)],
         tests=["host:pin_user_pages_longterm_leaves_pinned_page", "host:gup_", "kernel:4:gup.*"],
     ),
+    dict(
+        name="migrate-commits-without-shootdown",
+        file="mm/gup.c",
+        says="FOLL_LONGTERM migration commits (checks that nobody holds the page, copies it, "
+             "frees the old one) without first waiting, by a TLB shootdown, for the lockless "
+             "walkers that read the old entry",
+        edits=[("""\
+	while ((n = __migrate_prepare(mm, &addr, end, m, &err))) {
+		mm_tlb_shootdown(mm);
+""", """\
+	while ((n = __migrate_prepare(mm, &addr, end, m, &err))) {
+""")],
+        tests=["host:gup_fast_migration_while_walker_grabs_page",
+               "kernel:4:gup_private.gup_fast_migration_while_walker_grabs_page"],
+    ),
+    dict(
+        name="fault-without-mmap-lock",
+        file="mm/vm.c",
+        says="a fault looks its VMA up and installs its page without mmap_lock: a munmap of "
+             "the range meanwhile frees the table it installs into, or leaves its page mapped "
+             "with no VMA",
+        edits=[("""\
+	VM_BUG_ON(arch_irqs_disabled());
+	read_lock(&mm->mmap_lock);
+	err = __do_fault(mm, addr, GFP_USER);
+	read_unlock(&mm->mmap_lock);
+""", """\
+	VM_BUG_ON(arch_irqs_disabled());
+	err = __do_fault(mm, addr, GFP_USER);
+"""), ("""\
+	assert_rwlock_locked(&mm->mmap_lock);
+	for (unsigned int i = 0; i < mm->nr_vmas; i++)
+""", """\
+	for (unsigned int i = 0; i < mm->nr_vmas; i++)
+""")],
+        tests=["host:handle_mm_fault_vs_munmap_4k_vma", "host:handle_mm_fault_vs_munmap_2m_vma",
+               "kernel:4:gup_private.handle_mm_fault_vs_munmap_*"],
+    ),
     # ---- NUMA (mm/numa.c, mm/pcp.c, mm/memblock.c) ----
     dict(
         name="drain-zone-only-its-node-cpus",
