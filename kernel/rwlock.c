@@ -7,19 +7,10 @@
 #include "kernel/arch.h"
 #include "kernel/panic.h"
 
-#if CONFIG_LOCKDEP
-#define lockdep_acquire_at(lock, trylock) lockdep_acquire(lock, site, trylock)
-#define SITE_PASS , site
-#else
-#define lockdep_acquire_at(lock, trylock) do { } while (0)
-#define lockdep_release(lock) do { } while (0)
-#define SITE_PASS
-#endif
-
 void rwlock_init_at(rwlock_t *rw, const char *name LOCKDEP_SITE_PARAM)
 {
 	rw->cnts = 0;
-	spin_lock_init_at(&rw->wait_lock, name, 0 SITE_PASS);
+	spin_lock_init_at(&rw->wait_lock, name, 0 LOCKDEP_SITE_PASS);
 }
 
 /*
@@ -54,7 +45,7 @@ void read_unlock(rwlock_t *rw)
  * off) and waits for the readers already inside. */
 void write_lock_at(rwlock_t *rw LOCKDEP_SITE_PARAM)
 {
-	spin_lock_at(&rw->wait_lock SITE_PASS);
+	spin_lock_at(&rw->wait_lock LOCKDEP_SITE_PASS);
 	__atomic_fetch_or(&rw->cnts, RW_WRITER, __ATOMIC_RELAXED);
 	while (__atomic_load_n(&rw->cnts, __ATOMIC_ACQUIRE) != RW_WRITER)
 		arch_cpu_relax();

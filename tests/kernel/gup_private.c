@@ -590,11 +590,12 @@ static void table_race_cpu(void *arg)
 
 /*
  * CPU 0 unmaps its one-page VMA and faults it back in while CPU 1 unmaps an empty range of
- * the same page table: munmap must not free a table that a VMA still reaches, since the
- * lockless fault may be between its walk to the table and its install (and would install
- * into a freed table). Every fault keeps its page, nothing is read from a freed table, and
- * every page comes back. Skipped if no munmap began during a fault (CPUs that never ran at
- * once: on a loaded host two threads often share a core).
+ * the same page table: the fault may be between its walk to the table and its install, and
+ * the munmap must neither free that table under it (it waits for the fault's mmap_lock
+ * read; and a table a VMA still reaches is kept) nor lose its page. Every fault keeps its
+ * page, nothing is read from a freed table, and every page comes back. Skipped if no munmap
+ * began during a fault (CPUs that never ran at once: on a loaded host two threads often
+ * share a core).
  */
 static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
 {
@@ -618,13 +619,15 @@ static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
 /* ---- faults of a VMA that munmap removes meanwhile (mmap_lock) ---- */
 
 #define FM_ROUNDS 40
-#define FM_BLOCKS 8		/* 32 MiB: every faulter may hold a 2 MiB page at once */
+#define FM_BLOCKS 8		/* 32 MiB: every faulter may hold a 2 MiB page at once, */
+#define FM_HUGE_FAULTERS 8	/* if there are at most 8 of them */
 #define FM_SMALL_PAGES 64	/* the 4 KiB VMA; a one-page neighbour keeps its page table */
 #define FM_NEIGHBOUR (BASE + (1ull << 20))
 
 struct fault_munmap_race {
 	struct mm_struct *mm;
 	bool huge;
+	int faulters;		/* CPUs 1..faulters fault */
 	u64 len;		/* the VMA faulted and unmapped each round, at BASE */
 	long rss_after;		/* rss once it is gone: the neighbour's page, or 0 */
 	unsigned long free_base;	/* free pages with the VMA gone */
@@ -683,7 +686,7 @@ static int fault_counted(struct fault_munmap_race *r, u64 addr)
 }
 
 /*
- * Faulters (every CPU but 0), each round: fault the VMA's pages (each CPU from its own
+ * Faulters (CPUs 1..faulters), each round: fault the VMA's pages (each CPU from its own
  * offset) until one finds no VMA or the munmap has returned. In a deterministic run at most
  * 16 faults, then wait: faulters that never wait would keep a lower-priority unmapper from
  * ever running.
@@ -743,7 +746,7 @@ static void fm_check_round(struct fault_munmap_race *r)
 static void fm_unmapper(struct fault_munmap_race *r)
 {
 	u64 deadline = arch_cycles() + us_to_cycles(2000000);
-	int faulters = (int)lab_nr_cpus() - 1, round;
+	int round;
 
 	for (round = 1; round <= (lab_deterministic() ? 3 : FM_ROUNDS) &&
 	     (round <= 3 || lab_deterministic() || arch_cycles() < deadline); round++) {
@@ -757,7 +760,7 @@ static void fm_unmapper(struct fault_munmap_race *r)
 		smp_store_release(&r->unmapping, round);
 		mm_munmap(r->mm, BASE, r->len);
 		smp_store_release(&r->unmapped, round);
-		while (smp_load_acquire(&r->done) < round * faulters)
+		while (smp_load_acquire(&r->done) < round * r->faulters)
 			arch_cpu_relax();
 		fm_check_round(r);
 	}
@@ -767,20 +770,22 @@ static void fm_unmapper(struct fault_munmap_race *r)
 
 static void fm_cpu(void *arg)
 {
+	struct fault_munmap_race *r = arg;
+
 	if (arch_cpu_id() == 0)
-		fm_unmapper(arg);
-	else
-		fm_faulter(arg);
+		fm_unmapper(r);
+	else if ((int)arch_cpu_id() <= r->faulters)
+		fm_faulter(r);
 }
 
 /*
- * Every CPU but 0 faults a VMA that CPU 0 unmaps meanwhile, round after round; one fault a
- * round holds its install open at fault_race_hook until the munmap has begun. munmap must
- * wait for the faults inside (mmap_lock) and then remove what they installed: after each
- * round rss is exactly the neighbour's, nothing is mapped in the range, the free pages are
- * those of before the round, mm_verify() finds nothing. The old lockless fault installed
- * into a table munmap had detached (rss 512 with no VMA: a leaked 2 MiB page) or freed, or
- * (4 KiB, the table kept by a neighbour) left a mapping with no VMA.
+ * Every CPU but 0 (at most 8 with 2 MiB pages) faults a VMA that CPU 0 unmaps meanwhile,
+ * round after round; one fault a round holds its install open at fault_race_hook until the
+ * munmap has begun. munmap must wait for the faults inside (mmap_lock) and then remove what
+ * they installed: after each round rss is exactly the neighbour's, nothing is mapped in the
+ * range, the free pages are those of before the round, mm_verify() finds nothing. The old
+ * lockless fault installed into a table munmap had detached (rss 512 with no VMA: a leaked
+ * 2 MiB page) or freed, or (4 KiB, the table kept by a neighbour) left a mapping with no VMA.
  */
 static void fault_vs_munmap(struct ktest *t, bool huge)
 {
@@ -791,6 +796,7 @@ static void fault_vs_munmap(struct ktest *t, bool huge)
 		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
 	memset(&r, 0, sizeof(r));
 	r.huge = huge;
+	r.faulters = (int)(huge ? MIN(lab_nr_cpus() - 1, FM_HUGE_FAULTERS) : lab_nr_cpus() - 1);
 	r.len = huge ? PT_LEVEL_SIZE(2) : FM_SMALL_PAGES * PAGE_SIZE;
 	if (!(pgdat = lab_node_create(FM_BLOCKS, true)))
 		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", FM_BLOCKS);

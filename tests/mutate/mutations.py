@@ -369,6 +369,34 @@ MUTATIONS = [
     ),
     # ---- pinning (mm/gup.c, mm/vm.c) ----
     # Linux 292648ac5cf1 "mm: gup: allow FOLL_PIN to scale in SMP" fixed this.
+    # ---- the reader/writer lock (kernel/rwlock.c) ----
+    dict(
+        name="rwlock-readers-first",
+        file="kernel/rwlock.c",
+        says="a writer waits for the reader count to reach 0 instead of stopping new readers "
+             "first: readers that keep the lock busy starve it (a munmap among 40 faulting CPUs)",
+        edits=[("""\
+	__atomic_fetch_or(&rw->cnts, RW_WRITER, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&rw->cnts, __ATOMIC_ACQUIRE) != RW_WRITER)
+		arch_cpu_relax();
+""", """\
+	for (u32 free = 0; !__atomic_compare_exchange_n(&rw->cnts, &free, RW_WRITER, false,
+						       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED); free = 0)
+		arch_cpu_relax();
+""")],
+        tests=["host:rwlock_writer_not_starved_by_readers"],
+    ),
+    dict(
+        name="rwlock-reader-ignores-writer",
+        file="kernel/rwlock.c",
+        says="read_lock() adds itself and goes in even when a writer holds the lock",
+        edits=[("""\
+	while (__atomic_fetch_add(&rw->cnts, RW_READER, __ATOMIC_ACQUIRE) & RW_WRITER) {
+""", """\
+	while (__atomic_fetch_add(&rw->cnts, RW_READER, __ATOMIC_ACQUIRE) & 0) {
+""")],
+        tests=["host:rwlock_readers_share_writer_excludes", "host:handle_mm_fault_vs_munmap_4k_vma"],
+    ),
     dict(
         name="has-pinned-always",
         file="mm/gup.c",
