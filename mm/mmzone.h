@@ -5,10 +5,14 @@
  *
  * Lock ordering in mm (outermost first; each lock is described once, in its struct):
  *
- *   pcp_drain_lock            (remote drains and model switches, mm/pcp.c; a 2nd global
- *                             drain returns, callers that need the lists empty wait)
- *     per_cpu_pages.lock      (one per zone per CPU; fast paths only ever trylock it)
- *       zone.lock             (IRQ-safe: always spin_lock_irqsave)
+ *   mm_struct.mmap_lock       (reader/writer, mm/vm.h: faults and gup's slow path read it,
+ *                             mmap and munmap write it; keeps a fault's VMA and tables)
+ *     mm_struct.lock          (entries removed or replaced: munmap, FOLL_LONGTERM migration)
+ *       pcp_drain_lock        (remote drains and model switches, mm/pcp.c; a 2nd global
+ *                             drain returns, callers that need the lists empty wait;
+ *                             faults and migration allocate under the two above)
+ *         per_cpu_pages.lock  (one per zone per CPU; fast paths only ever trylock it)
+ *           zone.lock         (IRQ-safe: always spin_lock_irqsave)
  *   zone.pcp_batch_high_lock  (pageset updates; a leaf, held only for high/batch writes)
  *
  * No function takes two zone locks, or two pcp locks, at once. Nothing that may spin on a

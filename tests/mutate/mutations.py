@@ -414,6 +414,34 @@ MUTATIONS = [
     ),
     # ---- pinning (mm/gup.c, mm/vm.c) ----
     # Linux 292648ac5cf1 "mm: gup: allow FOLL_PIN to scale in SMP" fixed this.
+    # ---- the reader/writer lock (kernel/rwlock.c) ----
+    dict(
+        name="rwlock-readers-first",
+        file="kernel/rwlock.c",
+        says="a writer waits for the reader count to reach 0 instead of stopping new readers "
+             "first: readers that keep the lock busy starve it (a munmap among 40 faulting CPUs)",
+        edits=[("""\
+	__atomic_fetch_or(&rw->cnts, RW_WRITER, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&rw->cnts, __ATOMIC_ACQUIRE) != RW_WRITER)
+		arch_cpu_relax();
+""", """\
+	for (u32 free = 0; !__atomic_compare_exchange_n(&rw->cnts, &free, RW_WRITER, false,
+						       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED); free = 0)
+		arch_cpu_relax();
+""")],
+        tests=["host:rwlock_writer_not_starved_by_readers"],
+    ),
+    dict(
+        name="rwlock-reader-ignores-writer",
+        file="kernel/rwlock.c",
+        says="read_lock() adds itself and goes in even when a writer holds the lock",
+        edits=[("""\
+	while (__atomic_fetch_add(&rw->cnts, RW_READER, __ATOMIC_ACQUIRE) & RW_WRITER) {
+""", """\
+	while (__atomic_fetch_add(&rw->cnts, RW_READER, __ATOMIC_ACQUIRE) & 0) {
+""")],
+        tests=["host:rwlock_readers_share_writer_excludes", "host:handle_mm_fault_vs_munmap_4k_vma"],
+    ),
     dict(
         name="has-pinned-always",
         file="mm/gup.c",
@@ -511,6 +539,44 @@ MUTATIONS = [
 	if (false) {	/* someone else holds it: it cannot move */
 """)],
         tests=["host:pin_user_pages_longterm_leaves_pinned_page", "host:gup_", "kernel:4:gup.*"],
+    ),
+    dict(
+        name="migrate-commits-without-shootdown",
+        file="mm/gup.c",
+        says="FOLL_LONGTERM migration commits (checks that nobody holds the page, copies it, "
+             "frees the old one) without first waiting, by a TLB shootdown, for the lockless "
+             "walkers that read the old entry",
+        edits=[("""\
+	while ((n = __migrate_prepare(mm, &addr, end, m, &err))) {
+		mm_tlb_shootdown(mm);
+""", """\
+	while ((n = __migrate_prepare(mm, &addr, end, m, &err))) {
+""")],
+        tests=["host:gup_fast_migration_while_walker_grabs_page",
+               "kernel:4:gup_private.gup_fast_migration_while_walker_grabs_page"],
+    ),
+    dict(
+        name="fault-without-mmap-lock",
+        file="mm/vm.c",
+        says="a fault looks its VMA up and installs its page without mmap_lock: a munmap of "
+             "the range meanwhile frees the table it installs into, or leaves its page mapped "
+             "with no VMA",
+        edits=[("""\
+	VM_BUG_ON(arch_irqs_disabled());
+	read_lock(&mm->mmap_lock);
+	err = __do_fault(mm, addr, GFP_USER);
+	read_unlock(&mm->mmap_lock);
+""", """\
+	VM_BUG_ON(arch_irqs_disabled());
+	err = __do_fault(mm, addr, GFP_USER);
+"""), ("""\
+	assert_rwlock_locked(&mm->mmap_lock);
+	for (unsigned int i = 0; i < mm->nr_vmas; i++)
+""", """\
+	for (unsigned int i = 0; i < mm->nr_vmas; i++)
+""")],
+        tests=["host:handle_mm_fault_vs_munmap_4k_vma", "host:handle_mm_fault_vs_munmap_2m_vma",
+               "kernel:4:gup_private.handle_mm_fault_vs_munmap_*"],
     ),
     # ---- NUMA (mm/numa.c, mm/pcp.c, mm/memblock.c) ----
     dict(
