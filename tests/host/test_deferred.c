@@ -477,18 +477,13 @@ static struct pglist_data *prev_node_create(bool deferred, bool this_boot, unsig
 
 	memblock_init(&tn->mb, host_boot_map_limit);
 	memblock_add(&tn->mb, PREV_BASE, PREV_SIZE);
-	if (this_boot)
-		deferred_reserve_this_boot(&tn->mb, PREV_BASE, PREV_SIZE);
+	if (this_boot)	/* not in the first chunk, which is initialised before any test code */
+		deferred_reserve_this_boot(&tn->mb, PREV_BASE + 4 * MiB, PREV_SIZE - 4 * MiB);
 	if ((deferred ? pgdat_init_deferred : pgdat_init)(&tn->pgdat, &tn->mb, "test", nr_cpus)) {
 		free(tn);
 		return NULL;
 	}
 	return &tn->pgdat;
-}
-
-static u64 case_rand(void *t)
-{
-	return ktest_rand(t);
 }
 
 /*
@@ -508,8 +503,8 @@ static struct pglist_data *node_after_warm_reset(struct ktest *t, struct page *o
 		return NULL;
 	}
 	prev_nid = pgdat->node_id;
-	deferred_previous_boot(pgdat, held, PREV_PAGES, old, PREV_START_PFN, PREV_PAGES,
-			       case_rand, t);
+	deferred_previous_boot(t, pgdat, held, PREV_PAGES);
+	deferred_save_memmap(pgdat, old, PREV_START_PFN, PREV_PAGES);
 	test_node_destroy(pgdat);	/* its blocks in use stay so in the copy */
 	free(held);
 	pgdat = prev_node_create(true, true, NR_WORKERS);

@@ -8,6 +8,7 @@
 #ifndef TESTS_KERNEL_DEFERRED_CHECK_H
 #define TESTS_KERNEL_DEFERRED_CHECK_H
 
+#include "tests/ktest/ktest.h"
 #include "mm/mm_test.h"
 #include "mm/memblock.h"
 #include "kernel/string.h"
@@ -52,19 +53,20 @@ static inline unsigned long deferred_count_unwritten(struct pglist_data *pgdat)
 /*
  * This boot's reservations that the previous boot did not have (a kexec'd kernel's image,
  * initrd and boot tables land elsewhere each time): in every MAX_ORDER block of
- * [base, base + size) after the first, a few pages at an offset that cuts the block into
- * free ranges of many orders (1 MiB in: 256 pages, then the hole, then 767).
+ * [base, base + size), three single pages that cut it into four free ranges of many orders
+ * (pages [0, 256), [257, 640), [641, 896), [897, 1024)). Each of the first three ends in a
+ * block of order 8 or 7 whose buddy starts at the reserved page: the struct page a merge
+ * reads there must be this boot's (reserved), not the previous boot's (often a free head
+ * of just that order).
  */
 static inline void deferred_reserve_this_boot(struct memblock *mb, u64 base, u64 size)
 {
-	static const struct { u16 off, len; } cut[] = { { 256, 1 }, { 37, 3 }, { 700, 16 },
-							{ 513, 1 } };
+	static const u16 cut[] = { 256, 640, 896 };
 	const u64 block = MAX_ORDER_NR_PAGES << PAGE_SHIFT;
-	unsigned int i = 0;
 
-	for (u64 b = ALIGN_UP(base, block) + block; b + block <= base + size; b += block, i++)
-		memblock_reserve(mb, b + ((u64)cut[i % 4].off << PAGE_SHIFT),
-				 (u64)cut[i % 4].len << PAGE_SHIFT);
+	for (u64 b = ALIGN_UP(base, block); b + block <= base + size; b += block)
+		for (unsigned int i = 0; i < ARRAY_SIZE(cut); i++)
+			memblock_reserve(mb, b + ((u64)cut[i] << PAGE_SHIFT), PAGE_SIZE);
 }
 
 /*
@@ -72,19 +74,18 @@ static inline void deferred_reserve_this_boot(struct memblock *mb, u64 base, u64
  * reservations, used as a kernel uses memory: every page allocated in blocks of random
  * order (order o one time in 2^(o+1): most single pages; half of them movable), one block in
  * four kept, the others freed (the buddy lists merge them into free blocks of every order;
- * the per-CPU lists keep what they hold, as at a reset). Then its memory map is copied out
- * by pfn, old[pfn - start] for [start, start + nr). held has room for max blocks; rand
- * gives the random numbers.
+ * the per-CPU lists keep what they hold, as at a reset). held has room for max blocks.
  */
-static inline void deferred_previous_boot(struct pglist_data *prev, struct page **held,
-					  unsigned long max, struct page *old, unsigned long start,
-					  unsigned long nr, u64 (*rand)(void *), void *arg)
+static inline void deferred_previous_boot(struct ktest *t, struct pglist_data *prev,
+					  struct page **held, unsigned long max)
 {
 	unsigned long n = 0;
 
 	while (n < max) {
-		gfp_t gfp = (rand(arg) & 1 ? GFP_USER : GFP_KERNEL) | __GFP_MEMALLOC | __GFP_NOWARN;
-		unsigned int order = (unsigned int)__builtin_ctzll(rand(arg) | 1ull << MAX_ORDER);
+		gfp_t gfp = (ktest_rand(t) & 1 ? GFP_USER : GFP_KERNEL) | __GFP_MEMALLOC |
+			    __GFP_NOWARN;
+		unsigned int order = (unsigned int)__builtin_ctzll(ktest_rand(t) |
+								   1ull << MAX_ORDER);
 		struct page *page = alloc_pages_node(prev, gfp, order);
 
 		if (!page)
@@ -94,8 +95,15 @@ static inline void deferred_previous_boot(struct pglist_data *prev, struct page 
 		held[n++] = page;
 	}
 	for (unsigned long i = 0; i < n; i++)
-		if (rand(arg) % 4)
+		if (ktest_rand(t) % 4)
 			__free_pages(held[i], held[i]->order);
+}
+
+/* Copy prev's struct pages of pfns [start, start + nr) out, old[pfn - start] (zero where it
+ * has no memory map): what the RAM under its memory map holds when the machine resets. */
+static inline void deferred_save_memmap(struct pglist_data *prev, struct page *old,
+					unsigned long start, unsigned long nr)
+{
 	for (unsigned long pfn = start; pfn < start + nr; pfn++)
 		old[pfn - start] = pfn_in_node(prev, pfn) ? *pfn_to_page(prev, pfn) :
 							    (struct page){ 0 };
@@ -106,7 +114,7 @@ static struct list_head deferred_stale_link = { &deferred_stale_link, &deferred_
 
 /*
  * Make every struct page of pgdat that the deferred init has not written hold what the
- * previous boot left there (old, by pfn from start, as deferred_previous_boot() saved it),
+ * previous boot left there (old, by pfn from start, as deferred_save_memmap() saved it),
  * as a warm reset or kexec leaves RAM: free heads with PG_buddy and their order, allocated
  * blocks with a reference, tails. Only the list links are replaced: the old ones point into
  * memory this boot owns, and following one would crash the test instead of failing it;
