@@ -11,6 +11,7 @@
 #include "tests/ktest/ktest.h"
 #include "mm/mm_test.h"
 #include "mm/memblock.h"
+#include "mm/fail_page_alloc.h"
 #include "kernel/string.h"
 
 #define DEFERRED_GARBAGE 0xdb	/* what a struct page holds before it is written */
@@ -75,12 +76,14 @@ static inline void deferred_reserve_this_boot(struct memblock *mb, u64 base, u64
  * order (order o one time in 2^(o+1): most single pages; half of them movable), one block in
  * four kept, the others freed (the buddy lists merge them into free blocks of every order;
  * the per-CPU lists keep what they hold, as at a reset). held has room for max blocks.
+ * Scaffolding: under fail_page_alloc= no allocation of it fails on purpose.
  */
 static inline void deferred_previous_boot(struct ktest *t, struct pglist_data *prev,
 					  struct page **held, unsigned long max)
 {
 	unsigned long n = 0;
 
+	fail_page_alloc_pause();
 	while (n < max) {
 		gfp_t gfp = (ktest_rand(t) & 1 ? GFP_USER : GFP_KERNEL) | __GFP_MEMALLOC |
 			    __GFP_NOWARN;
@@ -97,6 +100,7 @@ static inline void deferred_previous_boot(struct ktest *t, struct pglist_data *p
 	for (unsigned long i = 0; i < n; i++)
 		if (ktest_rand(t) % 4)
 			__free_pages(held[i], held[i]->order);
+	fail_page_alloc_resume();
 }
 
 /* Copy prev's struct pages of pfns [start, start + nr) out, old[pfn - start] (zero where it

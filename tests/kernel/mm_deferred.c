@@ -12,6 +12,7 @@
 #include "kernel/timer.h"
 #include "mm/mm_test.h"
 #include "mm/memblock.h"
+#include "mm/fail_page_alloc.h"
 #include "tests/kernel/deferred_check.h"
 
 #define DEF_BLOCKS 32		/* private node: 32 MAX_ORDER blocks, 128 MiB */
@@ -76,15 +77,20 @@ static void def_memblock(bool this_boot)
 }
 
 /* DEF_BLOCKS blocks of the kernel's memory as a memory map, or false if there is not
- * enough free memory (small -m). */
+ * enough free memory (small -m). Scaffolding: fail_page_alloc= does not fail them. */
 static bool def_take_backing(void)
 {
-	for (int i = 0; i < DEF_BLOCKS; i++) {
+	bool ok = true;
+
+	fail_page_alloc_pause();
+	for (int i = 0; ok && i < DEF_BLOCKS; i++) {
 		def_backing[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_ORDER);
-		if (!def_backing[i]) {
-			def_release_backing();
-			return false;
-		}
+		ok = def_backing[i] != NULL;
+	}
+	fail_page_alloc_resume();
+	if (!ok) {
+		def_release_backing();
+		return false;
 	}
 	def_memblock(false);
 	return true;
@@ -279,8 +285,10 @@ static void def_release_bufs(void)
 /* The backing blocks and the two buffers above, from the kernel; false if short. */
 static bool def_take_all(void)
 {
+	fail_page_alloc_pause();
 	def_old_pages = alloc_pages(GFP_KERNEL | __GFP_NOWARN, DEF_OLD_ORDER);
 	def_held_pages = alloc_pages(GFP_KERNEL | __GFP_NOWARN, DEF_HELD_ORDER);
+	fail_page_alloc_resume();
 	if (!def_old_pages || !def_held_pages || !def_take_backing()) {
 		def_release_bufs();
 		return false;
