@@ -259,9 +259,10 @@ struct zone {
 	 * Deferred memory-map init (mm_init.c): the struct pages of [deferred_pfn,
 	 * deferred_end_pfn) are not written yet, and nothing may read them. Chunks are claimed
 	 * from deferred_pfn upwards under lock (read racily by zone_has_deferred()); a claimed
-	 * chunk belongs to its claimer until its free pages are on the lists. deferred_free
-	 * counts the free pages not handed over yet: managed_pages + deferred_free is constant.
-	 * deferred_busy counts chunks claimed and not finished (struct pages being written).
+	 * chunk belongs to its claimer, which writes all its struct pages before it puts any
+	 * of its pages on the lists (mm_init.c says why). deferred_free counts the free pages
+	 * not handed over yet: managed_pages + deferred_free is constant. deferred_busy counts
+	 * chunks claimed and not finished (struct pages being written, below deferred_pfn).
 	 */
 	unsigned long deferred_pfn;
 	unsigned long deferred_free;

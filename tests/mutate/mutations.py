@@ -804,6 +804,74 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
         tests=["host:deferred_init_matches_eager_build", "kernel:4:mm_deferred.*"],
     ),
     dict(
+        name="deferred-free-range-before-chunk-written",
+        file="mm/mm_init.c",
+        says="deferred init frees each free range of a chunk as soon as it is written and "
+             "drops zone->lock between ranges: a merge of the first range reads the "
+             "unwritten rest, a steal walks it (main 4961178's order)",
+        edits=[("""\
+	while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+		memmap_init_range(zone, pfn, fs, false);
+		memmap_init_range(zone, fs, fe, true);
+		nr_free += fe - fs;
+""", """\
+	while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+		unsigned long flags;
+
+		memmap_init_range(zone, pfn, fs, false);
+		memmap_init_range(zone, fs, fe, true);
+		flags = spin_lock_irqsave(&zone->lock);
+		__free_range(zone, fs, fe);
+		spin_unlock_irqrestore(&zone->lock, flags);
+		nr_free += fe - fs;
+"""), ("""\
+	__free_chunk(zone, spfn, epfn);
+""", """\
+	(void)__free_chunk;
+""")],
+        tests=["host:deferred_init_memmap_over_previous_boot",
+               "host:deferred_init_memmap_races_pageblock_steals",
+               "tsan:deferred_init_memmap_races_pageblock_steals",
+               "kernel:4:mm_deferred.deferred_init_memmap_*"],
+    ),
+    dict(
+        name="deferred-free-before-holes-written",
+        file="mm/mm_init.c",
+        says="deferred init writes a chunk's free ranges and its end, puts the ranges on the "
+             "lists, and only then writes the holes and reservations between them: a merge "
+             "or a steal reads those struct pages first",
+        edits=[("""\
+	while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+		memmap_init_range(zone, pfn, fs, false);
+		memmap_init_range(zone, fs, fe, true);
+""", """\
+	while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+		memmap_init_range(zone, fs, fe, true);
+"""), ("""\
+	zone->deferred_busy--;		/* written and on the lists: the chunk is the zone's */
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return (long)nr_free;
+""", """\
+	spin_unlock_irqrestore(&zone->lock, flags);
+	{
+		u64 cursor = (u64)spfn << PAGE_SHIFT;
+		unsigned long pfn = spfn, fs, fe;
+
+		while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+			memmap_init_range(zone, pfn, fs, false);
+			pfn = fe;
+		}
+	}
+	flags = spin_lock_irqsave(&zone->lock);
+	zone->deferred_busy--;
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return (long)nr_free;
+""")],
+        tests=["host:deferred_init_memmap_over_previous_boot",
+               "host:deferred_init_memmap_races_pageblock_steals",
+               "kernel:4:mm_deferred.deferred_init_memmap_*"],
+    ),
+    dict(
         name="verify-reads-unwritten-memmap",
         file="mm/debug.c",
         says="mm_verify() walks struct pages the deferred init has not written yet",
