@@ -627,7 +627,8 @@ static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
 struct fault_munmap_race {
 	struct mm_struct *mm;
 	bool huge;
-	int faulters;		/* CPUs 1..faulters fault */
+	int faulters;		/* the first `faulters` CPUs other than 0 to arrive fault */
+	int arrived;		/* CPUs other than 0 that arrived (atomic): a CPU's rank */
 	u64 len;		/* the VMA faulted and unmapped each round, at BASE */
 	long rss_after;		/* rss once it is gone: the neighbour's page, or 0 */
 	unsigned long free_base;	/* free pages with the VMA gone */
@@ -686,7 +687,7 @@ static int fault_counted(struct fault_munmap_race *r, u64 addr)
 }
 
 /*
- * Faulters (CPUs 1..faulters), each round: fault the VMA's pages (each CPU from its own
+ * Faulters, each round: fault the VMA's pages (each CPU from its own
  * offset) until one finds no VMA or the munmap has returned. In a deterministic run at most
  * 16 faults, then wait: faulters that never wait would keep a lower-priority unmapper from
  * ever running.
@@ -768,13 +769,15 @@ static void fm_unmapper(struct fault_munmap_race *r)
 	smp_store_release(&r->round, -1);
 }
 
+/* CPU 0 unmaps; faulters are ranked by arrival, not by CPU number: the online CPUs need
+ * not be 0..n-1 (a CPU that never started leaves a hole). */
 static void fm_cpu(void *arg)
 {
 	struct fault_munmap_race *r = arg;
 
 	if (arch_cpu_id() == 0)
 		fm_unmapper(r);
-	else if ((int)arch_cpu_id() <= r->faulters)
+	else if (__atomic_fetch_add(&r->arrived, 1, __ATOMIC_RELAXED) < r->faulters)
 		fm_faulter(r);
 }
 
