@@ -328,9 +328,7 @@ soak-fail: check-tools
 		&& echo "soak-fail: passed, with failures injected" \
 		|| { echo "soak-fail: FAILED: no allocation was failed on purpose"; exit 1; }
 
-# Mutation testing (docs/testing.md): plant each bug of tests/mutate/mutations.py, one at a
-# time, in a copy of the tree under $(BUILD)/mutate/ and check that a test catches it.
-# ONLY='drain-*' picks mutations by name. # The exercises' catch rates (docs/exercises.md): each exercise's bug planted in a copy of the
+# The exercises' catch rates (docs/exercises.md): each exercise's bug planted in a copy of the
 # tree, its command run RUNS times; writes the table into docs/exercises.md. Not in make test.
 # ONLY=2 picks exercises; MAX_SMP=4 runs SMP=8 commands at 4 CPUs.
 MAX_SMP ?=
@@ -338,7 +336,9 @@ exercise-rates: check-tools
 	$(PYTHON) tests/exercise_rates.py --runs $(RUNS) $(if $(ONLY),--only '$(ONLY)') \
 		$(if $(MAX_SMP),--max-smp $(MAX_SMP))
 
-mutate-smoke: only the host tests (part of make test).
+# Mutation testing (docs/testing.md): plant each bug of tests/mutate/mutations.py, one at a
+# time, in a copy of the tree under $(BUILD)/mutate/ and check that a test catches it.
+# ONLY='drain-*' picks mutations by name. mutate-smoke: only the host tests (part of make test).
 ONLY ?=
 mutate: check-tools
 	$(PYTHON) tests/mutate/mutate.py --build $(BUILD)/mutate $(if $(ONLY),--only '$(ONLY)')

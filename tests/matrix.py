@@ -3,7 +3,7 @@
 
 Make steps come first (STEPS: the kernel/lab boundary check, the bare kernel's boot, host
 tests, the mutation smoke run, fuzz smoke, the monitor script, gdb's unwinding, the tour and
-docs check, the benchmark smoke run, the fast-path budget; a missing target is skipped with a
+docs check, the benchmark smoke run, the fast-path budget; a missing target fails, with a
 note). Then every row of MATRIX boots once through tests/runner.py, two QEMUs at a time (this
 is sized for a 2-core machine); the x2APIC rows need QEMU 10, which `make qemu10` fetches
 first if it is not there. Everything is
@@ -142,11 +142,11 @@ class Out:
 
 def make_step(make, target):
     """Run `make TARGET` (one of STEPS) and read its `N passed, N failed` line; returns
-    (passed, failed, skipped, note). A target that does not exist is skipped with a note; one
-    with no summary line counts as one test."""
+    (passed, failed, skipped, note). A target that does not exist fails (a broken Makefile
+    must not turn a step into a silent skip); one with no summary line counts as one test."""
     probe = subprocess.run(make.split() + ["-n", target], capture_output=True, text=True)
     if probe.returncode != 0:
-        return 0, 0, 0, f"{target}: no such make target, skipped"
+        return 0, 1, 0, f"{target}: FAILED: no such make target ({probe.stderr.strip()[-120:]})"
     print(f"== make {target}", flush=True)
     start = time.monotonic()
     proc = subprocess.run(make.split() + ["--no-print-directory", target],
