@@ -3,6 +3,7 @@
  * interval, space and times, the seed, interrupt-context filtering, and pthread "CPUs"
  * allocating, faulting and pinning with 10% of allocations failed, losing nothing.
  */
+#include <setjmp.h>
 #include <string.h>
 #include "tests/host/harness.h"
 #include "tests/kernel/churn.h"
@@ -292,6 +293,123 @@ static void fail_host_mm_create_nothing_lost(struct ktest *t)
 	test_node_destroy(pgdat);
 }
 
+struct limit_arg {
+	struct pglist_data *pgdat;
+	unsigned int calls;
+	unsigned int *inside;		/* CPUs inside alloc_pages_node() now (atomic) */
+	unsigned long failed, ok, overlapped;
+};
+
+/* `calls` order-0 allocations, each freed at once; counts NULLs, and calls that began while
+ * another CPU was inside one. */
+static void *limit_cpu(void *p)
+{
+	struct limit_arg *a = p;
+
+	for (unsigned int i = 0; i < a->calls; i++) {
+		struct page *page;
+
+		a->overlapped += __atomic_add_fetch(a->inside, 1, __ATOMIC_RELAXED) > 1;
+		page = alloc_pages_node(a->pgdat, GFP_KERNEL | __GFP_NOWARN, 0);
+		__atomic_fetch_sub(a->inside, 1, __ATOMIC_RELAXED);
+		a->failed += !page;
+		a->ok += !!page;
+		if (page)
+			__free_pages(page, 0);
+	}
+	return NULL;
+}
+
+/* Four CPUs at once under one setting; sums what they saw into *failed, *ok, *overlapped. */
+static void limit_run(struct pglist_data *pgdat, const struct fault_attr *a, unsigned int calls,
+		      unsigned long *failed, unsigned long *ok, unsigned long *overlapped)
+{
+	struct limit_arg args[FAIL_CPUS];
+	unsigned int inside = 0;
+
+	for (unsigned int i = 0; i < FAIL_CPUS; i++)
+		args[i] = (struct limit_arg){ pgdat, calls, &inside, 0, 0, 0 };
+	fail_page_alloc_configure(a);
+	run_on_cpus(FAIL_CPUS, limit_cpu, args, sizeof(args[0]));
+	fail_page_alloc_configure(NULL);
+	*failed = *ok = *overlapped = 0;
+	for (unsigned int i = 0; i < FAIL_CPUS; i++) {
+		*failed += args[i].failed;
+		*ok += args[i].ok;
+		*overlapped += args[i].overlapped;
+	}
+}
+
+/* times is shared by every CPU and never overrun: 4 CPUs making 1500 calls each at 100%
+ * with times 2000 see exactly 2000 failures. Race window: calls begun while another CPU was
+ * inside one. */
+static void fail_host_times_exact_on_all_cpus(struct ktest *t)
+{
+	struct pglist_data *pgdat = fail_node();
+	struct fault_attr a = { .interval = 1, .probability = 100, .times = 2000, .seed = 5 };
+	unsigned int calls = host_pct_on() ? 60 : 1500;
+	unsigned long failed, ok, overlapped;
+
+	KT_ASSERT_TRUE(t, pgdat);
+	if (host_pct_on())
+		a.times = 100;
+	limit_run(pgdat, &a, calls, &failed, &ok, &overlapped);
+	printk("%lu failed, %lu went through; %lu calls overlapped another CPU's\n", failed, ok,
+	       overlapped);
+	KT_EXPECT_EQ(t, failed, (unsigned long)a.times);
+	KT_EXPECT_EQ(t, ok, FAIL_CPUS * calls - (unsigned long)a.times);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+	if (!overlapped)
+		KT_SKIP(t, "no race: no two allocations ever overlapped");
+}
+
+/* space is shared too: with space 2001 the first 2000 order-0 calls of all CPUs together go
+ * through, every later one fails (100%). Race window as above. */
+static void fail_host_space_exact_on_all_cpus(struct ktest *t)
+{
+	struct pglist_data *pgdat = fail_node();
+	struct fault_attr a = { .interval = 1, .probability = 100, .space = 2001, .times = -1,
+				.seed = 6 };
+	unsigned int calls = host_pct_on() ? 60 : 1500;
+	unsigned long failed, ok, overlapped;
+
+	KT_ASSERT_TRUE(t, pgdat);
+	if (host_pct_on())
+		a.space = 101;
+	limit_run(pgdat, &a, calls, &failed, &ok, &overlapped);
+	printk("%lu went through, %lu failed; %lu calls overlapped another CPU's\n", ok, failed,
+	       overlapped);
+	KT_EXPECT_EQ(t, ok, (unsigned long)a.space - 1);
+	KT_EXPECT_EQ(t, failed, FAIL_CPUS * calls - ((unsigned long)a.space - 1));
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+	if (!overlapped)
+		KT_SKIP(t, "no race: no two allocations ever overlapped");
+}
+
+/* fail_page_alloc_resume() without a pause to undo is a bug (pauses nest): it panics. */
+static void fail_host_resume_without_pause_panics(struct ktest *t)
+{
+	jmp_buf jb;
+	volatile bool panicked = false;
+
+	fail_page_alloc_pause();
+	fail_page_alloc_resume();
+	if (!setjmp(jb)) {
+		host_panic_jmp = &jb;
+		fail_page_alloc_resume();
+	} else {
+		panicked = true;
+		fail_page_alloc_pause();	/* the panic left the count at -1: back to 0 */
+	}
+	host_panic_jmp = NULL;
+	if (!panicked)
+		fail_page_alloc_pause();
+	KT_EXPECT_TRUE(t, panicked);
+	KT_EXPECT_TRUE(t, strstr(host_panic_msg, "old <= 0") != NULL);
+}
+
 static const struct ktest_case fail_page_alloc_cases[] = {
 	KTEST_CASE(fail_host_parse_boot_syntax),
 	KTEST_CASE(fail_host_space_interval_times),
@@ -299,5 +417,8 @@ static const struct ktest_case fail_page_alloc_cases[] = {
 	KTEST_CASE_CONCURRENT(fail_host_irq_only),
 	KTEST_CASE_CONCURRENT(fail_host_concurrent_nothing_lost),
 	KTEST_CASE(fail_host_mm_create_nothing_lost),
+	KTEST_CASE_CONCURRENT(fail_host_times_exact_on_all_cpus),
+	KTEST_CASE_CONCURRENT(fail_host_space_exact_on_all_cpus),
+	KTEST_CASE(fail_host_resume_without_pause_panics),
 };
 KTEST_SUITE(host_fail_page_alloc, fail_page_alloc_cases);
