@@ -122,8 +122,7 @@ MUTATIONS = [
 """, "")],
         tests=["acpi:acpi_parse_slit_rules"],
     ),
-    # ---- time, traps and panic (kernel/timer.c, arch/x86_64/trap.c, arch/x86_64/timer.c,
-    #      kernel/panic.c) ----
+    # ---- time and traps (kernel/timer.c, arch/x86_64/trap.c, arch/x86_64/timer.c) ----
     dict(
         name="tick-hook-removal-does-not-wait",
         file="kernel/timer.c",
@@ -175,20 +174,6 @@ MUTATIONS = [
 	if (r.valid && !first_window_holds(&r, check) && false) {
 """)],
         tests=["matrix:timer-wrap-smp2"],
-    ),
-    dict(
-        name="panic-not-exclusive",
-        file="kernel/panic.c",
-        says="panic_begin() claims the report with a plain store instead of a compare-and-"
-             "swap: CPUs that panic at once all report (and all stop each other)",
-        edits=[("""\
-	if (!__atomic_compare_exchange_n(&panic_cpu, &owner, self, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
-""", """\
-	WRITE_ONCE(panic_cpu, self);
-	if (owner != NO_CPU) {
-""")],
-        tests=["matrix:panic-all-smp40"],
     ),
     # ---- per-CPU lists: drains (mm/pcp.c) ----
     dict(
@@ -1346,7 +1331,7 @@ void free_unref_page(struct page *page, unsigned int order)
 	if (phys)
 		memset(arch_phys_to_virt(phys), 0, ALIGN_UP(size, PAGE_SIZE));
 """, "")],
-        tests=["host:memblock_alloc_top_down_below_limit"],
+        tests=["host:memblock_alloc_zeroes_old_contents"],
     ),
     # ---- zonelists (mm/numa.c) ----
     dict(
@@ -1361,7 +1346,7 @@ void free_unref_page(struct page *page, unsigned int order)
 			if (!used[b] && (best < 0 || fallback_distance(m, nid, b) <=
 						     fallback_distance(m, nid, (unsigned int)best)))
 """)],
-        tests=["host:numa_zonelist_follows_own_row"],
+        tests=["host:numa_zonelist_tie_lower_node_first"],
     ),
     dict(
         name="zonelist-lists-empty-zones",
