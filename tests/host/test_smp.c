@@ -46,6 +46,7 @@ struct ring_run {
 	int ran[RING_CALLS];		/* how often each call ran */
 	int sends;			/* calls begun plus calls returned, by the senders */
 	int full;			/* the target saw its ring full */
+	int closed;			/* the target has turned interrupts off */
 	unsigned int max_depth;		/* most calls the target saw queued at once */
 };
 
@@ -68,10 +69,11 @@ static void *ring_cpu(void *p)
 
 	wait_cpus_online();
 	if (cpu == 1) {
-		u64 end = arch_cycles() + 5 * SECOND_NS, since = arch_cycles();
+		u64 end = arch_cycles() + 2 * SECOND_NS, since = arch_cycles();
 		int sends = -1;
 
 		arch_irq_disable();
+		smp_store_release(&r->closed, 1);
 		while (arch_cycles() < end && (!r->full || arch_cycles() - since < 20000000)) {
 			unsigned int d = ring_depth(1);
 
@@ -86,8 +88,11 @@ static void *ring_cpu(void *p)
 		arch_irq_enable();	/* takes the call IPI: runs the ring */
 	} else if (cpu >= 2 && cpu < 2 + RING_SENDERS) {
 		int *mine = &r->ran[(cpu - 2) * SMP_ASYNC_CALLS];
-		u64 end = arch_cycles() + 6 * SECOND_NS;
+		u64 end = arch_cycles() + 3 * SECOND_NS;
 		bool done = false;
+
+		while (!smp_load_acquire(&r->closed))	/* else cpu1 runs them as they come */
+			arch_cpu_relax();
 
 		for (unsigned int i = 0; i < SMP_ASYNC_CALLS; i++) {
 			__atomic_fetch_add(&r->sends, 1, __ATOMIC_RELAXED);
