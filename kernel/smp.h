@@ -50,7 +50,8 @@ struct cpu {
 
 	/* Calls queued for this CPU by others: a ring under call_lock (IRQ-safe). */
 	spinlock_t call_lock;
-	u32 call_head, call_tail;	/* head: next to run, tail: next free; u32 wrap */
+	u32 call_head, call_tail;	/* head: next to run, tail: next free; u32 wrap;
+					 * written under call_lock, peeked at without it */
 	struct smp_call *call_ring[SMP_CALL_RING];
 
 	struct smp_work *work;		/* smp_run_on_all() job for the idle loop; set by sender */

@@ -12,8 +12,12 @@ that is missing (or found twice) is an ERROR, so the list cannot silently rot.
 
 A kill counts only if the killing test passes on the unmutated copy (checked the first time
 that test kills something): a test that fails anyway proves nothing, and is then skipped.
+With --runs N the killing test is run N times in all on the mutant, and the mutant counts
+as killed only if it failed every time (a WEAK kill otherwise: a test that catches the bug
+now and then is a race left to chance).
+
 One line per mutation, then `N killed, M survived` (and the errors); exit status 1 if any
-mutant survived or any entry was in error. Not a measure of the tests' speed.
+mutant survived, was killed WEAK, or any entry was in error. Not a measure of the tests' speed.
 """
 
 import argparse
@@ -89,6 +93,8 @@ def seed_base(base, kinds):
         return
     os.makedirs(os.path.join(base, "build"))
     subs = [f"host/{HOST_BUILDS[k]}" for k in kinds if k in HOST_BUILDS]
+    if "acpi" in kinds:
+        subs.append("host/acpi_test")
     if kinds & {"kernel", "matrix"}:
         subs += ["arch", "boot", "kernel", "mm", "tests", "iso", "smpmm.elf", "smpmm.iso"]
     for sub in subs:
@@ -136,6 +142,8 @@ def stale_specs(mutations):
             ok = any(fnmatch.fnmatch(k, g) for g in p["glob"].split(",") for k in kernel)
         elif kind == "matrix":
             ok = any(fnmatch.fnmatch(r[0], p["rows"]) for r in matrix_rows())
+        elif kind == "acpi":
+            ok = p["check"] in acpi_checks()
         else:
             ok = any(p["filter"] in h for h in host)
         if not ok:
@@ -143,9 +151,17 @@ def stale_specs(mutations):
     return stale
 
 
+def acpi_checks():
+    """The checks of tests/host/acpi_test.c (what its main() runs with RUN())."""
+    with open(os.path.join(ROOT, "tests/host/acpi_test.c")) as fh:
+        return set(re.findall(r"^\s+RUN\((\w+)\);", fh.read(), re.M))
+
+
 def make_target(kind):
     if kind in ("kernel", "matrix"):
         return "iso"
+    if kind == "acpi":
+        return "build/host/acpi_test"
     return f"build/host/{HOST_BUILDS[kind]}/mmtest"
 
 
@@ -191,8 +207,10 @@ def parse_spec(spec):
         return kind, {"smp": int(smp), "glob": glob}
     if kind == "matrix":
         return kind, {"rows": rest}
+    if kind == "acpi":
+        return kind, {"check": rest}
     raise SystemExit(f"mutate: bad test spec {spec!r} (host:|asan:|tsan:FILTER, kernel:N:GLOB, "
-                     "matrix:ROWS)")
+                     "matrix:ROWS, acpi:CHECK)")
 
 
 def run_host(tree, kind, filt, timeout, log):
@@ -229,6 +247,30 @@ def run_host(tree, kind, filt, timeout, log):
         msg = msg.group(1).strip() if msg else "?"
         return True, "panic: " + (msg if len(msg) < 90 else msg[:60] + " ... " + msg[-25:]), ran
     return True, f"test binary died (exit {res.returncode})", ran
+
+
+def run_acpi(tree, check, timeout, log):
+    """tests/host/acpi_test (ASan+UBSan) runs all its checks; the spec names the one that
+    must fail (its function reports `file:line: CHECK: expected ...`), or the program must
+    die of a sanitizer report. Returns (failed, reason, ran)."""
+    cmd = ["build/host/acpi_test"]
+    env = dict(os.environ, **SANITIZER_ENV)
+    try:
+        res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, env=env,
+                             timeout=timeout + 60, errors="replace")
+    except subprocess.TimeoutExpired:
+        log_to(log, f"$ {' '.join(cmd)}\n(hung; stopped by mutate.py)\n")
+        return False, "hung: not a kill", True
+    out = res.stdout + res.stderr
+    log_to(log, f"$ {' '.join(cmd)}\n{out}\n(exit {res.returncode})\n")
+    mine = [l for l in res.stderr.splitlines() if f": {check}: expected" in l]
+    if mine:
+        return True, mine[0].split(": ", 1)[1][:100], True
+    if "AddressSanitizer" in out or "runtime error:" in out:
+        return True, "ASan/UBSan report", True
+    if res.returncode and not re.search(r": \w+: expected", res.stderr):
+        return True, f"acpi_test died (exit {res.returncode})", True
+    return False, "", True
 
 
 def run_qemu_tool(tree, cmd, timeout, log):
@@ -292,6 +334,8 @@ def run_spec(tree, spec, args, log):
         return run_matrix(tree, p["rows"], args.kernel_timeout, log)
     if kind == "kernel":
         return run_kernel(tree, p["smp"], p["glob"], args.kernel_timeout, log)
+    if kind == "acpi":
+        return run_acpi(tree, p["check"], args.host_timeout, log)
     return run_host(tree, kind, p["filter"], args.host_timeout, log)
 
 
@@ -352,9 +396,13 @@ def judge(m, base, workdir, baseline, args):
             notes.append(f"{spec} skipped (fails on the unmutated tree)")
             continue
         if failed:
+            kills = 1 + sum(run_spec(tree, spec, args, log)[0] for _ in range(args.runs - 1))
             if not args.keep:
                 shutil.rmtree(tree, ignore_errors=True)
-            return "KILLED", f"by {spec} ({reason})"
+            rate = f" {kills}/{args.runs}" if args.runs > 1 else ""
+            if kills < args.runs:
+                return "WEAK", f"by {spec} in only {kills} of {args.runs} runs ({reason})"
+            return "KILLED", f"by {spec}{rate} ({reason})"
         if not ran:
             notes.append(f"{spec} ran no test")
         elif reason:
@@ -369,6 +417,10 @@ def main():
     ap.add_argument("--only", action="append", default=[],
                     help="glob on mutation names (repeatable)")
     ap.add_argument("--keep", action="store_true", help="keep killed mutants' trees too")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="run the killing test this many times in all: the mutant counts as "
+                    "killed only if it fails every time (docs/testing.md asks 5 of 5); "
+                    "otherwise it is WEAK")
     ap.add_argument("--no-baseline", action="store_true",
                     help="do not check killing tests on the unmutated tree")
     ap.add_argument("--host-timeout", type=int, default=120,
@@ -429,7 +481,7 @@ def main():
         return 1
     baseline = Baseline(base, args)
 
-    counts = {"KILLED": 0, "SURVIVED": 0, "ERROR": 0}
+    counts = {"KILLED": 0, "WEAK": 0, "SURVIVED": 0, "ERROR": 0}
     results = []
     width = max(len(m["name"]) for m in chosen)
     for i, m in enumerate(chosen, 1):
@@ -448,15 +500,17 @@ def main():
             f.write(f"{m['name']}\t{verdict}\t{dt:.1f}\t{detail}\n")
     print(f"mutate: {total:.0f} s in all; results in {args.build}/results.txt")
     if args.smoke:  # for make test's summary: a kill is a passed check
-        failed = counts["SURVIVED"] + counts["ERROR"] + len(bad)
+        failed = counts["SURVIVED"] + counts["WEAK"] + counts["ERROR"] + len(bad)
         print(f"{counts['KILLED']} passed, {failed} failed")
     line = f"{counts['KILLED']} killed, {counts['SURVIVED']} survived"
+    if counts["WEAK"]:
+        line += f", {counts['WEAK']} killed in fewer than {args.runs} of {args.runs} runs"
     if counts["ERROR"] or bad:
         line += f", {counts['ERROR']} errors"
         if bad:
             line += f" ({len(bad)} tests fail on the unmutated tree: {', '.join(bad)})"
     print(line)
-    return 1 if counts["SURVIVED"] or counts["ERROR"] or bad else 0
+    return 1 if counts["SURVIVED"] or counts["WEAK"] or counts["ERROR"] or bad else 0
 
 
 if __name__ == "__main__":
