@@ -35,6 +35,9 @@ endif
 override MAKEFLAGS += -rR
 
 # ---- internal C flags (one block; not meant to be changed by the user) --------------------
+# -g with -fno-asynchronous-unwind-tables -fno-unwind-tables: GCC writes its unwind tables to
+# .debug_frame (not loaded; the code is the same) instead of .eh_frame, which linker.ld
+# discards; gdb's bt needs them (make gdb-check).
 KCFLAGS := \
 	-std=gnu11 \
 	-O2 \
@@ -45,6 +48,8 @@ KCFLAGS := \
 	-fno-pie \
 	-fno-stack-protector \
 	-fno-omit-frame-pointer \
+	-fno-asynchronous-unwind-tables \
+	-fno-unwind-tables \
 	-fno-common \
 	-fno-strict-aliasing \
 	-mno-red-zone \
@@ -78,7 +83,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run run-bare bare-test check-boundary ref-check test debug clean deps check-tools help host-test qemu-test test-big qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test tour-check soak soak-fail mutate mutate-smoke
+.PHONY: all iso run run-bare bare-test check-boundary ref-check test debug clean deps check-tools help host-test qemu-test test-big test-x2apic qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test gdb-check tour-check soak soak-fail mutate mutate-smoke exercise-rates
 
 all: iso
 iso: $(ISO)
@@ -204,15 +209,23 @@ test: check-tools
 		$(if $(CMDLINE),--cmdline "$(CMDLINE)")
 
 # QEMU 10 from bookworm-backports in a private root (tests/qemu10.sh): x2APIC under TCG, so
-# more than 255 CPUs. Only make test-big uses it; make test and CI stay on Debian's QEMU 7.2.
+# more than 255 CPUs. make test-big boots on it, and so do make test's three x2APIC rows
+# (make test-x2apic); everything else stays on Debian's QEMU 7.2.
 QEMU10 := $(BUILD)/qemu10/qemu-system-x86_64
 qemu10: $(QEMU10)
 $(QEMU10): tests/qemu10.sh
 	$(Q)sh tests/qemu10.sh $(BUILD)/qemu10
 
+# make test's x2APIC rows alone (tests/matrix.py, x2apic-*): 3 CPUs under QEMU 10, one with an
+# x2APIC ID whose low byte is another CPU's, on CPU models without CPUID leaf 0xb.
+test-x2apic: check-tools $(QEMU10)
+	@$(MAKE) --no-print-directory iso
+	$(PYTHON) tests/matrix.py --no-host --iso $(ISO) --build $(BUILD) --make "$(MAKE)" \
+		--accel $(ACCEL) --qemu10 $(QEMU10) --only 'x2apic-*' $(if $(CMDLINE),--cmdline "$(CMDLINE)")
+
 # make test-big: one boot of BIG_SMP CPUs (default 1024, or SMP=N) under QEMU 10 with x2APIC:
 # the boot, smp and mm suites, a short soak, then bench=pcp_cost; prints the bring-up line, the
-# per-CPU list figures and the soak verdict. Not part of make test (minutes: see the README).
+# per-CPU list figures and the soak verdict. Not part of make test (minutes: docs/running.md).
 BIG_SMP   := $(if $(filter command line environment,$(origin SMP)),$(SMP),1024)
 BIG_MEM   ?= 2G
 # Cases every one of which passed at 1023-1024 CPUs (docs/results.md); the filter must stay
@@ -321,6 +334,14 @@ soak-fail: check-tools
 		&& echo "soak-fail: passed, with failures injected" \
 		|| { echo "soak-fail: FAILED: no allocation was failed on purpose"; exit 1; }
 
+# The exercises' catch rates (docs/exercises.md): each exercise's bug planted in a copy of the
+# tree, its command run RUNS times; writes the table into docs/exercises.md. Not in make test.
+# ONLY=2 picks exercises; MAX_SMP=4 runs SMP=8 commands at 4 CPUs.
+MAX_SMP ?=
+exercise-rates: check-tools
+	$(PYTHON) tests/exercise_rates.py --runs $(RUNS) $(if $(ONLY),--only '$(ONLY)') \
+		$(if $(MAX_SMP),--max-smp $(MAX_SMP))
+
 # Mutation testing (docs/testing.md): plant each bug of tests/mutate/mutations.py, one at a
 # time, in a copy of the tree under $(BUILD)/mutate/ and check that a test catches it.
 # ONLY='drain-*' picks mutations by name. mutate-smoke: only the host tests (part of make test).
@@ -331,21 +352,26 @@ mutate: check-tools
 mutate-smoke:
 	$(PYTHON) tests/mutate/mutate.py --smoke --build $(BUILD)/mutate-smoke $(if $(ONLY),--only '$(ONLY)')
 
-# The live monitor: a prompt on this terminal (Ctrl-A X leaves QEMU; `exit` at the prompt too).
+# The live monitor: a prompt on this terminal (Ctrl-A X leaves QEMU; `exit` at the prompt too),
+# on the machine the variables describe (tests/runner.py --shell), copied to build/shell.log.
 shell: check-tools
 	$(QUIET_ISO)
-	qemu-system-x86_64 -M $(MACHINE) -m $(MEM) -smp $(SMP) -accel $(ACCEL) -display none \
-		-serial mon:stdio -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-		-cdrom $(ISO) -fw_cfg name=opt/smpmm/cmdline,string="test=none shell $(CMDLINE)"; true
+	$(RUNNER) $(RUNFLAGS) --shell --log $(BUILD)/shell.log --cmdline "$(CMDLINE)"
 
 # The monitor driven by a script that types into it (part of make test).
 shell-test: iso
 	$(PYTHON) tests/shell_test.py --iso $(ISO) --log $(BUILD)/shell_test.log
 
-# docs/tour.md against the kernel: its commands still run, its quoted output still appears
-# (part of make test; one boot at 4 CPUs).
+# gdb unwinds the debug kernel: breaks in the per-CPU list paths of a test case and checks
+# each bt reaches the case and kmain with no ?? frame (part of make test; one boot, 2 CPUs).
+gdb-check: iso
+	$(PYTHON) tests/gdb_check.py --iso $(ISO) --log $(BUILD)/gdb_check.log
+
+# The docs against the kernel (part of make test): docs/tour.md's small-machine commands and
+# the `$ make run|shell` transcripts of README.md and docs/ run as written (SMP <= 8, one at a
+# time, about a minute in all), their quoted output must still appear.
 tour-check: iso
-	$(PYTHON) tests/tour_check.py --iso $(ISO) --log $(BUILD)/tour_check.log
+	$(PYTHON) tests/tour_check.py --log $(BUILD)/tour_check.log
 
 clean:
 	rm -rf $(BUILD)
@@ -357,13 +383,16 @@ help:
 	@echo "make test       host tests, then the QEMU test matrix (what CI runs)"
 	@echo "make debug      boot stopped at the first instruction, with gdb attached"
 	@echo "make test-big   1024 CPUs (SMP=N) under QEMU 10 (make qemu10): suites, soak, pcp_cost"
-	@echo "make qemu10     QEMU 10 from bookworm-backports into build/qemu10 (for test-big)"
+	@echo "make test-x2apic  make test's x2APIC rows: 3 CPUs under QEMU 10, x2APIC IDs whose low byte collides"
+	@echo "make qemu10     QEMU 10 from bookworm-backports into build/qemu10 (for test-big, test-x2apic)"
 	@echo "make soak       every stressor at once for DURATION seconds (default 600)"
 	@echo "make soak-fail  the same with 10% of page allocations failed on purpose (fail_page_alloc)"
 
 	@echo "make mutate     plant each known SMP bug in a copy of the tree; every one must be caught"
-	@echo "make shell      boot to the live monitor prompt (type help)"
-	@echo "make tour-check check docs/tour.md's commands and quoted output against one boot"
+	@echo "make exercise-rates  plant each exercise's bug, run its command RUNS times, write the rates into docs/exercises.md"
+	@echo "make shell      boot to the live monitor prompt (type help), on the machine SMP, NUMA, ... describe"
+	@echo "make gdb-check  gdb unwinds the allocator: bt from the per-CPU list paths reaches kmain (in make test)"
+	@echo "make tour-check run docs/tour.md's commands and the docs' transcripts; check their quoted output"
 	@echo "make bench      benchmarks (page, scaling, pft, gup, locks, boot, vs-linux) -> build/bench/*.txt, *.json, *.png"
 	@echo "make fastpath-check  the order-0 pairs single-stepped: trylock <= 130 instructions, <= 7 pages (in make test)"
 	@echo "make bench-linux  the same patterns on Debian's Linux 6.1 in the same QEMU -> build/bench/*-linux*"

@@ -239,3 +239,63 @@ size_t cmdline_cut_to_words(char *buf, size_t cap, size_t wanted, char *dropped,
 	buf[keep] = '\0';
 	return keep;
 }
+
+/* ---- did you mean: the nearest valid word to a mistyped one -------------------------- */
+
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/*
+ * Optimal string alignment distance (Levenshtein's insert, delete and substitute, plus a swap
+ * of two neighbours, each costing 1), case-insensitive: d[i][j] is the distance between the
+ * first i characters of a and the first j of b,
+ *	d[i][j] = min(d[i-1][j] + 1, d[i][j-1] + 1, d[i-1][j-1] + (a[i] != b[j]),
+ *		      d[i-2][j-2] + 1 if a[i-1..i] is b[j-1..j] swapped).
+ * Three rows of the table are enough. Longer than CMDLINE_WORD_MAX: "far from everything".
+ */
+unsigned int cmdline_edit_distance(const char *a, size_t alen, const char *b, size_t blen)
+{
+	unsigned int rows[3][CMDLINE_WORD_MAX + 1];	/* row i is rows[i % 3] */
+
+	if (alen > CMDLINE_WORD_MAX || blen > CMDLINE_WORD_MAX)
+		return ~0u;
+	for (size_t j = 0; j <= blen; j++)
+		rows[0][j] = (unsigned int)j;
+	for (size_t i = 1; i <= alen; i++) {
+		unsigned int *cur = rows[i % 3], *prev = rows[(i - 1) % 3];
+		const unsigned int *prev2 = rows[(i + 1) % 3];	/* row i - 2 */
+
+		cur[0] = (unsigned int)i;
+		for (size_t j = 1; j <= blen; j++) {
+			bool same = lower(a[i - 1]) == lower(b[j - 1]);
+			unsigned int d = MIN(MIN(prev[j], cur[j - 1]) + 1, prev[j - 1] + !same);
+
+			if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+			    lower(a[i - 2]) == lower(b[j - 1]))
+				d = MIN(d, prev2[j - 2] + 1);
+			cur[j] = d;
+		}
+	}
+	return rows[alen % 3][blen];
+}
+
+void cmdline_suggest_init(struct cmdline_suggest *s, const char *word, size_t len)
+{
+	s->word = word;
+	s->len = len;
+	s->best = NULL;
+	/* Within reach: one edit for a word of up to 4 characters, two up to 9, then three. */
+	s->dist = len < 5 ? 2 : len < 10 ? 3 : 4;
+}
+
+void cmdline_suggest_try(struct cmdline_suggest *s, const char *candidate)
+{
+	unsigned int d = cmdline_edit_distance(s->word, s->len, candidate, strlen(candidate));
+
+	if (d < s->dist) {
+		s->dist = d;
+		s->best = candidate;
+	}
+}

@@ -92,8 +92,26 @@ bool cmdline_parse_bool(const char *s, size_t len, bool *out);
 bool cmdline_parse_u64(const char *s, size_t len, u64 *out);
 
 /*
+ * Did you mean: feed every valid word to cmdline_suggest_try(); best is then the nearest to
+ * word by edit distance, if it is near enough to be a typo (one edit in a word of up to 4
+ * characters, two up to 9, three beyond), else NULL. For the boot options and the monitor.
+ */
+#define CMDLINE_WORD_MAX 63
+struct cmdline_suggest {
+	const char *word;
+	size_t len;
+	const char *best;	/* NULL: nothing near */
+	unsigned int dist;	/* best's distance; before any, the first distance too far */
+};
+void cmdline_suggest_init(struct cmdline_suggest *s, const char *word, size_t len);
+void cmdline_suggest_try(struct cmdline_suggest *s, const char *candidate);
+/* Insertions, deletions, substitutions and swaps of neighbours between a and b (no case). */
+unsigned int cmdline_edit_distance(const char *a, size_t alen, const char *b, size_t blen);
+
+/*
  * Boot side (kernel/cmdline_boot.c): apply the boot command line to every registered option.
- * An unknown or bad word is reported with the list of valid options; boot goes on.
+ * An unknown word is reported with the nearest valid option (did you mean), a bad value with
+ * the option's help line; boot goes on. `help` prints every option.
  */
 void cmdline_init(const char *cmdline);
 /*

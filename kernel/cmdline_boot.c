@@ -39,20 +39,36 @@ static void token_text(const struct cmdline_token *tok, char *buf, size_t size)
 	buf[n] = '\0';
 }
 
+/* The registered option nearest to a mistyped key, or NULL. */
+static const char *nearest_option(const char *key, size_t len)
+{
+	struct cmdline_suggest sug;
+
+	cmdline_suggest_init(&sug, key, len);
+	for (size_t i = 0; i < nr_options(); i++)
+		cmdline_suggest_try(&sug, __start_cmdline_options[i]->name);
+	return sug.best;
+}
+
 static void report(enum cmdline_error err, const struct cmdline_token *tok,
 		   const struct cmdline_option *opt, void *arg)
 {
-	bool *unknown_seen = arg;
+	const char *near = err == CMDLINE_E_UNKNOWN ? nearest_option(tok->key, tok->key_len) : NULL;
 	char word[128];
 
-	if (err == CMDLINE_E_UNKNOWN)
-		*unknown_seen = true;
 	token_text(tok, word, sizeof(word));
 	if (strlen(word) == sizeof(word) - 1)	/* cut by token_text(): say so */
 		snprintf(word + 60, sizeof(word) - 60, "... (%zu bytes)",
 			 tok->key_len + (tok->value ? 1 + tok->value_len : 0));
-	printk("cmdline: %s: '%s' (ignored)%s%s\n", error_text[err], word,
-	       opt ? "; " : "", opt ? opt->help : "");
+	if (err == CMDLINE_E_UNKNOWN && near)
+		printk("cmdline: unknown option: '%s' (ignored); did you mean '%s'? (the word "
+		       "help lists all %zu options)\n", word, near, nr_options());
+	else if (err == CMDLINE_E_UNKNOWN)
+		printk("cmdline: unknown option: '%s' (ignored); the word help lists all %zu "
+		       "options\n", word, nr_options());
+	else
+		printk("cmdline: %s: '%s' (ignored)%s%s\n", error_text[err], word,
+		       opt ? "; " : "", opt ? opt->help : "");
 }
 
 /* Options sorted by name, printed one per line: selection sort over indices, n is small. */
@@ -89,14 +105,15 @@ void cmdline_fit(char *buf, size_t cap, size_t wanted)
 	       wanted - kept, dropped);
 }
 
+static bool cmdline_help;
+CMDLINE_BOOL("help", cmdline_help, "print this list of every option at boot");
+
 void cmdline_init(const char *cmdline)
 {
-	bool unknown_seen = false;
 	unsigned int failed;
 
-	failed = cmdline_apply(cmdline, __start_cmdline_options, nr_options(), report,
-			       &unknown_seen);
-	if (unknown_seen)
+	failed = cmdline_apply(cmdline, __start_cmdline_options, nr_options(), report, NULL);
+	if (cmdline_help)
 		cmdline_print_options();
 	if (failed)
 		printk("cmdline: %u word(s) ignored, boot continues\n", failed);

@@ -1,8 +1,9 @@
 /*
  * lockdep: a small lock validator after Linux's (kernel/locking/lockdep.c). It watches every
- * spinlock acquisition in debug builds and reports a locking pattern that CAN deadlock the
- * first time it is seen, even if this run did not deadlock. Implemented in kernel/lockdep.c;
- * what it checks and how to read a report: docs/lockdep.md. Not a lock: spinlock.h calls it.
+ * spinlock and rwlock acquisition in debug builds and reports a locking pattern that CAN
+ * deadlock the first time it is seen, even if this run did not deadlock. Implemented in
+ * kernel/lockdep.c; what it checks and how to read a report: docs/lockdep.md. Not a lock:
+ * spinlock.c and rwlock.c call it.
  */
 #ifndef KERNEL_LOCKDEP_H
 #define KERNEL_LOCKDEP_H

@@ -148,8 +148,10 @@ static struct smp_call *dequeue(struct cpu *c)
 	unsigned long flags = spin_lock_irqsave(&c->call_lock);
 	struct smp_call *call = NULL;
 
-	if (c->call_head != c->call_tail)
-		call = c->call_ring[c->call_head++ % SMP_CALL_RING];
+	if (c->call_head != c->call_tail) {
+		call = c->call_ring[c->call_head % SMP_CALL_RING];
+		WRITE_ONCE(c->call_head, c->call_head + 1);	/* wait_step() peeks at both */
+	}
 	spin_unlock_irqrestore(&c->call_lock, flags);
 	return call;
 }
@@ -205,8 +207,10 @@ static void enqueue(unsigned int target, struct smp_call *call)
 		unsigned long flags = spin_lock_irqsave(&t->call_lock);
 		bool queued = t->call_tail - t->call_head < SMP_CALL_RING;
 
-		if (queued)
-			t->call_ring[t->call_tail++ % SMP_CALL_RING] = call;
+		if (queued) {
+			t->call_ring[t->call_tail % SMP_CALL_RING] = call;
+			WRITE_ONCE(t->call_tail, t->call_tail + 1);
+		}
 		spin_unlock_irqrestore(&t->call_lock, flags);
 		if (queued)
 			break;

@@ -50,7 +50,8 @@ struct cpu {
 
 	/* Calls queued for this CPU by others: a ring under call_lock (IRQ-safe). */
 	spinlock_t call_lock;
-	u32 call_head, call_tail;	/* head: next to run, tail: next free; u32 wrap */
+	u32 call_head, call_tail;	/* head: next to run, tail: next free; u32 wrap;
+					 * written under call_lock, peeked at without it */
 	struct smp_call *call_ring[SMP_CALL_RING];
 
 	struct smp_work *work;		/* smp_run_on_all() job for the idle loop; set by sender */
@@ -144,6 +145,16 @@ void arch_stop_other_cpus(void);
 __noreturn void arch_halt_forever(void);
 /* Print the caller's frame-pointer backtrace. */
 void arch_dump_stack(void);
+/*
+ * For the boot tests (tests/kernel/boot_smp.c), which check the rule bring-up keeps: a CPU
+ * runs on its own index's state, and a CPU with no pending index touches none.
+ * arch_cpu_check_own_state(): does the calling CPU run on what belongs to arch_cpu_id() (x86:
+ * the APIC id its local APIC reports, GS base, GDT, TSS, stack)? 0, or -1 with why.
+ * arch_smp_start_again(): start once more a CPU the BSP gave up on, which must find its index
+ * taken and halt untouched; 0 once it halted so, -1 if it did not or cpu is not one.
+ */
+int arch_cpu_check_own_state(char *why, size_t len);
+int arch_smp_start_again(unsigned int cpu);
 
 /* Physical address of the AP trampoline page below 1 MiB, 0 if none (reserve it in mm). */
 extern u64 smp_trampoline_phys;

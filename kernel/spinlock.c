@@ -12,15 +12,6 @@
 #include "kernel/panic.h"
 #include "kernel/printk.h"
 
-#if CONFIG_LOCKDEP
-#define lockdep_acquire_at(lock, trylock) lockdep_acquire(lock, site, trylock)
-#define SITE_PASS , site
-#else
-#define lockdep_acquire_at(lock, trylock) do { } while (0)
-#define lockdep_release(lock) do { } while (0)
-#define SITE_PASS
-#endif
-
 void spin_lock_init_at(spinlock_t *lock, const char *name, unsigned int flags LOCKDEP_SITE_PARAM)
 {
 	lock->locked = 0;
@@ -120,14 +111,14 @@ unsigned long spin_lock_irqsave_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 {
 	unsigned long flags = arch_irq_save();
 
-	spin_lock_at(lock SITE_PASS);
+	spin_lock_at(lock LOCKDEP_SITE_PASS);
 	return flags;
 }
 
 bool spin_trylock_irqsave_at(spinlock_t *lock, unsigned long *flags LOCKDEP_SITE_PARAM)
 {
 	*flags = arch_irq_save();
-	if (spin_trylock_at(lock SITE_PASS))
+	if (spin_trylock_at(lock LOCKDEP_SITE_PASS))
 		return true;
 	arch_irq_restore(*flags);
 	return false;

@@ -58,6 +58,17 @@ typedef struct spinlock {
 #define LOCKDEP_SITE_PARAM
 #endif
 
+/* For the lock implementations (kernel/spinlock.c, kernel/rwlock.c), inside a function that
+ * takes LOCKDEP_SITE_PARAM: tell the validator, pass the site on; nothing in release builds. */
+#if CONFIG_LOCKDEP
+#define lockdep_acquire_at(lock, trylock) lockdep_acquire(lock, site, trylock)
+#define LOCKDEP_SITE_PASS , site
+#else
+#define lockdep_acquire_at(lock, trylock) do { } while (0)
+#define lockdep_release(lock) do { } while (0)
+#define LOCKDEP_SITE_PASS
+#endif
+
 void spin_lock_init_at(spinlock_t *lock, const char *name, unsigned int flags LOCKDEP_SITE_PARAM);
 void spin_lock_at(spinlock_t *lock LOCKDEP_SITE_PARAM);
 bool spin_trylock_at(spinlock_t *lock LOCKDEP_SITE_PARAM);

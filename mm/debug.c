@@ -175,7 +175,8 @@ static unsigned long verify_unlisted(struct zone *zone, struct page *page, unsig
 }
 
 /* Second pass over the zone's span: clear marks, account for everything unlisted. Struct
- * pages the deferred init has not written yet are not looked at. */
+ * pages the deferred init has not written yet are not looked at: those above the cursor
+ * (and verify_zone() does not come here while a claimed chunk below it is being written). */
 static unsigned long verify_span(struct zone *zone, unsigned long *alloc)
 {
 	struct pglist_data *pgdat = zone->node;
@@ -272,11 +273,16 @@ static unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
 static unsigned long verify_zone(struct zone *zone)
 {
 	unsigned long errors, flags, free = 0, pcp = 0, alloc = 0;
+	unsigned int busy;
 
 	errors = pcp_verify_zone(zone, &pcp);
 	flags = spin_lock_irqsave(&zone->lock);
+	busy = zone->deferred_busy;
 	errors += verify_free_lists(zone, &free);
 	spin_unlock_irqrestore(&zone->lock, flags);
+	if (busy)	/* claimed chunks, below the cursor, not all written: no span walk */
+		return errors + verify_fail("%s: %u chunks of the deferred init are being written; "
+					    "mm_verify needs a quiet node\n", zone->name, busy);
 	errors += verify_span(zone, &alloc);
 	if (free + pcp + alloc != zone->managed_pages)
 		errors += verify_fail("%s: managed %lu != free %lu + pcp %lu + allocated %lu\n",

@@ -1,7 +1,8 @@
 /*
  * get_user_pages / pin_user_pages: take references or pins on the pages behind an address
  * range. The fast path walks the page tables with IRQs off and no lock; the slow path takes
- * mm->lock, faults pages in and migrates MOVABLE pages away from FOLL_LONGTERM pins.
+ * mmap_lock (read) and mm->lock, faults pages in and migrates MOVABLE pages away from
+ * FOLL_LONGTERM pins.
  */
 #include "mm/gup.h"
 #include "mm/mm.h"
@@ -361,7 +362,7 @@ static long gup_fast(struct mm_struct *mm, u64 start, unsigned long nr, unsigned
 	return n;
 }
 
-/* ---- FOLL_LONGTERM migration (mm->lock) ---- */
+/* ---- FOLL_LONGTERM migration (mmap_lock for read, mm->lock) ---- */
 
 /*
  * FOLL_LONGTERM migration replaces the MOVABLE pages mapped in a range with UNMOVABLE
@@ -472,6 +473,7 @@ static int __migrate_for_longterm(struct mm_struct *mm, u64 start, unsigned long
 {
 	u64 end = start + nr * PAGE_SIZE;
 
+	assert_rwlock_locked(&mm->mmap_lock);
 	assert_spin_locked(&mm->lock);
 	for (unsigned int pass = 0; pass < MIGRATE_PASSES; pass++) {
 		unsigned int busy = 0;
@@ -483,9 +485,9 @@ static int __migrate_for_longterm(struct mm_struct *mm, u64 start, unsigned long
 	return -EBUSY;
 }
 
-/* ---- the slow path (mm->lock) ---- */
+/* ---- the slow path (mmap_lock for read, mm->lock) ---- */
 
-/* Take one page at addr under mm->lock, faulting it in as needed. */
+/* Take one page at addr under both locks, faulting it in as needed. */
 static int __gup_slow_one(struct mm_struct *mm, u64 addr, unsigned int flags, struct page **out)
 {
 	int level, err;
@@ -517,6 +519,7 @@ static long gup_slow(struct mm_struct *mm, u64 start, unsigned long nr, unsigned
 	unsigned long i;
 	int err = 0, migrate_err = 0;
 
+	read_lock(&mm->mmap_lock);	/* the VMAs, for the faults */
 	spin_lock(&mm->lock);
 	if (flags & FOLL_LONGTERM)
 		migrate_err = __migrate_for_longterm(mm, start, nr);
@@ -524,6 +527,7 @@ static long gup_slow(struct mm_struct *mm, u64 start, unsigned long nr, unsigned
 		if ((err = __gup_slow_one(mm, start + i * PAGE_SIZE, flags, &pages[i])))
 			break;
 	spin_unlock(&mm->lock);
+	read_unlock(&mm->mmap_lock);
 	mm_this_cpu_stats(mm)->slow_pages += i;
 	if (err == -EBUSY && migrate_err)
 		err = migrate_err;	/* say why the page did not move */

@@ -1,7 +1,8 @@
 /*
  * Pinning pages of an address space (FOLL_PIN) and taking plain references (FOLL_GET), as
  * Linux's get_user_pages family: a lockless fast walk with IRQs off, a slow path under
- * mm->lock, FOLL_LONGTERM migration, and the has-pinned flag written once (mm/gup.c).
+ * mmap_lock and mm->lock, FOLL_LONGTERM migration, and the has-pinned flag written once
+ * (mm/gup.c).
  */
 #ifndef MM_GUP_H
 #define MM_GUP_H
@@ -80,7 +81,7 @@ long pin_user_pages_fast(struct mm_struct *mm, u64 start, unsigned long nr_pages
 			 unsigned int gup_flags, struct page **pages);
 long get_user_pages_fast(struct mm_struct *mm, u64 start, unsigned long nr_pages,
 			 unsigned int gup_flags, struct page **pages);
-/* Slow path only (mm->lock held inside): Linux's pin_user_pages(). */
+/* Slow path only (mmap_lock and mm->lock taken inside): Linux's pin_user_pages(). */
 long pin_user_pages(struct mm_struct *mm, u64 start, unsigned long nr_pages,
 		    unsigned int gup_flags, struct page **pages);
 

@@ -282,16 +282,29 @@ static void zones_init_deferred(struct pglist_data *pgdat)
  * deferred_init_memmap() on every CPU once they are up, and by deferred_grow_zone() when an
  * allocation comes first.
  *
- * A chunk is one MAX_ORDER block (4 MiB of RAM, 32 KiB of memory map), aligned. Alignment
- * is what lets CPUs work side by side without the lock: a buddy is always inside its block's
- * MAX_ORDER block (find_buddy_page_pfn()), so no merge, in a chunk being freed or anywhere
- * else, ever reads a struct page of a chunk another CPU is still writing. The cursor hands
+ * A chunk is one MAX_ORDER block (4 MiB of RAM, 32 KiB of memory map), aligned. Its
+ * claimer writes every struct page of it first, without the lock (the chunk is its own),
+ * and only then, in one hold of zone->lock, puts its free ranges on the buddy lists. That
+ * order and the alignment are the memory map's lifetime rule. The allocator reads a struct
+ * page only by starting from a block on its lists: the buddy lookups of a merge and its
+ * merge-likely check (__free_one_page()), the pageblock walk of a steal
+ * (move_freepages_block()), the split of an allocation (expand()). Each stays inside the
+ * MAX_ORDER block it starts from: the buddy of a block below MAX_ORDER is in the same
+ * MAX_ORDER block (find_buddy_page_pfn()), and so is a pageblock (pageblock_order <=
+ * MAX_ORDER). So once any page of a chunk is on the lists, every struct page those can
+ * reach from it is written, and nothing, on this CPU, another, or in an interrupt, ever
+ * reads a struct page of a chunk still being written: not a merge of the chunk's own
+ * first free range, not a steal of the pageblock just freed, not a merge or a steal in a
+ * neighbouring chunk. It is the ordering Linux's deferred_init_maxorder() relies on: it
+ * initialises the struct pages of a MAX_ORDER block in one loop and frees them in a second,
+ * "because while we are freeing pages we can access pages that are ahead". The cursor hands
  * every chunk out once: no struct page is written twice, none is skipped.
  */
 #define DEFERRED_CHUNK_PAGES MAX_ORDER_NR_PAGES
 /* mm_machine_init_deferred() initialises each zone until it has this many free pages (or all). */
 #define DEFERRED_EARLY_PAGES MAX_ORDER_NR_PAGES
 BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DEFERRED_CHUNK_PAGES);
+BUILD_BUG_ON(pageblock_order > MAX_ORDER);	/* a steal's pageblock walk stays in one chunk */
 
 /* Write the struct pages of [spfn, epfn) (one section) once: free or reserved (one ref). */
 static void memmap_init_range(struct zone *zone, unsigned long spfn, unsigned long epfn,
@@ -355,15 +368,59 @@ static inline void deferred_race_point(struct zone *zone, unsigned long spfn)
 		hook(zone, spfn);
 }
 
+/* The chunk's next free range at or after *cursor (a physical address), clipped to epfn;
+ * false when it has none left. */
+static bool chunk_next_free(struct zone *zone, u64 *cursor, unsigned long epfn,
+			    unsigned long *fs, unsigned long *fe)
+{
+	u64 s, e;
+
+	if (!memblock_next_free(zone->node->mb, cursor, &s, &e) || (s >> PAGE_SHIFT) >= epfn)
+		return false;
+	*fs = s >> PAGE_SHIFT;
+	*fe = MIN(e >> PAGE_SHIFT, epfn);
+	return true;
+}
+
+/* Write every struct page of the chunk [spfn, epfn): its free ranges free, the rest (holes,
+ * reservations) reserved. Returns the free pages. */
+static unsigned long memmap_init_chunk(struct zone *zone, unsigned long spfn, unsigned long epfn)
+{
+	u64 cursor = (u64)spfn << PAGE_SHIFT;
+	unsigned long pfn = spfn, fs, fe, nr_free = 0;
+
+	while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+		memmap_init_range(zone, pfn, fs, false);
+		memmap_init_range(zone, fs, fe, true);
+		nr_free += fe - fs;
+		pfn = fe;
+	}
+	memmap_init_range(zone, pfn, epfn, false);
+	return nr_free;
+}
+
+/* Put the free ranges of the chunk [spfn, epfn), whose struct pages are all written
+ * (memmap_init_chunk()), on the buddy lists. */
+static void __free_chunk(struct zone *zone, unsigned long spfn, unsigned long epfn)
+{
+	u64 cursor = (u64)spfn << PAGE_SHIFT;
+	unsigned long fs, fe;
+
+	assert_spin_locked(&zone->lock);
+	VM_BUG_ON(spfn % MAX_ORDER_NR_PAGES || epfn % MAX_ORDER_NR_PAGES || epfn <= spfn);
+	VM_BUG_ON(pfn_to_page(zone->node, epfn - 1)->pfn != epfn - 1);	/* written to its end */
+	while (chunk_next_free(zone, &cursor, epfn, &fs, &fe))
+		__free_range(zone, fs, fe);
+}
+
 /*
- * Claim the next chunk of zone, write its struct pages (without the lock: the chunk is ours)
- * and put its free memory on the buddy lists. Returns the free pages handed over, or -1 if
- * no chunk was left.
+ * Claim the next chunk of zone, write all its struct pages (without the lock: the chunk is
+ * ours), then put its free memory on the buddy lists: in that order (the rule above).
+ * Returns the free pages handed over, or -1 if no chunk was left.
  */
 static long deferred_init_chunk(struct zone *zone)
 {
-	unsigned long spfn, epfn, pfn, flags, nr_free = 0;
-	u64 cursor, s, e;
+	unsigned long spfn, epfn, flags, nr_free;
 	bool claimed;
 
 	flags = spin_lock_irqsave(&zone->lock);
@@ -372,26 +429,10 @@ static long deferred_init_chunk(struct zone *zone)
 	if (!claimed)
 		return -1;
 	deferred_race_point(zone, spfn);
-	cursor = (u64)spfn << PAGE_SHIFT;
-	for (pfn = spfn; pfn < epfn; ) {
-		unsigned long fs = epfn, fe = epfn;
-
-		if (memblock_next_free(zone->node->mb, &cursor, &s, &e)) {
-			fs = MIN(s >> PAGE_SHIFT, epfn);
-			fe = MIN(e >> PAGE_SHIFT, epfn);
-		}
-		memmap_init_range(zone, pfn, fs, false);
-		memmap_init_range(zone, fs, fe, true);
-		if (fe > fs) {
-			flags = spin_lock_irqsave(&zone->lock);
-			__free_range(zone, fs, fe);
-			spin_unlock_irqrestore(&zone->lock, flags);
-		}
-		nr_free += fe - fs;
-		pfn = fe;
-	}
+	nr_free = memmap_init_chunk(zone, spfn, epfn);
 	flags = spin_lock_irqsave(&zone->lock);
-	zone->deferred_busy--;		/* its struct pages are written: others may read them */
+	__free_chunk(zone, spfn, epfn);
+	zone->deferred_busy--;		/* written and on the lists: the chunk is the zone's */
 	spin_unlock_irqrestore(&zone->lock, flags);
 	return (long)nr_free;
 }

@@ -5,10 +5,14 @@
  *
  * Lock ordering in mm (outermost first; each lock is described once, in its struct):
  *
- *   mm_machine.pcp_drain_lock (drains of other CPUs' lists, mm/pcp.c; a 2nd drain of every
- *                             zone returns, callers that need the lists empty wait)
- *     per_cpu_pages.lock      (one per zone per CPU; its owner only ever trylocks it)
- *       zone.lock             (IRQ-safe: always spin_lock_irqsave)
+ *   mm_struct.mmap_lock       (reader/writer, mm/vm.h: faults and gup's slow path read it,
+ *                             mmap and munmap write it; keeps a fault's VMA and tables)
+ *     mm_struct.lock          (entries removed or replaced: munmap, FOLL_LONGTERM migration)
+ *       mm_machine.pcp_drain_lock (drains of other CPUs' lists, mm/pcp.c; a 2nd drain of
+ *                             every zone returns, callers that need the lists empty wait;
+ *                             faults and migration allocate under the two above)
+ *         per_cpu_pages.lock  (one per zone per CPU; its owner only ever trylocks it)
+ *           zone.lock         (IRQ-safe: always spin_lock_irqsave)
  *   zone.pcp_batch_high_lock  (pageset updates; a leaf, held only for high/batch writes)
  *
  * No function takes two zone locks, or two pcp locks, at once. Nothing that may spin on a
@@ -288,9 +292,10 @@ struct zone {
 	 * Deferred memory-map init (mm_init.c): the struct pages of [deferred_pfn,
 	 * deferred_end_pfn) are not written yet, and nothing may read them. Chunks are claimed
 	 * from deferred_pfn upwards under lock (read racily by zone_has_deferred()); a claimed
-	 * chunk belongs to its claimer until its free pages are on the lists. deferred_free
-	 * counts the free pages not handed over yet: managed_pages + deferred_free is constant.
-	 * deferred_busy counts chunks claimed and not finished (struct pages being written).
+	 * chunk belongs to its claimer, which writes all its struct pages before it puts any
+	 * of its pages on the lists (mm_init.c says why). deferred_free counts the free pages
+	 * not handed over yet: managed_pages + deferred_free is constant. deferred_busy counts
+	 * chunks claimed and not finished (struct pages being written, below deferred_pfn).
 	 */
 	unsigned long deferred_pfn;
 	unsigned long deferred_free;

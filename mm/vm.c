@@ -1,6 +1,7 @@
 /*
- * Address spaces: creating page tables, faulting pages in, unmapping with a TLB shootdown
- * before any page or page table is freed. The rules are in struct mm_struct (mm/vm.h).
+ * Address spaces: creating page tables, faulting pages in (mmap_lock held for read), unmapping
+ * (held for write) with a TLB shootdown before any page or page table is freed. The rules
+ * are in struct mm_struct (mm/vm.h).
  */
 #include "mm/vm.h"
 #include "mm/mm.h"
@@ -50,6 +51,7 @@ struct mm_struct *mm_create(struct pglist_data *node)
 	mm->stats_page = stats;
 	mm->stats_order = stats_order;
 	mm->nr_pt_pages = 1;
+	rwlock_init(&mm->mmap_lock, "mmap_lock");
 	spin_lock_init(&mm->lock, "mm", 0);
 	return mm;
 }
@@ -74,76 +76,16 @@ u64 mm_sum_stat(const struct mm_struct *mm, size_t offset)
 	return sum;
 }
 
-/* ---- VMAs: changed under mm->lock, read by faults without it (a sequence count) ---- */
+/* ---- VMAs: changed with mmap_lock held for write, read with it held ---- */
 
-/* Writers: every change to vmas[] and nr_vmas sits between these two, under mm->lock. */
-static void __vma_write_begin(struct mm_struct *mm)
+/* The VMA holding addr, or NULL. Stays put while mmap_lock is held. */
+static const struct vm_area *__mm_find_vma(const struct mm_struct *mm, u64 addr)
 {
-	assert_spin_locked(&mm->lock);
-	WRITE_ONCE(mm->vma_seq, mm->vma_seq + 1);	/* odd */
-}
-
-static void __vma_write_end(struct mm_struct *mm)
-{
-	smp_store_release(&mm->vma_seq, mm->vma_seq + 1);	/* even */
-}
-
-/*
- * Fields are stored with release and loaded with acquire: a reader that sees any field of a
- * change in progress then sees the odd count (stored before it) on its re-check, and retries.
- */
-static void __vma_set(struct mm_struct *mm, unsigned int i, struct vm_area v)
-{
-	smp_store_release(&mm->vmas[i].start, v.start);
-	smp_store_release(&mm->vmas[i].end, v.end);
-	smp_store_release(&mm->vmas[i].writable, v.writable);
-	smp_store_release(&mm->vmas[i].huge, v.huge);
-}
-
-static void __vma_set_nr(struct mm_struct *mm, unsigned int nr)
-{
-	smp_store_release(&mm->nr_vmas, nr);
-}
-
-/* One lockless look through the table: the VMA holding addr, if any, copied to *out. */
-static bool vma_lookup_once(const struct mm_struct *mm, u64 addr, struct vm_area *out)
-{
-	unsigned int n = smp_load_acquire(&mm->nr_vmas);
-
-	for (unsigned int i = 0; i < n && i < MM_MAX_VMAS; i++) {
-		const struct vm_area *v = &mm->vmas[i];
-
-		out->start = smp_load_acquire(&v->start);
-		out->end = smp_load_acquire(&v->end);
-		if (addr >= out->start && addr < out->end) {
-			out->writable = smp_load_acquire(&v->writable);
-			out->huge = smp_load_acquire(&v->huge);
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * The VMA holding addr, copied to *out; false if none. No lock: a munmap elsewhere may be
- * moving entries around, so the look is repeated until no change overlapped it (Linux
- * keeps VMAs in a tree read under RCU, with per-VMA locks, for the same reason).
- */
-static bool mm_find_vma(struct mm_struct *mm, u64 addr, struct vm_area *out)
-{
-	unsigned int seq = smp_load_acquire(&mm->vma_seq);
-	bool found;
-
-	for (;;) {
-		if (!(seq & 1)) {
-			found = vma_lookup_once(mm, addr, out);
-			if (READ_ONCE(mm->vma_seq) == seq)
-				return found;
-		}
-		mm_this_cpu_stats(mm)->vma_retries++;
-		arch_cpu_relax();
-		seq = smp_load_acquire(&mm->vma_seq);
-	}
+	assert_rwlock_locked(&mm->mmap_lock);
+	for (unsigned int i = 0; i < mm->nr_vmas; i++)
+		if (addr >= mm->vmas[i].start && addr < mm->vmas[i].end)
+			return &mm->vmas[i];
+	return NULL;
 }
 
 static bool __mm_range_free(const struct mm_struct *mm, u64 start, u64 end)
@@ -162,16 +104,13 @@ int mm_mmap_anon(struct mm_struct *mm, u64 start, u64 len, bool writable, bool h
 	if (!len || !IS_ALIGNED(start, step) || !IS_ALIGNED(len, step) || end > USER_VA_END ||
 	    end < start)
 		return -EINVAL;
-	spin_lock(&mm->lock);
+	write_lock(&mm->mmap_lock);
 	if (mm->nr_vmas == MM_MAX_VMAS || !__mm_range_free(mm, start, end)) {
-		spin_unlock(&mm->lock);
+		write_unlock(&mm->mmap_lock);
 		return -EINVAL;
 	}
-	__vma_write_begin(mm);
-	__vma_set(mm, mm->nr_vmas, (struct vm_area){ start, end, writable, huge });
-	__vma_set_nr(mm, mm->nr_vmas + 1);
-	__vma_write_end(mm);
-	spin_unlock(&mm->lock);
+	mm->vmas[mm->nr_vmas++] = (struct vm_area){ start, end, writable, huge };
+	write_unlock(&mm->mmap_lock);
 	for (u64 addr = start; populate && addr < end && !err; addr += step)
 		err = handle_mm_fault(mm, addr);
 	return err;
@@ -180,35 +119,31 @@ int mm_mmap_anon(struct mm_struct *mm, u64 start, u64 len, bool writable, bool h
 /* Remove [start, end) from the VMA table, trimming or splitting regions that overlap it. */
 static void __mm_remove_vmas(struct mm_struct *mm, u64 start, u64 end)
 {
-	__vma_write_begin(mm);
+	assert_write_locked(&mm->mmap_lock);
 	for (unsigned int i = 0; i < mm->nr_vmas;) {
-		struct vm_area v = mm->vmas[i];
+		struct vm_area *v = &mm->vmas[i];
 
-		if (end <= v.start || v.end <= start) {
+		if (end <= v->start || v->end <= start) {
 			i++;
 			continue;
 		}
-		if (start <= v.start && v.end <= end) {		/* wholly inside: drop it */
-			__vma_set(mm, i, mm->vmas[mm->nr_vmas - 1]);
-			__vma_set_nr(mm, mm->nr_vmas - 1);
+		if (start <= v->start && v->end <= end) {	/* wholly inside: drop it */
+			*v = mm->vmas[--mm->nr_vmas];
 			continue;
 		}
-		if (v.start < start && end < v.end && mm->nr_vmas < MM_MAX_VMAS) {
-			__vma_set(mm, mm->nr_vmas, (struct vm_area){ end, v.end, v.writable, v.huge });
-			__vma_set_nr(mm, mm->nr_vmas + 1);	/* hole in the middle: split */
-			v.end = start;
-		} else if (v.start < start) {
-			v.end = start;
+		if (v->start < start && end < v->end && mm->nr_vmas < MM_MAX_VMAS) {
+			mm->vmas[mm->nr_vmas++] = (struct vm_area){ end, v->end, v->writable, v->huge };
+			v->end = start;		/* hole in the middle: split */
+		} else if (v->start < start) {
+			v->end = start;
 		} else {
-			v.start = end;
+			v->start = end;
 		}
-		__vma_set(mm, i, v);
 		i++;
 	}
-	__vma_write_end(mm);
 }
 
-/* ---- faults: install entries with cmpxchg, no lock ---- */
+/* ---- faults: mmap_lock held for read; entries installed with cmpxchg ---- */
 
 /* The table below *slot, installing a zeroed one if there is none. NULL: out of memory. */
 static pte_t *pt_get_or_alloc(struct mm_struct *mm, pte_t *slot)
@@ -246,6 +181,8 @@ static struct page *fault_alloc(struct mm_struct *mm, gfp_t gfp, unsigned int or
  * A fault found the page being moved by FOLL_LONGTERM migration (mm/gup.c): wait until the
  * migrator, who holds mm->lock, replaces the migration entry, as Linux's
  * migration_entry_wait(). Interrupts must be on: the migrator's TLB shootdown waits for us.
+ * We hold mmap_lock for read, and so does the migrator: a munmap waiting to write stops
+ * neither of us.
  */
 static void migration_entry_wait(struct mm_struct *mm, pte_t *slot, pte_t e)
 {
@@ -255,9 +192,22 @@ static void migration_entry_wait(struct mm_struct *mm, pte_t *slot, pte_t e)
 		arch_cpu_relax();
 }
 
+void (*fault_race_hook)(struct mm_struct *mm, u64 addr);
+
+static inline void fault_race_point(struct mm_struct *mm, u64 addr)
+{
+	void (*hook)(struct mm_struct *, u64);
+
+	if (!CONFIG_DEBUG_VM)
+		return;
+	hook = smp_load_acquire(&fault_race_hook);
+	if (unlikely(hook))
+		hook(mm, addr);
+}
+
 /* Install a fresh page in the empty leaf *slot; 0 also if another CPU got there first. */
-static int fault_install(struct mm_struct *mm, pte_t *slot, const struct vm_area *vma,
-			 gfp_t gfp, int leaf)
+static int __fault_install(struct mm_struct *mm, u64 addr, pte_t *slot,
+			   const struct vm_area *vma, gfp_t gfp, int leaf)
 {
 	unsigned int order = leaf == 2 ? HUGE_ORDER : 0;
 	pte_t old = ptep_get(slot);
@@ -269,6 +219,7 @@ static int fault_install(struct mm_struct *mm, pte_t *slot, const struct vm_area
 		return 0;	/* present (or it is once migration is done) */
 	if (!(page = fault_alloc(mm, gfp, order)))
 		return -ENOMEM;
+	fault_race_point(mm, addr);
 	if (!__atomic_compare_exchange_n(slot, &old, mk_leaf_entry(page_to_pfn(page), vma->writable,
 				leaf == 2), false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
 		__free_pages(page, order);	/* another fault won (and maybe migration began) */
@@ -281,30 +232,39 @@ static int fault_install(struct mm_struct *mm, pte_t *slot, const struct vm_area
 	return 0;
 }
 
-static int do_fault(struct mm_struct *mm, u64 addr, gfp_t gfp)
+/* mmap_lock held for read from the VMA lookup to the install: the VMA, and every table on
+ * the way down, stay until the page is in (munmap waits to write). */
+static int __do_fault(struct mm_struct *mm, u64 addr, gfp_t gfp)
 {
-	struct vm_area vma = { 0 };
+	const struct vm_area *vma = __mm_find_vma(mm, addr);
 	pte_t *table = mm->pgd;
 	int leaf;
 
-	if (!mm_find_vma(mm, addr, &vma))
+	if (!vma)
 		return -EFAULT;
-	leaf = vma.huge ? 2 : 1;
+	leaf = vma->huge ? 2 : 1;
 	for (int level = PT_LEVELS; level > leaf; level--)
 		if (!(table = pt_get_or_alloc(mm, &table[pt_index_of(addr, level)])))
 			return -ENOMEM;
-	return fault_install(mm, &table[pt_index_of(addr, leaf)], &vma, gfp, leaf);
+	return __fault_install(mm, addr, &table[pt_index_of(addr, leaf)], vma, gfp, leaf);
 }
 
 int handle_mm_fault(struct mm_struct *mm, u64 addr)
 {
-	return do_fault(mm, addr, GFP_USER);
+	int err;
+
+	VM_BUG_ON(arch_irqs_disabled());
+	read_lock(&mm->mmap_lock);
+	err = __do_fault(mm, addr, GFP_USER);
+	read_unlock(&mm->mmap_lock);
+	return err;
 }
 
 int __handle_mm_fault(struct mm_struct *mm, u64 addr, gfp_t gfp)
 {
+	assert_rwlock_locked(&mm->mmap_lock);
 	assert_spin_locked(&mm->lock);
-	return do_fault(mm, addr, gfp);
+	return __do_fault(mm, addr, gfp);
 }
 
 pte_t *__mm_find_leaf(struct mm_struct *mm, u64 addr, int *level)
@@ -363,7 +323,8 @@ static void zap_table(struct mm_struct *mm, pte_t *table, int level, u64 base, u
 		}
 		pte_t *child = pt_table(e);
 		zap_table(mm, child, level - 1, lo, start, end, z);
-		/* A lockless fault may be inside a table that another VMA still reaches. */
+		/* No fault is inside it (mmap_lock is held for write), but one that a VMA still
+		 * reaches is kept, as Linux's free_pgtables() keeps its neighbours' tables. */
 		if (pt_table_empty(child) && __mm_range_free(mm, lo, hi)) {
 			set_pte(&table[i], 0);
 			list_add_tail(&virt_to_page(mm->node, child)->lru, &z->tables);
@@ -393,12 +354,14 @@ void mm_munmap(struct mm_struct *mm, u64 start, u64 len)
 
 	INIT_LIST_HEAD(&z.data);
 	INIT_LIST_HEAD(&z.tables);
-	spin_lock(&mm->lock);
+	write_lock(&mm->mmap_lock);	/* waits for the faults in flight to install */
 	__mm_remove_vmas(mm, start, end);
+	spin_lock(&mm->lock);
 	zap_table(mm, mm->pgd, PT_LEVELS, 0, start, end, &z);
 	/* Entries are gone; CPUs still walking with IRQs off hold up this shootdown. */
 	mm_tlb_shootdown(mm);
 	spin_unlock(&mm->lock);
+	write_unlock(&mm->mmap_lock);
 	list_for_each_entry_safe(page, next, &z.data, lru) {
 		list_del(&page->lru);
 		put_page(page);

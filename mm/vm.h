@@ -9,6 +9,7 @@
 #include "kernel/compiler.h"
 #include "kernel/errno.h"
 #include "kernel/spinlock.h"
+#include "kernel/rwlock.h"
 #include "kernel/list.h"
 #include <arch/pgtable.h>
 
@@ -32,31 +33,38 @@ struct mm_cpu_stats {
 	u64 slow_pages;		/* pages taken under mm->lock */
 	u64 poison_reads;	/* page-table entries read that held the free-page poison */
 	u64 migration_waits;	/* faults that found their page being migrated, and waited */
-	u64 vma_retries;	/* lockless VMA lookups repeated because the table changed */
 } __cacheline_aligned;
 
 /*
  * Locking rules:
  *   flags is written with atomic RMWs by any CPU and read without locks. Alone on its cache
  *   line, so the has-pinned write (or its absence) is all that touches that line.
- *   lock serialises the slow path: changes to the VMA table and every change that removes or
- *   replaces a page-table entry (unmap, FOLL_LONGTERM migration). Taken with IRQs enabled
- *   (spin_lock), so a waiter can still answer the TLB shootdown IPIs that a lock holder sends.
- *   Faults look VMAs up without lock: each field is one atomic access, and a look that a
- *   change overlapped (vma_seq odd, or different after the look) is repeated.
+ *   mmap_lock keeps a fault's VMA and the page tables it walks alive until it has installed
+ *   its page, the rule Linux gets from mmap_lock: held for read by every fault from its VMA
+ *   lookup to its install and by gup's slow path, for write by mmap and munmap, the only
+ *   writers of vmas[] and nr_vmas and the only ones that free a page table. So munmap waits
+ *   for the faults in its range to finish, then finds and removes what they installed; a
+ *   fault that comes after finds no VMA. Alone on its line (every fault writes it). Taken
+ *   with IRQs on: a waiter still answers the TLB shootdown that a holder may be sending.
+ *   lock (inside mmap_lock) serialises every change that removes or replaces a page-table
+ *   entry: unmap (mmap_lock held for write) and FOLL_LONGTERM migration (held for read).
+ *   Taken with IRQs on, like mmap_lock.
  *   A leaf entry is one of: empty (0), present, or a migration entry (arch/pgtable.h).
- *   - empty -> present: faults, with cmpxchg and no lock; the loser frees its page.
- *   - present -> empty: unmap, under lock, then a TLB shootdown before anything is freed.
+ *   - empty -> present: faults, mmap_lock held for read, with cmpxchg; the loser frees its page.
+ *   - present -> empty: unmap, under both locks, then a TLB shootdown before anything is freed.
  *   - present -> migration -> present (old or new page): migration, under lock, with a
  *     shootdown in between. Only the migrator writes over a migration entry, so it never
- *     overwrites a fault's page; a fault that finds one waits until it is gone, with IRQs on.
+ *     overwrites a fault's page; a fault that finds one waits until it is gone, with IRQs on
+ *     (the migrator holds mmap_lock for read too, so a writer waiting cannot stop it).
  *     Migration entries exist only while their migrator holds lock.
- *   Page tables are installed (empty -> table) by faults with cmpxchg and removed under lock
- *   only when no VMA is left in the range they map, so no lawful fault can be inside one.
- *   The lockless walk (mm/gup.c) runs with IRQs off and so delays that shootdown.
+ *   Page tables are installed (empty -> table) by faults with cmpxchg; munmap detaches them,
+ *   holding mmap_lock for write (so no fault is inside one), and frees them after the
+ *   shootdown. The lockless walk (mm/gup.c) takes neither lock: it runs with IRQs off and so
+ *   holds up that shootdown.
  */
 struct mm_struct {
 	unsigned long flags __cacheline_aligned;	/* MMF_* bits */
+	rwlock_t mmap_lock __cacheline_aligned;
 
 	struct pglist_data *node __cacheline_aligned;	/* its machine's pages: faults take
 							 * them from the faulting CPU's node */
@@ -66,8 +74,7 @@ struct mm_struct {
 	unsigned int stats_order;
 
 	spinlock_t lock;
-	/* Written under lock, between two increments of vma_seq; read by faults without it: */
-	unsigned int vma_seq;		/* odd while the table is being changed */
+	/* Under mmap_lock (written only with it held for write): */
 	struct vm_area vmas[MM_MAX_VMAS];
 	unsigned int nr_vmas;
 	/* Atomic: */
@@ -92,15 +99,24 @@ void mm_munmap(struct mm_struct *mm, u64 start, u64 len);
 /*
  * Fault in one page at addr: allocate a zeroed MOVABLE page (order 9 in a huge VMA) and
  * install it with cmpxchg. 0 (also if another CPU won the race), -EFAULT outside any VMA,
- * -ENOMEM. Lockless: the caller must not munmap the same range concurrently. If the page
- * there is being migrated, waits until it is back (IRQs must be on).
+ * -ENOMEM. Takes mmap_lock for read (a munmap of the range waits until the page is in); if
+ * the page there is being migrated, waits until it is back. IRQs must be on.
  */
 int handle_mm_fault(struct mm_struct *mm, u64 addr);
 /*
- * handle_mm_fault() with mm->lock held (the gup slow path), allocating with gfp: a long-term
- * pin faults pages in without __GFP_MOVABLE (Linux's PF_MEMALLOC_PIN), so they need no move.
+ * handle_mm_fault() with mmap_lock (read) and mm->lock held (the gup slow path), allocating
+ * with gfp: a long-term pin faults pages in without __GFP_MOVABLE (Linux's PF_MEMALLOC_PIN),
+ * so they need no move.
  */
 int __handle_mm_fault(struct mm_struct *mm, u64 addr, unsigned int gfp);
+
+/*
+ * Race testing (CONFIG_DEBUG_VM builds), as gup_fast_race_hook (mm/gup.h): when set, a fault
+ * calls it with its VMA found, its page allocated and not yet installed (mmap_lock held for
+ * read, IRQs on), so that a test can munmap the range from another CPU at that moment. NULL,
+ * and never called, in normal runs; the kernel never sets it.
+ */
+extern void (*fault_race_hook)(struct mm_struct *mm, u64 addr);
 
 /* Under mm->lock: the leaf entry for addr and its level (1, or 2 for a huge leaf), or NULL. */
 pte_t *__mm_find_leaf(struct mm_struct *mm, u64 addr, int *level);

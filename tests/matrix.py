@@ -3,9 +3,10 @@
 
 Make steps come first (STEPS: the kernel/lab boundary check, the docs' and comments'
 references into the tree, the bare kernel's boot, host tests, the mutation smoke run, fuzz
-smoke, the monitor script, the tour check, the benchmark smoke run; a missing target is
-skipped with a note). Then every row of MATRIX boots once
-through tests/runner.py, two QEMUs at a time (this is sized for a 2-core machine). Everything is
+smoke, the monitor script, gdb's unwinding, the tour and docs check, the benchmark smoke run,
+the fast-path budget; a missing target fails, with a note). Then every row of MATRIX boots once through tests/runner.py, two QEMUs at a time (this
+is sized for a 2-core machine); the x2APIC rows need QEMU 10, which `make qemu10` fetches
+first if it is not there. Everything is
 summed into the last line, `N passed, N failed, N skipped`; the exit status is non-zero if
 anything failed.
 To add a configuration, add a row. Not a benchmark: the times printed are for orientation.
@@ -31,6 +32,25 @@ import runner  # noqa: E402
 #   numa=SPEC: NUMA nodes as tests/runner.py --numa takes them (CPUs and memory must add up
 #   to the row's);
 #   iso="release": the release kernel (DEBUG_VM=0, $(BUILD)/release/smpmm.iso: `make release`).
+#   qemu10=True: boot it under QEMU 10 (`make qemu10`, fetched first if missing), with
+#   cpu=MODEL (QEMU -cpu) and qemu_args=[...] appended to QEMU's command line.
+# x2APIC under QEMU 10 (Debian's 7.2 has no TCG x2APIC): an AP whose x2APIC ID has another
+# CPU's low byte, on a CPU model whose CPUID has no leaf 0xb, so that CPUID.1's 8-bit ID is all
+# CPUID can tell it (docs/smp.md). The second -smp overrides the runner's with a topology: 3
+# sockets of 128 cores, socket 2 core 1 being ID 257 (low byte 1, cpu1's); or 2 of 256, socket 1
+# core 0 being ID 256 (low byte 0, the BSP's). The -device adds that CPU to the 2 of -smp.
+X2APIC_257 = ["-smp", "2,maxcpus=384,sockets=3,cores=128,threads=1",
+              "-device", "{model}-x86_64-cpu,socket-id=2,core-id=1,thread-id=0"]
+X2APIC_256 = ["-smp", "2,maxcpus=512,sockets=2,cores=256,threads=1",
+              "-device", "{model}-x86_64-cpu,socket-id=1,core-id=0,thread-id=0"]
+
+
+def x2apic_row(name, model, topology):
+    return (name, "bios", "q35", 2, "1G", 120, "test=boot.*",
+            {"qemu10": True, "cpu": f"{model},+x2apic", "expect_cpus": 3,
+             "qemu_args": [a.format(model=model) for a in topology]})
+
+
 MATRIX = [
     ("bios-q35-smp1", "bios", "q35", 1, "2G", 300, "", {}),
     ("bios-q35-smp2", "bios", "q35", 2, "2G", 300, "", {}),
@@ -40,6 +60,9 @@ MATRIX = [
     # Bad input: an AP that never answers is reported and skipped, the rest boots and passes.
     ("bios-q35-smp4-nosipi", "bios", "q35", 4, "2G", 300, "smp.test_no_sipi=2",
      {"expect_cpus": 3}),
+    # ... and the last AP: nr_cpus - 1 is then offline, which no test may assume is not.
+    ("bios-q35-smp4-nosipi-last", "bios", "q35", 4, "2G", 300,
+     "smp.test_no_sipi=3 test=boot.*,smp.*", {"expect_cpus": 3}),
     # The timer's first window (opened before mm_init()) made to wrap, as a long mm_init()
     # would with a narrow reference counter: it must be caught (else the kernel panics) and
     # the fresh calibration must give ticks at the right rate (smp.timer_*).
@@ -98,6 +121,11 @@ MATRIX = [
      {"numa": "4/1G,0/1G"}),
     ("numa2-6G-smp4", "bios", "q35", 4, "6G,slots=2,maxmem=8G", 300,
      "test=boot.*,mm_numa.*,mm_buddy.mm_boot*,mm_buddy.mm_gfp*,gup*", {"numa": "2/3G,2/3G"}),
+    # x2APIC IDs whose low byte collides (above), under QEMU 10. phenom is AMD (CPUID up to
+    # leaf 5); core2duo is Intel (up to leaf 0xa), so the IA32_MISC_ENABLE check runs too.
+    x2apic_row("x2apic-phenom-id257", "phenom", X2APIC_257),
+    x2apic_row("x2apic-core2duo-id257", "core2duo", X2APIC_257),
+    x2apic_row("x2apic-phenom-id256", "phenom", X2APIC_256),
 ]
 
 SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
@@ -120,11 +148,11 @@ class Out:
 
 def make_step(make, target):
     """Run `make TARGET` (one of STEPS) and read its `N passed, N failed` line; returns
-    (passed, failed, skipped, note). A target that does not exist is skipped with a note; one
-    with no summary line counts as one test."""
+    (passed, failed, skipped, note). A target that does not exist fails (a broken Makefile
+    must not turn a step into a silent skip); one with no summary line counts as one test."""
     probe = subprocess.run(make.split() + ["-n", target], capture_output=True, text=True)
     if probe.returncode != 0:
-        return 0, 0, 0, f"{target}: no such make target, skipped"
+        return 0, 1, 0, f"{target}: FAILED: no such make target ({probe.stderr.strip()[-120:]})"
     print(f"== make {target}", flush=True)
     start = time.monotonic()
     proc = subprocess.run(make.split() + ["--no-print-directory", target],
@@ -145,8 +173,7 @@ def make_step(make, target):
 
 # Steps run by `make test` before the QEMU matrix, in order.
 STEPS = ["check-boundary", "ref-check", "bare-test", "host-test", "mutate-smoke", "fuzz-smoke",
-         "shell-test",
-         "tour-check", "bench-smoke", "fastpath-check"]
+         "shell-test", "gdb-check", "tour-check", "bench-smoke", "fastpath-check"]
 
 
 def runner_self_test():
@@ -164,6 +191,15 @@ def runner_self_test():
     return result.testsRun - bad - len(result.skipped), bad, len(result.skipped)
 
 
+def get_qemu10(opts):
+    """`make qemu10` (tests/qemu10.sh: QEMU 10 from bookworm-backports into a private root;
+    nothing to do if it is there). True if opts.qemu10 then runs."""
+    if not os.access(opts.qemu10, os.X_OK):
+        print(f"== make qemu10 (for the rows that need QEMU 10)", flush=True)
+        subprocess.run(opts.make.split() + ["--no-print-directory", "qemu10"])
+    return os.access(opts.qemu10, os.X_OK)
+
+
 def run_row(row, opts, out):
     name, firmware, machine, smp, mem, timeout, cmdline, extra = row
     iso = os.path.join(opts.build, "release", "smpmm.iso") if extra.get("iso") == "release" \
@@ -175,6 +211,9 @@ def run_row(row, opts, out):
             *(["--numa", extra["numa"]] if "numa" in extra else []),
             "--smp", str(smp), "--mem", mem, "--timeout", str(timeout * opts.timeout_scale),
             "--accel", opts.accel, "--cmdline", " ".join(w for w in (cmdline, opts.cmdline) if w),
+            *(["--qemu", opts.qemu10] if extra.get("qemu10") else []),
+            *(["--cpu", extra["cpu"]] if "cpu" in extra else []),
+            *[f"--qemu-arg={a}" for a in extra.get("qemu_args", [])],
             "--log", os.path.join(opts.build, "runs", name + ".log"),
             "--progress", opts.progress]
     args = runner.parse_args(argv)
@@ -191,13 +230,17 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="QEMUs at a time (default 2)")
     ap.add_argument("--only", default="*", help="glob over configuration names")
     ap.add_argument("--no-host", action="store_true",
-                    help="skip the make steps (boundary, bare boot, host tests, fuzz, monitor, "
-                    "tour, bench smoke)")
+                    help="skip the make steps (STEPS: boundary, bare boot, host tests, fuzz, "
+                    "monitor, gdb, tour and docs, bench smoke, fast path)")
     ap.add_argument("--accel", default="tcg")
     ap.add_argument("--cmdline", default="", help="appended to every row's command line")
     ap.add_argument("--timeout-scale", type=float, default=1.0)
+    ap.add_argument("--qemu10", default=None,
+                    help="QEMU 10 for the rows that need it (default BUILD/qemu10/"
+                    "qemu-system-x86_64, made by `make qemu10` if missing)")
     ap.add_argument("--progress", default="lines", choices=["lines", "cases", "failures", "none"])
     opts = ap.parse_args()
+    opts.qemu10 = opts.qemu10 or os.path.join(opts.build, "qemu10", "qemu-system-x86_64")
 
     start = time.monotonic()
     notes = []
@@ -216,6 +259,12 @@ def main():
     if any(r[7].get("iso") == "release" for r in rows):    # fastpath-check built it, unless
         subprocess.run(opts.make.split() + ["--no-print-directory", "release"],   # --no-host
                        stdout=subprocess.DEVNULL, check=False)
+    if any(r[7].get("qemu10") for r in rows) and not get_qemu10(opts):
+        notes.append(f"no QEMU 10 at {opts.qemu10} (make qemu10 failed): its rows count as "
+                     "failed")
+        print(f"== {notes[-1]}", flush=True)
+        totals[1] += sum(1 for r in rows if r[7].get("qemu10"))
+        rows = [r for r in rows if not r[7].get("qemu10")]
     # Slow rows first (OVMF start-up, 40 CPUs running every suite, the 20 s call timeout in
     # panic.test=nohang), so the two lanes even out.
     rows.sort(key=lambda r: -(10 * (r[1] == "uefi") + 20 * ("nohang" in r[6]) +

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Get QEMU 10 (x2APIC under TCG: more than 255 vCPUs) from Debian's bookworm-backports into a
-# private root, for `make test-big`. Not an install: the machine's apt sources, Debian's QEMU 7.2
-# (which `make test` and CI use) and its module folder are left exactly as they are.
+# private root, for `make test-big` and make test's x2APIC rows. Not an install: the machine's
+# apt sources, Debian's QEMU 7.2 (which every other row of `make test` uses) and its module
+# folder are left exactly as they are.
 #
 # usage: sh tests/qemu10.sh DIR    (DIR: build/qemu10; DIR/qemu-system-x86_64 is the result)
 #

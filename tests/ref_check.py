@@ -13,7 +13,8 @@ the C, header and assembly sources of boot/ arch/ kernel/ mm/ tests/:
   own), likewise.
 A reference to Linux's tree (its mm/page_alloc.c is not ours) says so on the same line:
 "Linux", "Linux's" or a commit id before it, or it is in a commit's quoted subject, or its
-folder is not one of ours (arch/x86/kernel); those are not checked, nor are paths under
+folder is not one of ours (arch/x86/kernel), or it is a subject's tag ("[mm/page_alloc]
+f26b3fa046: ..."); those are not checked, nor are paths under
 build/ (made by the build), with a wildcard, or in code blocks (``` or indented: commands
 and quoted output).
 `mm/vm.[ch]` is both files; `arch/arch_ops.h` resolves as the compilers' -I folders do.
@@ -121,6 +122,7 @@ class Checker:
         end = start + line[start:].find(path) + len(path)
         folder = os.path.dirname(path)
         return (path.startswith("build/") or line[end:end + 1] == "*" or
+                (line[start - 1:start] == "[" and line[end:end + 1] == "]") or   # a subject tag
                 LINUX_RE.search(line[:start]) is not None or line[start - 1:start] == '"' or
                 (folder and not any(d + folder in self.dirs for d in INCLUDE_DIRS)))
 

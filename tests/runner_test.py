@@ -9,6 +9,7 @@ lines), and checks what the runner would conclude. `python3 tests/runner_test.py
 import os
 import sys
 import tempfile
+import io
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -111,6 +112,7 @@ class FakeRun:
         self.parser.finish()
         self.status = status
         self.timed_out = timed_out
+        self.loads = []
         self.crash = next((ln for ln in self.lines if runner.CRASH_RE.match(ln)), None)
         self.exit_line = next((int(m.group(1)) for m in map(runner.EXIT_LINE_RE.match,
                                                              self.lines) if m), None)
@@ -332,13 +334,55 @@ class CmdlineLengthTest(unittest.TestCase):
         self.assertIn(f"keeps at most {limit}", str(e.exception))
 
 
+class MessagesTest(unittest.TestCase):
+    # A filter that selects nothing is named, with the kernel's suggestion.
+    def test_no_test_selected(self):
+        run = FakeRun('KTAP version 1\n1..0\n# ktest: the filter "bot.*" selects no test\n'
+                      "# ktest: did you mean boot.*?\n# ktest: 0 passed, 0 failed, 0 skipped\n"
+                      "EXIT: STATUS=35\n", 35)
+        self.assertIn("no test ran: the filter test=bot.* selects no test; did you mean "
+                      "test=boot.*?", runner.verdict(run))
+
+    # WARN reports a test announced are left alone; the others are found with their trace.
+    def test_warning_reports(self):
+        lines = ["    # expect a WARN from mm/gup.c: on purpose",
+                 "WARNING: cpu0: WARN_ON(x) at mm/gup.c:533",
+                 "  backtrace (addr2line -e build/smpmm.elf):", "    0xffffffff80217634",
+                 "  ok 1 a", "WARNING: cpu1: WARN_ON(y) at mm/pcp.c:10",
+                 "  backtrace (addr2line -e build/smpmm.elf):", "    0xffffffff80217634",
+                 "    0xffffffff80218740", "  ok 2 b"]
+        self.assertEqual(runner.warning_reports(lines), [(5, 9)])
+
+    # A trap's first address is its rip (exact); the others are return addresses.
+    def test_backtrace_addresses_exact_rip(self):
+        lines = ["PANIC: cpu0 (APIC id 0): exception: vector 14 #PF, error code 0x0",
+                 "  RIP ffffffff80210000  CS 0008  RFLAGS 0000000000000046",
+                 "  backtrace (addr2line -e build/smpmm.elf):", "    0xffffffff80210000",
+                 "    0xffffffff80220000", "WARNING: cpu0: WARN_ON(x) at a.c:1",
+                 "  backtrace (addr2line -e build/smpmm.elf):", "    0xffffffff80230000"]
+        self.assertEqual(runner.backtrace_addresses(lines),
+                         [("0xffffffff80210000", True), ("0xffffffff80220000", False),
+                          ("0xffffffff80230000", False)])
+
+    # The summary's lost pages are repeated at the end of the run's report.
+    def test_lost_pages_reported(self):
+        run = FakeRun(GOOD + "memory:  519414 free pages before the tests, 519366 after: "
+                      "48 pages LOST; mm_verify: 0 problems\n", 33)
+        run.args.console = True
+        out = io.StringIO()
+        run.say = lambda msg: out.write(msg + "\n")
+        runner.report(run, [], out)
+        self.assertIn("WARNING the kernel's summary: 48 pages LOST", out.getvalue())
+
+
 class RunTimeTest(unittest.TestCase):
     # Before a run: the last run with the same options if known, else the measured table,
     # and the quick one-suite command when the run is big.
     def test_expected_time(self):
         args = runner.parse_args(["--smp", "40", "--log", "/tmp/none/run.log"])
         line = runner.expected_time(args, {})
-        self.assertIn("about 231 s at 40 CPUs", line)
+        self.assertIn("about 231 s at 40 CPUs, measured on 2 cores at load average 14-30", line)
+        self.assertIn("this host now: ", line)
         self.assertIn(runner.QUICK_HINT, line)
         line = runner.expected_time(args, {runner.history_key(args): {"total": 75.2}})
         self.assertIn("the last run like this here took 75 s", line)

@@ -7,8 +7,12 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runner  # noqa: E402
 
 PROMPT = "smpmm> "
 
@@ -59,6 +63,8 @@ SCRIPT = [
     ("bench nosuch", r"bench: no benchmark 'nosuch'; the benchmarks are:\n\s+\w+\s+\S"),
     ("cpus 1 2", r"cpus: too many words: 2 after 'cpus', at most 0\nusage: cpus"),
     ("frobnicate", r"unknown command 'frobnicate' \(try help\)"),
+    ("pcpp 1", r"unknown command 'pcpp': did you mean 'pcp'\? \(help lists them all\)"),
+    ("drian all", r"unknown command 'drian': did you mean 'drain'\?"),
     # A line longer than the monitor's buffer is refused whole, not cut and run.
     ("alloc 0 " + "x" * 292, r"line too long: 300 characters, the monitor reads at most 127; "
                              r"nothing was run"),
@@ -108,11 +114,15 @@ def main():
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--log", default="build/shell_test.log")
     args = ap.parse_args()
-    cmd = ["qemu-system-x86_64", "-M", "q35", "-m", "1G", "-smp", str(args.smp), "-display",
-           "none", "-serial", "stdio", "-monitor", "none", "-no-reboot", "-device",
-           "isa-debug-exit,iobase=0xf4,iosize=0x04", "-cdrom", args.iso, "-fw_cfg",
-           "name=opt/smpmm/cmdline,string=test=none shell"]
-    con = Console(cmd)
+    # The machine `make shell` boots (tests/runner.py --shell), its serial port on pipes.
+    run_args = runner.parse_args(["--iso", args.iso, "--smp", str(args.smp), "--mem", "1G",
+                                  "--shell", "--log", args.log + ".serial"])
+    with tempfile.TemporaryDirectory(prefix="smpmm-shell-test-") as tmp:
+        return script(Console(runner.qemu_command(run_args, tmp)), args)
+
+
+def script(con, args):
+    """Type SCRIPT at the prompt, then exit; prints a line per step and the summary."""
     passed = failed = 0
     pos = con.expect(re.escape(PROMPT), 0, args.timeout)
     if pos is None:

@@ -51,6 +51,12 @@ void apic_write(u32 reg, u32 val)
 		lapic_mmio[reg / 4] = val;
 }
 
+/* The address of xAPIC register reg in the direct map (starting APs read their ID there). */
+volatile u32 *apic_xapic_reg(u32 reg)
+{
+	return &lapic_mmio[reg / 4];
+}
+
 u32 apic_read_id(void)
 {
 	return x2apic_mode ? apic_read(APIC_ID) : apic_read(APIC_ID) >> 24;

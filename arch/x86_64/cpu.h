@@ -50,6 +50,8 @@ int cpu_stacks_init(unsigned int cpu);
 int gdt_alloc_cpus(void);
 /* Load this CPU's GDT, TSS (with IST stacks) and segment registers. */
 void gdt_load_cpu(unsigned int cpu);
+/* NULL if the calling CPU runs on cpu's GDT and TSS, else "GDT" or "TSS" (boot tests). */
+const char *gdt_check_cpu(unsigned int cpu);
 void idt_init(void);
 void idt_load(void);
 
@@ -71,6 +73,7 @@ void apic_init_bsp(u64 lapic_phys);
 void apic_init_cpu(void);	/* enable this CPU's LAPIC (same mode as the BSP) */
 bool apic_is_x2apic(void);
 u32 apic_read_id(void);
+volatile u32 *apic_xapic_reg(u32 reg);
 void apic_eoi(void);
 u32 apic_read(u32 reg);
 void apic_write(u32 reg, u32 val);

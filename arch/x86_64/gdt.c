@@ -183,3 +183,25 @@ void gdt_load_cpu(unsigned int cpu)
 			     : : "m"(gdtr), "i"(SEL_KCODE), "i"(SEL_KDATA), "r"((u16)SEL_TSS)
 			     : "rax", "memory");
 }
+
+/*
+ * For arch_cpu_check_own_state() (smp.c): does the calling CPU run on cpu's own GDT and TSS?
+ * NULL, or which of them is not cpu's.
+ */
+const char *gdt_check_cpu(unsigned int cpu)
+{
+	const struct cpu_tables *t = tables_of(cpu);
+	struct { u16 limit; u64 base; } __packed gdtr;
+	const u64 *desc;
+	u64 base;
+	u16 tr;
+
+	__asm__ __volatile__("sgdt %0; str %1" : "=m"(gdtr), "=r"(tr));
+	if (gdtr.base != (u64)(uintptr_t)t->gdt)
+		return "GDT";
+	desc = &t->gdt[tr / 8];
+	base = ((desc[0] >> 16) & 0xffffff) | ((desc[0] >> 56) & 0xff) << 24 | desc[1] << 32;
+	if (tr != SEL_TSS || base != (u64)(uintptr_t)&t->tss)
+		return "TSS";
+	return NULL;
+}

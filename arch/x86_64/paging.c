@@ -2,7 +2,8 @@
  * Kernel page tables: replaces the boot tables (boot/boot.asm) with a direct map of RAM and
  * a kernel image mapped with per-section protections. Not user address spaces (mm/).
  *
- *   0xffff800000000000 + pa   direct map: 0-4 GiB whole (MMIO too) + RAM above 4 GiB, RW, NX
+ *   0xffff800000000000 + pa   direct map: 0-4 GiB whole (MMIO too) + RAM above 4 GiB, RW, NX;
+ *                             its alias of the kernel's text and rodata R, NX, 4 KiB pages
  *   0xffffc00000000000        per-CPU stacks of CPUs 1 and up, 4 KiB pages, guards unmapped (gdt.c)
  *   0xffffffff80000000 + pa   kernel image: .text RX, .rodata R NX, .data/.bss RW NX, 4 KiB pages
  * Nothing is mapped at low addresses any more, so a NULL dereference faults.
@@ -101,6 +102,30 @@ static void map_direct(const struct boot_info *bi)
 	}
 }
 
+/*
+ * The direct map's alias of the kernel's text and rodata is read-only, like the image's own
+ * mapping: else arch_phys_to_virt() of a text page would be a writable window onto the code.
+ * Linux keeps every alias of them read-only (arch/x86/mm/pat/set_memory.c: a change to the
+ * kernel text's mapping is made to its direct-map alias too, and static_protections() keeps
+ * .rodata read-only "using the pfn", whatever the alias). Each 2 MiB page of the direct map
+ * that holds some of [start, end) becomes a table of 4 KiB pages: read-only inside the range,
+ * read-write outside (the rest of the image, the boot code, page tables), all NX.
+ */
+static void protect_direct_alias(u64 start, u64 end)
+{
+	for (u64 base = ALIGN_DOWN(start, SZ_2M); base < end; base += SZ_2M) {
+		u64 va = DIRECT_MAP_BASE + base, *pt = pt_alloc();
+		u64 *pd = pt_next(pt_next(kernel_pml4, pt_index(va, 4)), pt_index(va, 3));
+
+		for (unsigned int i = 0; i < PT_ENTRIES; i++) {
+			u64 pa = base + (u64)i * PAGE_SIZE;
+
+			pt[i] = pa | PTE_P | PTE_G | pte_nx | (pa >= start && pa < end ? 0 : PTE_W);
+		}
+		pd[pt_index(va, 2)] = pt_phys(pt) | PTE_P | PTE_W;
+	}
+}
+
 static void map_image_range(const char *start, const char *end, u64 flags)
 {
 	for (u64 va = (u64)(uintptr_t)start; va < (u64)(uintptr_t)end; va += PAGE_SIZE)
@@ -115,12 +140,14 @@ void arch_paging_init(const struct boot_info *bi)
 	pte_nx = (d & (1u << 20)) ? PTE_NX : 0;
 	kernel_pml4 = pt_alloc();
 	map_direct(bi);
+	protect_direct_alias(arch_virt_to_phys(__text_start), arch_virt_to_phys(__rodata_end));
 	map_image_range(__text_start, __text_end, 0);
 	map_image_range(__rodata_start, __rodata_end, pte_nx);
 	map_image_range(__data_start, __bss_end, PTE_W | pte_nx);
 	__asm__ __volatile__("mov %0, %%cr3" : : "r"(pt_phys(kernel_pml4)) : "memory");
 	arch_unmap_kernel_page(bsp_stack_guard);	/* an overflow of the BSP stack now faults */
-	printk("paging: direct map 0-0x%llx, kernel text RX / rodata R / data RW+NX%s, %u table pages\n",
+	printk("paging: direct map 0-0x%llx RW+NX (its alias of kernel text and rodata R+NX), "
+	       "kernel text RX / rodata R / data RW+NX%s, %u table pages\n",
 	       (unsigned long long)direct_map_end, pte_nx ? "" : " (no NX on this CPU)", pt_pool_used);
 }
 

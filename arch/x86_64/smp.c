@@ -16,12 +16,17 @@
 #include "cpu.h"
 #include "io.h"
 
-enum ap_state { AP_IDLE, AP_PENDING, AP_STARTING, AP_ONLINE, AP_ABANDONED };
+/* An index's slot: IDLE -> PENDING (BSP, before INIT) -> STARTING (the AP's claim, in
+ * trampoline.asm, which uses PENDING and STARTING by value) -> ONLINE (smp_ap_main), or
+ * PENDING -> ABANDONED (the BSP's timeout): whichever compare-and-swap wins decides. */
+enum ap_state { AP_IDLE = 0, AP_PENDING = 1, AP_STARTING = 2, AP_ONLINE = 3, AP_ABANDONED = 4 };
 
 #define AP_TIMEOUT_MS(n) (2000u + 20u * (n))	/* all APs; TCG runs n vCPUs on few cores */
 #define STOP_TIMEOUT_US 200000u
 #define LOW_MEM_END 0x100000ull		/* SIPI vectors reach pages below 1 MiB */
 #define SZ_4G (4ull << 30)
+#define MSR_MISC_ENABLE 0x1a0
+#define MISC_ENABLE_LIMIT_CPUID (1ull << 22)	/* "Limit CPUID Maxval": basic leaves end at 2 */
 
 u64 smp_trampoline_phys;
 /*
@@ -34,6 +39,15 @@ u64 smp_trampoline_phys;
 u32 smp_boot_apic_ids[MAX_CPUS];
 u64 smp_boot_stacks[MAX_CPUS];
 u32 smp_boot_count;
+u32 smp_boot_state[MAX_CPUS];	/* enum ap_state; an AP claims its slot here before using it */
+/* Where an AP reads its APIC ID (trampoline.asm, ap_read_apic_id): its x2APIC ID MSR if the
+ * BSP is in x2APIC mode, else the xAPIC ID register at this address (the direct map). */
+u32 smp_boot_x2apic;
+u64 smp_boot_xapic_id;
+/* CPUs that ran the trampoline and found no PENDING slot for their ID, which halted there
+ * (written by them, read by the BSP), and the ID the last one read. */
+u32 smp_boot_strays;
+u32 smp_boot_stray_id;
 
 extern const char smp_trampoline_start[], smp_trampoline_end[];
 extern const char tramp_gdt[], tramp_gdtr[], tramp_far32[], tramp_far64[], tramp_pm32[];
@@ -46,11 +60,11 @@ static u64 tramp_pml4[512] __aligned(PAGE_SIZE);
 static u64 tramp_pdpt[512] __aligned(PAGE_SIZE);
 static u64 tramp_pd[512] __aligned(PAGE_SIZE);
 
-static u32 ap_state[MAX_CPUS];
 static u8 nmi_lints[MAX_CPUS];		/* LINT pins the MADT makes NMI, per CPU (bit n: LINTn) */
 static u32 aps_online;
 static u32 aps_wake_at;		/* the AP that brings aps_online to this wakes the BSP */
 static u32 cpus_stopped;
+static u32 cpuid_unlocked;	/* CPUs whose firmware had limited CPUID (unlock_cpuid_leaves) */
 static u64 bsp_cr4;
 static bool apic_ready;
 static bool have_madt;
@@ -102,8 +116,35 @@ static void cpu_tables_load(unsigned int cpu)
 	wrmsr(MSR_GS_BASE, (u64)(uintptr_t)cpu_ptr(cpu));
 }
 
+/*
+ * Firmware may limit CPUID to basic leaf 2 (IA32_MISC_ENABLE bit 22, "Limit CPUID Maxval", a
+ * setting for old operating systems), which hides leaf 0xb (the x2APIC ID and topology) and
+ * everything above. Linux clears it on every Intel CPU from family 6 model 0xd (Pentium M
+ * "Dothan") on, on each CPU, as soon as it knows the vendor (early_init_intel(), now
+ * intel_unlock_cpuid_leafs()); so does this, first thing on each CPU. Other vendors have no
+ * such bit. Counted in cpuid_unlocked for the boot report.
+ */
+static void unlock_cpuid_leaves(void)
+{
+	u32 a, b, c, d, family, model;
+
+	cpuid(0, 0, &a, &b, &c, &d);
+	if (b != 0x756e6547 || d != 0x49656e69 || c != 0x6c65746e)	/* "Genu" "ineI" "ntel" */
+		return;
+	cpuid(1, 0, &a, &b, &c, &d);
+	family = (a >> 8) & 0xf;
+	model = ((a >> 4) & 0xf) | (family >= 6 ? ((a >> 16) & 0xf) << 4 : 0);
+	if (family < 6 || (family == 6 && model < 0xd))
+		return;
+	if (!(rdmsr(MSR_MISC_ENABLE) & MISC_ENABLE_LIMIT_CPUID))
+		return;
+	wrmsr(MSR_MISC_ENABLE, rdmsr(MSR_MISC_ENABLE) & ~MISC_ENABLE_LIMIT_CPUID);
+	__atomic_add_fetch(&cpuid_unlocked, 1, __ATOMIC_RELAXED);
+}
+
 void arch_early_cpu_init(void)
 {
+	unlock_cpuid_leaves();
 	cpu_area_init(0, 0, bsp_stack_top);
 	idt_init();
 	cpu_tables_load(0);
@@ -335,14 +376,14 @@ static unsigned int sipi_udelay(void)
 static void send_startup(unsigned int first, unsigned int end, u8 page)
 {
 	for (unsigned int i = first; i < end; i++) {
-		WRITE_ONCE(ap_state[i], AP_PENDING);
+		WRITE_ONCE(smp_boot_state[i], AP_PENDING);
 		if (apic_send_init(smp_boot_apic_ids[i]))
 			pr_warn("smp: INIT to APIC id %u not delivered\n", smp_boot_apic_ids[i]);
 	}
 	udelay(init_udelay);
 	for (int round = 0; round < 2; round++) {
 		for (unsigned int i = first; i < end; i++)
-			if (READ_ONCE(ap_state[i]) == AP_PENDING && i != no_sipi_cpu)
+			if (READ_ONCE(smp_boot_state[i]) == AP_PENDING && i != no_sipi_cpu)
 				apic_send_sipi(smp_boot_apic_ids[i], page);
 		udelay(sipi_udelay());
 	}
@@ -353,7 +394,7 @@ static void send_startup(unsigned int first, unsigned int end, u8 page)
 static void send_startup_broadcast(unsigned int n, u8 page)
 {
 	for (unsigned int i = 1; i < n; i++)
-		WRITE_ONCE(ap_state[i], AP_PENDING);
+		WRITE_ONCE(smp_boot_state[i], AP_PENDING);
 	apic_send_init_others();
 	udelay(init_udelay);
 	for (int round = 0; round < 2; round++) {
@@ -386,14 +427,14 @@ static unsigned int abandon_late_aps(unsigned int first, unsigned int end, unsig
 	for (unsigned int i = first; i < end; i++) {
 		u32 expect = AP_PENDING;
 
-		if (__atomic_compare_exchange_n(&ap_state[i], &expect, AP_ABANDONED, false,
+		if (__atomic_compare_exchange_n(&smp_boot_state[i], &expect, AP_ABANDONED, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			pr_warn("smp: cpu%u (APIC id %u) did not come up within %u ms: skipped\n", i,
 				smp_boot_apic_ids[i], ms);
 			abandoned++;
 			continue;
 		}
-		while (READ_ONCE(ap_state[i]) == AP_STARTING)	/* committed: a few us away */
+		while (READ_ONCE(smp_boot_state[i]) == AP_STARTING)	/* committed: a few us away */
 			arch_cpu_relax();
 	}
 	return abandoned;
@@ -440,6 +481,20 @@ static void print_online(unsigned int n, const u64 t[4], bool started)
 	       cpu_vendor, cpu_family);
 }
 
+/* What went wrong or was repaired on the way, one line each (nothing when all is well). */
+static void print_cpu_quirks(void)
+{
+	u32 strays = READ_ONCE(smp_boot_strays);
+
+	if (strays)
+		pr_warn("smp: %u CPU(s) ran the trampoline but found no pending slot for their APIC "
+			"id (the last: id %u): halted there, no CPU's stack or tables touched\n",
+			strays, READ_ONCE(smp_boot_stray_id));
+	if (READ_ONCE(cpuid_unlocked))
+		printk("smp: firmware had limited CPUID to leaf 2 on %u CPU(s) (IA32_MISC_ENABLE "
+		       "bit 22): cleared, as Linux does\n", READ_ONCE(cpuid_unlocked));
+}
+
 /* Per AP, in batches of start_batch (default: one batch of all): each batch online (or given
  * up on after its own timeout) before the next is sent. */
 static void start_in_batches(unsigned int n, u8 page)
@@ -472,6 +527,8 @@ static bool start_aps(unsigned int n, u64 *t0)
 	page = (u8)(smp_trampoline_phys >> 12);
 	trampoline_install(smp_trampoline_phys);
 	choose_init_udelay();
+	smp_boot_x2apic = apic_is_x2apic();
+	smp_boot_xapic_id = smp_boot_x2apic ? 0 : (u64)(uintptr_t)apic_xapic_reg(APIC_ID);
 	smp_boot_count = n;
 	nr_cpus = n;
 	*t0 = arch_cycles();
@@ -519,26 +576,27 @@ void arch_smp_init(void)
 	if (n > 1)
 		started = start_aps(n, &t[3]);
 	print_online(n, t, started);
+	print_cpu_quirks();
 	arch_irq_enable();
 }
 
-/* First C code of an AP, on its own stack, with the kernel page tables (trampoline.asm). */
+/*
+ * First C code of an AP, on its own stack, with the kernel page tables: trampoline.asm has
+ * claimed slot cpu (PENDING -> STARTING), so the BSP waits for us and no other CPU uses it.
+ */
 void smp_ap_main(unsigned int cpu)
 {
 	struct cpu *c = cpu_ptr(cpu);
-	u32 expect = AP_PENDING;
 
 	cpu_tables_load(cpu);
 	write_cr4(bsp_cr4);
-	if (!__atomic_compare_exchange_n(&ap_state[cpu], &expect, AP_STARTING, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		arch_halt_forever();	/* too late: the BSP gave up on us */
+	unlock_cpuid_leaves();
 	apic_init_cpu();
 	apic_set_nmi_lints(nmi_lints[cpu]);
 	timer_start_cpu();
 	cpu_starting_hook(cpu);
 	WRITE_ONCE(c->online, true);
-	smp_store_release(&ap_state[cpu], AP_ONLINE);
+	smp_store_release(&smp_boot_state[cpu], AP_ONLINE);
 	if (__atomic_add_fetch(&aps_online, 1, __ATOMIC_ACQ_REL) >= READ_ONCE(aps_wake_at))
 		apic_send_ipi(cpu_ptr(0)->arch.apic_id, VEC_WAKE);
 	smp_idle_loop();
@@ -584,4 +642,55 @@ void arch_stop_other_cpus(void)
 			break;
 		arch_cpu_relax();
 	}
+}
+
+/* ---- for the boot tests (kernel/smp.h) ----------------------------------------------------- */
+
+int arch_cpu_check_own_state(char *why, size_t len)
+{
+	unsigned int cpu = arch_cpu_id();
+	struct cpu *c = cpu_ptr(cpu);
+	u64 sp = (u64)(uintptr_t)__builtin_frame_address(0), top = (u64)(uintptr_t)c->stack_top;
+	const char *bad = gdt_check_cpu(cpu);
+
+	if (apic_read_id() != c->arch.apic_id)
+		snprintf(why, len, "cpu%u: its local APIC says id %u, cpu%u's is %u", cpu,
+			 apic_read_id(), cpu, c->arch.apic_id);
+	else if (rdmsr(MSR_GS_BASE) != (u64)(uintptr_t)c)
+		snprintf(why, len, "cpu%u: GS base 0x%llx, not its area %p", cpu,
+			 (unsigned long long)rdmsr(MSR_GS_BASE), (void *)c);
+	else if (bad)
+		snprintf(why, len, "cpu%u: runs on another CPU's %s", cpu, bad);
+	else if (sp >= top || sp < top - KSTACK_SIZE)
+		snprintf(why, len, "cpu%u: stack pointer 0x%llx outside its stack (top %p)", cpu,
+			 (unsigned long long)sp, c->stack_top);
+	else
+		return 0;
+	return -1;
+}
+
+/*
+ * INIT-SIPI-SIPI once more to cpu, a CPU the BSP gave up on (ABANDONED: smp.test_no_sipi=),
+ * as a late or repeated start-up would reach it: it runs the trampoline, finds its slot not
+ * PENDING, and must halt without touching it. Returns 0 once it was counted as a stray
+ * (within 1 s), -1 if it was not, or if cpu is not such a CPU.
+ */
+int arch_smp_start_again(unsigned int cpu)
+{
+	u32 strays = READ_ONCE(smp_boot_strays), id;
+	u8 page = (u8)(smp_trampoline_phys >> 12);
+
+	if (!cpu || cpu >= nr_cpus || !smp_trampoline_phys ||
+	    READ_ONCE(smp_boot_state[cpu]) != AP_ABANDONED)
+		return -1;
+	id = smp_boot_apic_ids[cpu];
+	apic_send_init(id);
+	udelay(init_udelay);
+	for (int round = 0; round < 2; round++) {
+		apic_send_sipi(id, page);
+		udelay(sipi_udelay());
+	}
+	for (unsigned int ms = 0; ms < 1000 && READ_ONCE(smp_boot_strays) == strays; ms++)
+		mdelay(1);
+	return READ_ONCE(smp_boot_strays) != strays ? 0 : -1;
 }

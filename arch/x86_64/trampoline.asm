@@ -2,9 +2,11 @@
 ; fills in the tramp_* fields; a SIPI with vector P >> 12 starts an AP at P:0 in real mode.
 ; Real mode -> 32-bit protected mode -> long mode (on smp.c's tramp page tables, which map
 ; P identically and the kernel half) -> ap_entry64 in the kernel text, which switches to the
-; kernel page tables, finds this CPU's index by APIC ID and calls smp_ap_main() on its stack.
-; All APs run this at once: nothing here writes memory, and each has its own stack.
-
+; kernel page tables, reads this CPU's APIC ID from its local APIC, finds the CPU index listed
+; with it, claims that index's slot and calls smp_ap_main() on the slot's stack.
+; All APs run this at once: the one shared word an AP writes before it has a stack is its
+; slot's state (a compare-and-swap), and a CPU that finds no pending slot adds itself to the
+; stray count and halts, having touched nothing else.
 global smp_trampoline_start
 global smp_trampoline_end
 global tramp_gdt, tramp_gdtr, tramp_far32, tramp_far64, tramp_pm32, tramp_lm64
@@ -14,6 +16,11 @@ extern smp_ap_main
 extern smp_boot_apic_ids        ; u32[MAX_CPUS]: APIC ID of each CPU index
 extern smp_boot_stacks          ; u64[MAX_CPUS]: initial RSP of each CPU index
 extern smp_boot_count           ; u32: number of valid entries
+extern smp_boot_state           ; u32[MAX_CPUS]: smp.c's enum ap_state of each CPU index
+extern smp_boot_x2apic          ; u32: 1 if the BSP runs its local APIC in x2APIC mode
+extern smp_boot_xapic_id        ; u64: xAPIC mode: the APIC ID register in the direct map
+extern smp_boot_strays          ; u32: CPUs that found no pending slot (for the BSP's report)
+extern smp_boot_stray_id        ; u32: the APIC ID the last of them read
 
 %define OFF(label) ((label) - smp_trampoline_start)
 
@@ -24,6 +31,12 @@ CR0_CD  equ 1 << 30
 CR0_PG  equ 1 << 31
 CR4_PAE equ 1 << 5
 MSR_EFER equ 0xc0000080
+MSR_APIC_BASE equ 0x1b
+MSR_X2APIC_ID equ 0x802         ; x2APIC ID register (xAPIC offset 0x20 / 16 + 0x800)
+APIC_BASE_EXTD equ 1 << 10      ; x2APIC mode
+APIC_BASE_EN equ 1 << 11        ; local APIC enabled
+AP_PENDING equ 1                ; smp.c's enum ap_state, by value
+AP_STARTING equ 2
 
 section .rodata                 ; a template: copied, never run in place
 align 16
@@ -95,49 +108,86 @@ smp_trampoline_end:
 
 section .text
 bits 64
-; rbx = trampoline page (still mapped: we run on the tramp page tables until mov cr3).
+; ap_entry64: an AP's first code in the kernel text, on the trampoline's page tables, with
+; rbx = the trampoline page. It has no stack until it owns a slot, so its steps are jumped to
+; in this order; any step that fails jumps to ap_stray, the one error routine:
+;   ap_entry64        the kernel page tables
+;   ap_read_apic_id   esi = this CPU's APIC ID, read from its own local APIC
+;   ap_find_slot      edi = the CPU index smp.c listed with that ID
+;   ap_claim_slot     slot edi: PENDING -> STARTING, or it is not ours to touch
+;   ap_enter_c        slot edi's stack, then smp_ap_main(edi): its tables, GS base, ...
+;   ap_stray          (error) count ourselves for the BSP's report, and halt
 ap_entry64:
 	mov rax, [rbx + OFF(tramp_kernel_cr3)]
 	mov cr3, rax                ; kernel page tables from here on
-	jmp .apic_id                ; esi = this CPU's APIC ID (no stack yet: see below)
-.apic_id_done:
+	jmp ap_read_apic_id
+
+; The ID the MADT lists and IPIs address is the local APIC's own, so read it there, as Linux's
+; head_64.S does. x2APIC (the BSP's mode): switch this APIC to x2APIC too (a CPU starts in
+; xAPIC mode; disabled -> xAPIC -> x2APIC, SDM 10.12.5) and read the 32-bit ID from its MSR.
+; xAPIC: bits 31:24 of the ID register. Not CPUID: leaf 1 has only the ID's low 8 bits (x2APIC
+; ID 257 reads as 1, another CPU's), and leaf 0xb is missing on older models and when firmware
+; sets "Limit CPUID Maxval" (smp.c clears it, but only once the CPU runs C).
+ap_read_apic_id:
+	cmp dword [rel smp_boot_x2apic], 0
+	je .xapic
+	mov ecx, MSR_APIC_BASE
+	rdmsr
+	or eax, APIC_BASE_EN
+	wrmsr
+	or eax, APIC_BASE_EXTD
+	wrmsr
+	mov ecx, MSR_X2APIC_ID
+	rdmsr
+	mov esi, eax
+	jmp ap_find_slot
+.xapic:
+	mov rax, [rel smp_boot_xapic_id]
+	mov esi, [rax]
+	shr esi, 24
+	jmp ap_find_slot
+
+; A scan of smp_boot_apic_ids[0 .. smp_boot_count) for esi (smp.c says why not a table
+; indexed by ID). Not listed: a CPU smp.c did not ask for (smp.maxcpus with the broadcast).
+ap_find_slot:
 	mov ecx, [rel smp_boot_count]
 	lea rdx, [rel smp_boot_apic_ids]
 	xor edi, edi
-.scan:                          ; edi = index whose APIC ID is ours
+.scan:
 	cmp edi, ecx
-	jae .unknown
+	jae ap_stray
 	cmp [rdx + rdi * 4], esi
-	je .found
+	je ap_claim_slot
 	inc edi
 	jmp .scan
-.found:
+
+; One compare-and-swap makes slot edi ours, and nothing of the slot is touched before it
+; succeeds. A slot that is not PENDING belongs to someone else: a CPU already running on it
+; (another CPU whose ID read the same, or this one started twice) or a BSP that gave up on it
+; (smp.c's abandon_late_aps() swaps PENDING -> ABANDONED: whichever swap wins decides).
+ap_claim_slot:
+	lea rdx, [rel smp_boot_state]
+	mov eax, AP_PENDING
+	mov ecx, AP_STARTING
+	lock cmpxchg [rdx + rdi * 4], ecx
+	jne ap_stray
+	jmp ap_enter_c
+
+; Slot edi is ours: its stack, then C, where smp_ap_main() loads its GDT, TSS, IDT, GS base.
+ap_enter_c:
 	lea rdx, [rel smp_boot_stacks]
 	mov rsp, [rdx + rdi * 8]
 	xor ebp, ebp                ; end of the backtrace chain
 	call smp_ap_main            ; edi = CPU index; does not return
-.unknown:                       ; a CPU smp.c did not ask for: stay out of the way
+	ud2
+
+; The error routine: no slot for this CPU. Tell the BSP (a count, and the ID we read), then
+; halt with interrupts off, on the trampoline's tables: no stack, GDT, TSS or GS base of any
+; CPU index was loaded or written.
+ap_stray:
+	mov [rel smp_boot_stray_id], esi
+	lock inc dword [rel smp_boot_strays]
+.halt:
 	cli
 	hlt
-	jmp .unknown
-
-; CPUID leaf 0xb gives the full x2APIC ID when it exists (EBX[15:0] != 0), else leaf 1 has
-; the 8-bit initial APIC ID. There is no stack yet, so this is jumped to and jumps back.
-.apic_id:
-	xor eax, eax
-	cpuid
-	cmp eax, 0xb
-	jb .legacy
-	mov eax, 0xb
-	xor ecx, ecx
-	cpuid
-	test bx, bx
-	jz .legacy
-	mov esi, edx
-	jmp .apic_id_done
-.legacy:
-	mov eax, 1
-	cpuid
-	shr ebx, 24
-	mov esi, ebx
-	jmp .apic_id_done
+	jmp .halt

@@ -29,6 +29,9 @@ import sys
 import socket
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import runner  # noqa: E402
+
 GDB_SCRIPT = r'''
 import gdb, os, re
 gdb.execute("set pagination off")
@@ -118,13 +121,13 @@ def trace(build, model, smp, port):
         script, out = os.path.join(tmp, "trace.py"), os.path.join(tmp, "trace.txt")
         with open(script, "w") as f:
             f.write(GDB_SCRIPT)
-        qemu = subprocess.Popen(
-            ["qemu-system-x86_64", "-M", "q35", "-m", "2G", "-smp", smp, "-cdrom", iso,
-             "-display", "none", "-serial", "null", "-monitor", "none", "-no-reboot",
-             "-fw_cfg", "name=opt/smpmm/cmdline,string=test=none mm.poison=0 bench=page "
-             "bench.page_loops=100 bench.windows=1 pcp.lock=" + BOOT_MODEL[model],
-             "-gdb", "tcp:127.0.0.1:" + port, "-S"],
-            stderr=subprocess.DEVNULL)
+        run_args = runner.parse_args([  # the machine every target boots (tests/runner.py)
+            "--iso", iso, "--smp", smp, "--mem", "2G", "--gdb", "--gdb-port", port,
+            "--log", os.path.join(tmp, "serial.log"), "--cmdline",
+            "test=none mm.poison=0 bench=page bench.page_loops=100 bench.windows=1 pcp.lock="
+            + BOOT_MODEL[model]])
+        qemu = subprocess.Popen(runner.qemu_command(run_args, tmp), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         env = dict(os.environ, PT_ELF=elf, PT_PORT=port, PT_COND=CONDS[model], PT_OUT=out)
         try:
             subprocess.run(["gdb", "-batch", "-x", script], env=env, timeout=600,

@@ -23,16 +23,20 @@
 
 static u8 *mem;
 static int failures, checks;
+static const char *running;	/* the check main() is running (RUN below) */
 
+/* A failure names the check it came in (make mutate's acpi: specs name checks), then the
+ * function that found it, which may be a helper. */
 #define EXPECT(cond)                                                                 \
 	do {                                                                         \
 		checks++;                                                            \
 		if (!(cond)) {                                                       \
 			failures++;                                                  \
-			fprintf(stderr, "%s:%d: %s: expected %s\n", __FILE__, __LINE__, \
-				__func__, #cond);                                    \
+			fprintf(stderr, "%s:%d: %s: expected %s (in %s)\n", __FILE__,   \
+				__LINE__, running, #cond, __func__);                 \
 		}                                                                    \
 	} while (0)
+#define RUN(check) (running = #check, check())
 
 /* The map callback: bounds-checked view of mem, NULL outside it (as a wild pointer would be). */
 static const void *map(void *ctx, u64 pa, u64 len)
@@ -834,35 +838,35 @@ static void acpi_parse_numa_fuzz(void)
 int main(void)
 {
 	mem = calloc(1, MEM_SIZE);
-	acpi_parse_madt_xsdt_four_cpus();
-	acpi_parse_madt_rsdt_v1();
-	acpi_parse_madt_skips_disabled();
-	acpi_parse_madt_x2apic_entries();
-	acpi_parse_madt_300_cpus_x2apic_above_254();
-	acpi_parse_madt_caps_at_max_cpus();
-	acpi_parse_madt_caps_at_callers_room();
-	acpi_parse_madt_sparse_x2apic_ids();
-	acpi_parse_madt_nmi_entries();
-	acpi_parse_madt_lapic_override();
-	acpi_parse_madt_bad_checksums();
-	acpi_parse_madt_missing_tables();
-	acpi_parse_madt_wild_pointers();
-	acpi_parse_madt_finds_clocks();
-	acpi_parse_madt_x_pm_timer();
-	acpi_parse_madt_bad_clock_tables();
-	acpi_scan_rsdp_finds_bios_and_ebda();
-	acpi_parse_madt_fuzz();
-	acpi_parse_numa_qemu_two_nodes();
-	acpi_parse_numa_rsdt_v1();
-	acpi_parse_numa_missing_tables();
-	acpi_parse_srat_domains_renumbered();
-	acpi_parse_srat_disabled_and_hotpluggable();
-	acpi_parse_srat_overlapping_ranges();
-	acpi_parse_srat_cpu_in_two_nodes();
-	acpi_parse_srat_limits();
-	acpi_parse_srat_bad_entry_length();
-	acpi_parse_slit_rules();
-	acpi_parse_numa_fuzz();
+	RUN(acpi_parse_madt_xsdt_four_cpus);
+	RUN(acpi_parse_madt_rsdt_v1);
+	RUN(acpi_parse_madt_skips_disabled);
+	RUN(acpi_parse_madt_x2apic_entries);
+	RUN(acpi_parse_madt_300_cpus_x2apic_above_254);
+	RUN(acpi_parse_madt_caps_at_max_cpus);
+	RUN(acpi_parse_madt_caps_at_callers_room);
+	RUN(acpi_parse_madt_sparse_x2apic_ids);
+	RUN(acpi_parse_madt_nmi_entries);
+	RUN(acpi_parse_madt_lapic_override);
+	RUN(acpi_parse_madt_bad_checksums);
+	RUN(acpi_parse_madt_missing_tables);
+	RUN(acpi_parse_madt_wild_pointers);
+	RUN(acpi_parse_madt_finds_clocks);
+	RUN(acpi_parse_madt_x_pm_timer);
+	RUN(acpi_parse_madt_bad_clock_tables);
+	RUN(acpi_scan_rsdp_finds_bios_and_ebda);
+	RUN(acpi_parse_madt_fuzz);
+	RUN(acpi_parse_numa_qemu_two_nodes);
+	RUN(acpi_parse_numa_rsdt_v1);
+	RUN(acpi_parse_numa_missing_tables);
+	RUN(acpi_parse_srat_domains_renumbered);
+	RUN(acpi_parse_srat_disabled_and_hotpluggable);
+	RUN(acpi_parse_srat_overlapping_ranges);
+	RUN(acpi_parse_srat_cpu_in_two_nodes);
+	RUN(acpi_parse_srat_limits);
+	RUN(acpi_parse_srat_bad_entry_length);
+	RUN(acpi_parse_slit_rules);
+	RUN(acpi_parse_numa_fuzz);
 	free(mem);
 	printf("acpi_test: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;

@@ -464,6 +464,172 @@ static void deferred_init_races_allocations(struct ktest *t)
 		KT_SKIP(t, "no race: no zone grew while a worker held an unwritten chunk");
 }
 
+/* ---- over a previous boot's memory map ---- */
+
+#define PREV_BASE (16 * MiB)
+#define PREV_SIZE (64 * MiB)		/* DMA32's first 16 chunks */
+#define PREV_START_PFN (PREV_BASE >> PAGE_SHIFT)
+#define PREV_PAGES (PREV_SIZE >> PAGE_SHIFT)
+
+/* A node over [PREV_BASE, + PREV_SIZE): built at once or deferred, with this boot's
+ * reservations (deferred_reserve_this_boot()) or, for the previous boot, without. */
+static struct pglist_data *prev_node_create(bool deferred, bool this_boot, unsigned int nr_cpus)
+{
+	struct test_node *tn = calloc(1, sizeof(*tn));
+
+	memblock_init(&tn->mb, host_boot_map_limit);
+	memblock_add(&tn->mb, PREV_BASE, PREV_SIZE);
+	if (this_boot)	/* not in the first chunk, which is initialised before any test code */
+		deferred_reserve_this_boot(&tn->mb, PREV_BASE + 4 * MiB, PREV_SIZE - 4 * MiB);
+	if ((deferred ? pgdat_init_deferred : pgdat_init)(&tn->pgdat, &tn->mb, "test", nr_cpus,
+							   pcp_lock_default)) {
+		free(tn);
+		return NULL;
+	}
+	return &tn->pgdat;
+}
+
+/*
+ * This boot's node, deferred, its unwritten struct pages holding the previous boot's
+ * memory map (deferred_previous_boot() over the same RAM, then a warm reset: old keeps it,
+ * by pfn); NULL if a node could not be built. *heads: the stale free heads written.
+ */
+static struct pglist_data *node_after_warm_reset(struct ktest *t, struct page *old,
+						 unsigned long *heads)
+{
+	struct page **held = calloc(PREV_PAGES, sizeof(*held));
+	struct pglist_data *pgdat = prev_node_create(false, false, 1);
+	int prev_nid;
+
+	if (!pgdat) {
+		free(held);
+		return NULL;
+	}
+	prev_nid = pgdat->nid;
+	deferred_previous_boot(t, pgdat, held, PREV_PAGES);
+	deferred_save_memmap(pgdat, old, PREV_START_PFN, PREV_PAGES);
+	test_node_destroy(pgdat);	/* its blocks in use stay so in the copy */
+	free(held);
+	pgdat = prev_node_create(true, true, NR_WORKERS);
+	if (!pgdat)
+		return NULL;
+	KT_EXPECT_EQ(t, pgdat->nid, prev_nid);	/* the same machine: the same node */
+	*heads = deferred_scribble_previous_boot(pgdat, old, PREV_START_PFN, PREV_PAGES);
+	return pgdat;
+}
+
+/*
+ * After a warm reset or kexec the RAM under the memory map still holds the previous boot's
+ * (free heads with PG_buddy and their order, allocated blocks, tails), and this boot
+ * reserves pages the previous one had free, cutting chunks into several free ranges. The
+ * deferred init, finished by 4 threads, must read none of it: the same free blocks per
+ * order and the same free pages as the node built at once (a merge with a stale head would
+ * make a bigger block, or count one twice), mm_verify clean, no reserved page inside a free
+ * block, every struct page written.
+ */
+static void deferred_init_memmap_over_previous_boot(struct ktest *t)
+{
+	struct zone_snapshot eager[MAX_NR_ZONES], deferred[MAX_NR_ZONES];
+	struct page *old = calloc(PREV_PAGES, sizeof(*old));
+	struct pglist_data *pgdat = prev_node_create(false, true, NR_WORKERS);
+	unsigned long heads = 0, total;
+
+	KT_ASSERT_TRUE(t, pgdat);
+	snapshot(pgdat, eager);
+	total = node_free_pages(pgdat);
+	test_node_destroy(pgdat);
+	pgdat = node_after_warm_reset(t, old, &heads);
+	KT_ASSERT_TRUE(t, pgdat);
+	KT_EXPECT_TRUE(t, heads > 100);		/* the previous boot left free blocks there */
+	finish_on_threads(pgdat);
+	snapshot(pgdat, deferred);
+	ktest_printf(t, "%lu stale free heads in the unwritten memory map; %lu pages free, "
+		     "%lu built at once", heads, node_free_pages(pgdat), total);
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		KT_EXPECT_EQ(t, deferred[z].free, eager[z].free);
+		for (unsigned int o = 0; o <= MAX_ORDER; o++)
+			KT_EXPECT_EQ(t, deferred[z].nr_free[o], eager[z].nr_free[o]);
+	}
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), total);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, deferred_count_reserved_in_free(pgdat), 0);
+	KT_EXPECT_EQ(t, deferred_count_unwritten(pgdat), 0);
+	test_node_destroy(pgdat);
+	free(old);
+}
+
+/* ---- pageblock steals while the init runs ---- */
+
+static struct steal_run {
+	struct pglist_data *pgdat;
+	spinlock_t lock;		/* one stealer at a time: it protects the rest */
+	struct deferred_steals s;
+	struct page **held;
+	unsigned long n;
+} steal_run;
+
+/* The tick on the worker threads: an interrupt that takes every free block with UNMOVABLE
+ * allocations while a chunk is being written. */
+static void steal_tick(void)
+{
+	struct steal_run *r = &steal_run;
+	unsigned long flags = spin_lock_irqsave(&r->lock);
+
+	deferred_steal_all(r->pgdat, &r->s, true, r->held, &r->n, PREV_PAGES);
+	spin_unlock_irqrestore(&r->lock, flags);
+}
+
+/*
+ * UNMOVABLE allocations in interrupts (a tick on the 4 worker threads wherever one turns
+ * interrupts on, while a chunk is being written) take every block the deferred init has
+ * handed over, so each must fall back to MOVABLE and steal a pageblock just handed over,
+ * beside a chunk still being written: whole, or by walking it (move_freepages_block()). The
+ * window (a chunk claimed and not finished before and after the steal) must have been hit.
+ * The node is the one after a warm reset above (stale memory map, chunks cut by
+ * reservations). No steal may reach a struct page not yet written (none of its pageblock
+ * still stale), and afterwards, everything freed: the free pages are the node's total,
+ * mm_verify is clean, no reserved page is free, every struct page is written, no bad page.
+ */
+static void deferred_init_memmap_races_pageblock_steals(struct ktest *t)
+{
+	struct page *old = calloc(PREV_PAGES, sizeof(*old));
+	struct steal_run *r = &steal_run;
+	unsigned long heads = 0, total, early;
+	struct pglist_data *pgdat = node_after_warm_reset(t, old, &heads);
+
+	KT_ASSERT_TRUE(t, pgdat);
+	total = node_free_pages(pgdat) + node_deferred_pages(pgdat);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_pcp_disable(&pgdat->node_zones[z]);
+	deferred_no_watermarks(pgdat);
+	*r = (struct steal_run){ .pgdat = pgdat, .held = calloc(PREV_PAGES, sizeof(*r->held)) };
+	spin_lock_init(&r->lock, "steal_run", SPIN_IRQSAFE);
+	deferred_steal_all(pgdat, &r->s, false, r->held, &r->n, PREV_PAGES);	/* the early chunks */
+	early = r->s.steals;
+	host_set_tick(steal_tick, 1);
+	finish_on_threads(pgdat);
+	host_set_tick(NULL, 0);
+	ktest_printf(t, "%lu UNMOVABLE allocations, %lu stole a pageblock (%lu before the "
+		     "workers, %lu walking it), %lu of them while a chunk was being written; %lu "
+		     "stole a pageblock with a struct page not written yet", r->s.allocs,
+		     r->s.steals, early, r->s.walks, r->s.in_window, r->s.stale);
+	KT_EXPECT_TRUE(t, r->s.in_window > 0);
+	KT_EXPECT_EQ(t, r->s.stale, 0);
+	for (unsigned long i = 0; i < r->n; i++)
+		__free_pages(r->held[i], r->held[i]->order);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_pcp_enable(&pgdat->node_zones[z]);
+	drain_all_pages_machine(pgdat->machine);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), total);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	KT_EXPECT_EQ(t, deferred_count_reserved_in_free(pgdat), 0);
+	KT_EXPECT_EQ(t, deferred_count_unwritten(pgdat), 0);
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 0);
+	test_node_destroy(pgdat);
+	free(r->held);
+	free(old);
+}
+
 static const struct ktest_case deferred_cases[] = {
 	KTEST_CASE_CONCURRENT(deferred_init_matches_eager_build),
 	KTEST_CASE_CONCURRENT(deferred_init_memmap_threads_rounds),
@@ -472,5 +638,7 @@ static const struct ktest_case deferred_cases[] = {
 	KTEST_CASE(deferred_grow_zone_grows_the_zone_asked_for),
 	KTEST_CASE_CONCURRENT(deferred_init_numa_interleaved_nodes),
 	KTEST_CASE_CONCURRENT(deferred_init_races_allocations),
+	KTEST_CASE_CONCURRENT(deferred_init_memmap_over_previous_boot),
+	KTEST_CASE_CONCURRENT(deferred_init_memmap_races_pageblock_steals),
 };
 KTEST_SUITE(host_deferred, deferred_cases);

@@ -3,6 +3,7 @@
  * interval, space and times, the seed, interrupt-context filtering, and pthread "CPUs"
  * allocating, faulting and pinning with 10% of allocations failed, losing nothing.
  */
+#include <setjmp.h>
 #include <string.h>
 #include "tests/host/harness.h"
 #include "tests/kernel/churn.h"
@@ -292,6 +293,137 @@ static void fail_host_mm_create_nothing_lost(struct ktest *t)
 	test_node_destroy(pgdat);
 }
 
+struct limit_arg {
+	struct pglist_data *pgdat;
+	unsigned int calls;
+	unsigned int *inside;		/* CPUs inside alloc_pages_node() now (atomic) */
+	bool in_call;			/* this CPU is inside one of its own calls */
+	unsigned long failed, ok, overlapped;	/* the CPU's calls and its interrupts' */
+	unsigned long nested;		/* interrupts that allocated inside one of its calls */
+};
+
+static struct limit_arg *limit_args;	/* [FAIL_CPUS], while limit_check() runs */
+
+/* A tick on any CPU: one GFP_ATOMIC page, as an interrupt handler may take in the middle of
+ * its CPU's own allocation (between reading times or space and taking one). */
+static void limit_tick(void)
+{
+	struct limit_arg *a = &limit_args[arch_cpu_id()];
+	struct page *page = alloc_pages_node(a->pgdat, GFP_ATOMIC | __GFP_NOWARN, 0);
+
+	a->nested += a->in_call;
+	a->failed += !page;
+	a->ok += !!page;
+	if (page)
+		__free_pages(page, 0);
+}
+
+/* `calls` order-0 allocations, each freed at once; counts NULLs, and calls that began while
+ * another CPU was inside one. */
+static void *limit_cpu(void *p)
+{
+	struct limit_arg *a = p;
+
+	for (unsigned int i = 0; i < a->calls; i++) {
+		struct page *page;
+
+		a->overlapped += __atomic_add_fetch(a->inside, 1, __ATOMIC_RELAXED) > 1;
+		a->in_call = true;
+		page = alloc_pages_node(a->pgdat, GFP_KERNEL | __GFP_NOWARN, 0);
+		a->in_call = false;
+		__atomic_fetch_sub(a->inside, 1, __ATOMIC_RELAXED);
+		a->failed += !page;
+		a->ok += !!page;
+		if (page)
+			__free_pages(page, 0);
+	}
+	return NULL;
+}
+
+/*
+ * Four CPUs making `calls` order-0 allocations each at once under setting a, with a tick
+ * that allocates at every 5th interrupts-on point of each: exactly `limit` allocations of all
+ * of them fail (times) or go through (space), mm_verify is clean. Race windows: calls begun
+ * while another CPU was inside one, and interrupts that allocated inside their CPU's call.
+ */
+static void limit_check(struct ktest *t, const struct fault_attr *a, unsigned int calls,
+			bool times, unsigned long limit)
+{
+	struct pglist_data *pgdat = fail_node();
+	struct limit_arg args[FAIL_CPUS];
+	unsigned long failed = 0, ok = 0, overlapped = 0, nested = 0;
+	unsigned int inside = 0;
+
+	KT_ASSERT_TRUE(t, pgdat);
+	for (unsigned int i = 0; i < FAIL_CPUS; i++)
+		args[i] = (struct limit_arg){ .pgdat = pgdat, .calls = calls, .inside = &inside };
+	limit_args = args;
+	fail_page_alloc_configure(a);
+	host_set_tick(limit_tick, 5);
+	run_on_cpus(FAIL_CPUS, limit_cpu, args, sizeof(args[0]));
+	host_set_tick(NULL, 0);
+	fail_page_alloc_configure(NULL);
+	for (unsigned int i = 0; i < FAIL_CPUS; i++) {
+		failed += args[i].failed;
+		ok += args[i].ok;
+		overlapped += args[i].overlapped;
+		nested += args[i].nested;
+	}
+	printk("%lu failed, %lu went through; %lu calls overlapped another CPU's, %lu interrupts "
+	       "allocated inside their CPU's call\n", failed, ok, overlapped, nested);
+	KT_EXPECT_EQ(t, times ? failed : ok, limit);
+	KT_EXPECT_GE(t, failed + ok, FAIL_CPUS * calls);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+	if (!overlapped || !nested)
+		KT_SKIP(t, "no race: no two allocations overlapped, or no interrupt came inside one");
+}
+
+/* times is shared by every CPU (and interrupt) and never overrun: at 100% with times 2000,
+ * exactly 2000 allocations fail. */
+static void fail_host_times_exact_on_all_cpus(struct ktest *t)
+{
+	struct fault_attr a = { .interval = 1, .probability = 100, .times = 2000, .seed = 5 };
+
+	if (host_pct_on())
+		a.times = 100;
+	limit_check(t, &a, host_pct_on() ? 60 : 1500, true, (unsigned long)a.times);
+}
+
+/* space is shared too: with space 2001 exactly the first 2000 order-0 allocations go through,
+ * every later one fails (100%). */
+static void fail_host_space_exact_on_all_cpus(struct ktest *t)
+{
+	struct fault_attr a = { .interval = 1, .probability = 100, .space = 2001, .times = -1,
+				.seed = 6 };
+
+	if (host_pct_on())
+		a.space = 101;
+	limit_check(t, &a, host_pct_on() ? 60 : 1500, false, (unsigned long)a.space - 1);
+}
+
+/* fail_page_alloc_resume() without a pause to undo is a bug (pauses nest): it panics. */
+static void fail_host_resume_without_pause_panics(struct ktest *t)
+{
+	jmp_buf jb;
+	volatile bool panicked = false;
+
+	fail_page_alloc_pause();
+	fail_page_alloc_resume();
+	if (!setjmp(jb)) {
+		host_panic_jmp = &jb;
+		fail_page_alloc_resume();
+	} else {
+		panicked = true;
+		fail_page_alloc_pause();	/* the panic left the count at -1: back to 0 */
+	}
+	host_panic_jmp = NULL;
+	if (!panicked)
+		fail_page_alloc_pause();
+	KT_EXPECT_TRUE(t, panicked);
+	KT_EXPECT_TRUE(t, strstr(host_panic_msg, "old <= 0") != NULL);
+}
+
 static const struct ktest_case fail_page_alloc_cases[] = {
 	KTEST_CASE(fail_host_parse_boot_syntax),
 	KTEST_CASE(fail_host_space_interval_times),
@@ -299,6 +431,9 @@ static const struct ktest_case fail_page_alloc_cases[] = {
 	KTEST_CASE_CONCURRENT(fail_host_irq_only),
 	KTEST_CASE_CONCURRENT(fail_host_concurrent_nothing_lost),
 	KTEST_CASE(fail_host_mm_create_nothing_lost),
+	KTEST_CASE_CONCURRENT(fail_host_times_exact_on_all_cpus),
+	KTEST_CASE_CONCURRENT(fail_host_space_exact_on_all_cpus),
+	KTEST_CASE(fail_host_resume_without_pause_panics),
 };
 /* Fault injection is a debug build's (CONFIG_FAIL_PAGE_ALLOC follows CONFIG_DEBUG_VM). */
 static int fail_page_alloc_suite_init(struct ktest *t)

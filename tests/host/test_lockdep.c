@@ -195,11 +195,57 @@ static void lockdep_host_atomic_alloc_in_irq_under_pressure(struct ktest *t)
 	test_node_destroy(pgdat);
 }
 
+#define FIRST_USE_CPUS 8
+static spinlock_t first_use[FIRST_USE_CPUS] = {
+	SPINLOCK_INIT("first_use0"), SPINLOCK_INIT("first_use1"), SPINLOCK_INIT("first_use2"),
+	SPINLOCK_INIT("first_use3"), SPINLOCK_INIT("first_use4"), SPINLOCK_INIT("first_use5"),
+	SPINLOCK_INIT("first_use6"), SPINLOCK_INIT("first_use7"),
+};
+static int first_use_ready;
+
+/* Each CPU takes its own statically initialised lock for the first time, all at once. */
+static void *first_use_cpu(void *arg)
+{
+	spinlock_t *l = &first_use[arch_cpu_id()];
+
+	__atomic_fetch_add(&first_use_ready, 1, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&first_use_ready, __ATOMIC_RELAXED) < FIRST_USE_CPUS)
+		arch_cpu_relax();
+	spin_lock(l);
+	spin_unlock(l);
+	return NULL;
+}
+
+/*
+ * A static lock gets its class at first use, under the validator's graph lock: 8 CPUs using
+ * 8 new locks at once get 8 distinct classes (TSan checks the table is not raced on). Window:
+ * the classes were new in this run (a second run in one process finds them known).
+ */
+static void lockdep_host_first_use_on_every_cpu_at_once(struct ktest *t)
+{
+	bool fresh = !first_use[0].dep_class;
+	unsigned int distinct = 0;
+
+	first_use_ready = 0;
+	run_on_cpus(FIRST_USE_CPUS, first_use_cpu, NULL, 0);
+	for (unsigned int i = 0; i < FIRST_USE_CPUS; i++) {
+		bool unique = first_use[i].dep_class != 0;
+
+		for (unsigned int j = 0; j < i; j++)
+			unique &= first_use[j].dep_class != first_use[i].dep_class;
+		distinct += unique;
+	}
+	KT_EXPECT_EQ(t, distinct, FIRST_USE_CPUS);
+	if (!fresh)
+		KT_SKIP(t, "no race: the classes were registered by an earlier run");
+}
+
 static const struct ktest_case lockdep_cases[] = {
 	KTEST_CASE_CONCURRENT(lockdep_host_order_inversion_reported),
 	KTEST_CASE_CONCURRENT(lockdep_host_irq_unsafe_use_reported),
 	KTEST_CASE(lockdep_host_uninitialised_lock_reported),
 	KTEST_CASE_CONCURRENT(lockdep_host_atomic_alloc_in_irq_under_pressure),
+	KTEST_CASE_CONCURRENT(lockdep_host_first_use_on_every_cpu_at_once),
 };
 /* The validator is a debug build's (CONFIG_LOCKDEP follows CONFIG_DEBUG_VM). */
 static int lockdep_suite_init(struct ktest *t)

@@ -1,4 +1,5 @@
 /* Host tests of mm/memblock.c: building RAM tables from bad memory maps, and allocating. */
+#include <string.h>
 #include "tests/host/harness.h"
 
 static void expect_regions(struct ktest *t, const struct memblock_type *type,
@@ -131,6 +132,31 @@ static void memblock_alloc_top_down_below_limit(struct ktest *t)
 }
 
 /*
+ * memblock_alloc() zeroes what it returns whatever was there (a warm reset leaves the last
+ * boot's data in RAM); memblock_alloc_raw(), for memory the caller writes whole, does not.
+ * The 1 MiB at 30M, then the page below the 32M limit, both filled with 0xdb first.
+ */
+static void memblock_alloc_zeroes_old_contents(struct ktest *t)
+{
+	struct memblock mb;
+	u64 a, b;
+	unsigned long nonzero = 0;
+
+	memblock_init(&mb, 32 * MiB);
+	memblock_add(&mb, 1 * MiB, 63 * MiB);
+	memset(arch_phys_to_virt(30 * MiB), 0xdb, MiB);
+	memset(arch_phys_to_virt(32 * MiB - 4096), 0xdb, 4096);
+	a = memblock_alloc(&mb, 1 * MiB, 2 * MiB);
+	b = memblock_alloc_raw(&mb, 4096, 4096);
+	KT_ASSERT_EQ(t, a, 30 * MiB);
+	KT_ASSERT_EQ(t, b, 32 * MiB - 4096);
+	for (u64 off = 0; off < MiB; off++)
+		nonzero += ((u8 *)arch_phys_to_virt(a))[off] != 0;
+	KT_EXPECT_EQ(t, nonzero, 0ul);
+	KT_EXPECT_EQ(t, *(u8 *)arch_phys_to_virt(b), 0xdb);
+}
+
+/*
  * After memblock_set_bottom_up(16M): memory [1M, 20M) and [24M, 64M), 17M-18M reserved,
  * limit 32M. A 1 MiB block comes from 16M (the lowest fit above the floor), the next from
  * 18M (over the reservation); 2 MiB no longer fits in [19M, 20M) and comes from 24M; raw
@@ -174,6 +200,7 @@ static const struct ktest_case memblock_cases[] = {
 	KTEST_CASE(memblock_add_mmap_wrapping_entry),
 	KTEST_CASE(memblock_next_free_skips_reserved),
 	KTEST_CASE(memblock_alloc_top_down_below_limit),
+	KTEST_CASE(memblock_alloc_zeroes_old_contents),
 	KTEST_CASE(memblock_alloc_bottom_up_from_floor),
 	KTEST_CASE(memblock_add_table_full),
 };

@@ -153,6 +153,30 @@ static void numa_zonelist_follows_own_row(struct ktest *t)
 }
 
 /*
+ * Ties: node 0 sees nodes 1, 2 and 3 all at 20, node 3 sees 2 and 1 at 30 and node 0 at 20.
+ * Between nodes at one distance the lower node number comes first: expect 0 1 2 3 and
+ * 3 0 1 2.
+ */
+static void numa_zonelist_tie_lower_node_first(struct ktest *t)
+{
+	static const u8 dist[MAX_NUMA_NODES][MAX_NUMA_NODES] = {
+		{ 10, 20, 20, 20 }, { 20, 10, 20, 20 }, { 20, 20, 10, 30 }, { 20, 30, 30, 10 } };
+	static const unsigned int size[4] = { 32, 32, 32, 32 };
+	static struct test_machine tm;
+	struct mm_machine *m = machine_create(&tm, 4, size, dist, NULL);
+	int order[MAX_NUMA_NODES];
+
+	KT_ASSERT_TRUE(t, m);
+	KT_ASSERT_TRUE(t, zonelist_nodes(m->node[0], order) == 4);
+	for (int i = 0; i < 4; i++)
+		KT_EXPECT_EQ(t, order[i], i);
+	KT_ASSERT_TRUE(t, zonelist_nodes(m->node[3], order) == 4);
+	for (int i = 0; i < 4; i++)
+		KT_EXPECT_EQ(t, order[i], (3 + i) % 4);
+	mm_machine_destroy(m);
+}
+
+/*
  * A node boundary inside a 128 MiB section: node 1's first 16 MiB share a section with
  * node 0's memory, so they join node 0 (a section's memory map and RAM belong to one
  * node), with a message; then no buddy block crosses a node and exhaustion counts match.
@@ -187,6 +211,7 @@ static void numa_section_holds_one_node(struct ktest *t)
 struct remote_race {
 	struct mm_machine *m;
 	unsigned int ops;
+	int draining;			/* the drainer has begun (atomic): churners wait for it */
 	int churning;			/* churner threads still running (atomic) */
 	u64 moved;			/* pages found on another node than they came from */
 	u64 drains_with_pages;		/* drains that found remote pages on some list (atomic) */
@@ -210,6 +235,7 @@ static void *remote_race_cpu(void *p)
 	u64 seed = 0x9e3779b97f4a7c15ull * (cpu + 1);
 
 	if (cpu == 1) {
+		smp_store_release(&r->draining, 1);
 		while (smp_load_acquire(&r->churning)) {
 			unsigned long before = 0;
 
@@ -221,6 +247,8 @@ static void *remote_race_cpu(void *p)
 		}
 		return NULL;
 	}
+	while (!smp_load_acquire(&r->draining))	/* a drainer started late would drain nothing */
+		arch_cpu_relax();
 	for (unsigned int i = 0; i < r->ops || n; i++) {
 		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
 		if (i < r->ops && n < 16 && (n == 0 || (seed & 1))) {
@@ -436,6 +464,7 @@ static const struct ktest_case numa_cases[] = {
 	KTEST_CASE(memblock_set_node_splits_and_merges),
 	KTEST_CASE(memblock_alloc_node_prefers_node),
 	KTEST_CASE(numa_zonelist_follows_own_row),
+	KTEST_CASE(numa_zonelist_tie_lower_node_first),
 	KTEST_CASE(numa_section_holds_one_node),
 	KTEST_CASE(numa_exhaustion_counts_miss_and_foreign),
 	KTEST_CASE(numa_zone_drain_reaches_other_node_cpu),

@@ -1,7 +1,8 @@
 /*
  * Boot tests: the foundation every other suite stands on. Every CPU QEMU was given is online,
- * with a unique APIC ID and its own per-CPU area; each one runs a function sent by IPI and
- * takes timer interrupts. (A CPU exception inside a test is covered by the ktest suite.)
+ * with a unique APIC ID and its own per-CPU area, stack and tables (and a CPU with no index of
+ * its own touches none); each one runs a function sent by IPI and takes timer interrupts.
+ * (A CPU exception inside a test is covered by the ktest suite.)
  * The runner passes `expect_cpus=N` with N = QEMU's -smp.
  */
 #include "tests/ktest/ktest.h"
@@ -78,6 +79,68 @@ static void boot_percpu_areas_distinct(struct ktest *t)
 	}
 }
 
+static int own_state[MAX_CPUS];
+static u32 why_taken;
+static char first_why[128];
+
+static void check_own_state(void *arg)
+{
+	char why[128];
+
+	own_state[arch_cpu_id()] = arch_cpu_check_own_state(why, sizeof(why));
+	if (own_state[arch_cpu_id()] && !__atomic_exchange_n(&why_taken, 1, __ATOMIC_ACQ_REL))
+		memcpy(first_why, why, sizeof(why));
+}
+
+/*
+ * Each CPU runs on what belongs to its own index, as its hardware says: the APIC id its local
+ * APIC reports is the one listed for the index, and its GS base, descriptor tables and stack
+ * pointer are the index's (arch_cpu_check_own_state). A CPU that took another's index (an APIC
+ * id misread at start-up) fails here even if it came online.
+ */
+static void boot_cpus_run_on_their_own_state(struct ktest *t)
+{
+	memset(own_state, 0xff, sizeof(own_state));
+	WRITE_ONCE(why_taken, 0);
+	smp_run_on_all(check_own_state, NULL);
+	for_each_online_cpu(c)
+		if (own_state[c])
+			KT_FAIL(t, "cpu%u is not running on its own state", c);
+	if (READ_ONCE(why_taken))
+		ktest_printf(t, "first: %s", first_why);
+}
+
+#define SLOT_PATTERN 0x5107deadbeef0000ull
+#define SLOT_WORDS 64
+
+/*
+ * A CPU that starts with no PENDING slot for its APIC id halts in the trampoline and touches
+ * nothing of the slot: here a CPU the BSP gave up on (smp.test_no_sipi=N) is started again
+ * (arch_smp_start_again). The top of its stack, where it would push its first frame, is
+ * filled with a pattern first, and must still hold it; the CPU stays offline.
+ */
+static void boot_abandoned_cpu_started_again_touches_nothing(struct ktest *t)
+{
+	unsigned int cpu = 0;
+	u64 *top;
+
+	for (unsigned int c = 1; c < nr_cpus && !cpu; c++)
+		if (!cpu_online(c))
+			cpu = c;
+	if (!cpu)
+		KT_SKIP(t, "every CPU is online (smp.test_no_sipi=N leaves one to start again)");
+	top = (u64 *)cpu_ptr(cpu)->stack_top - SLOT_WORDS;
+	for (unsigned int i = 0; i < SLOT_WORDS; i++)
+		WRITE_ONCE(top[i], SLOT_PATTERN + i);
+	KT_EXPECT_EQ(t, arch_smp_start_again(cpu), 0);
+	mdelay(10);
+	for (unsigned int i = 0; i < SLOT_WORDS; i++)
+		if (READ_ONCE(top[i]) != SLOT_PATTERN + i)
+			KT_FAIL(t, "cpu%u's stack word %u below the top was written: 0x%llx", cpu,
+				SLOT_WORDS - i, (unsigned long long)READ_ONCE(top[i]));
+	KT_EXPECT_EQ(t, cpu_online(cpu), false);
+}
+
 static void count_hit(void *arg)
 {
 	hits[arch_cpu_id()]++;
@@ -146,6 +209,8 @@ static const struct ktest_case boot_cases[] = {
 	KTEST_CASE(boot_cpus_online_equals_smp),
 	KTEST_CASE(boot_apic_ids_unique),
 	KTEST_CASE(boot_percpu_areas_distinct),
+	KTEST_CASE(boot_cpus_run_on_their_own_state),
+	KTEST_CASE(boot_abandoned_cpu_started_again_touches_nothing),
 	KTEST_CASE(boot_ipi_call_reaches_every_cpu),
 	KTEST_CASE(boot_ipi_call_single_runs_on_target),
 	KTEST_CASE(boot_timer_ticks_on_every_cpu),

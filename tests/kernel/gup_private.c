@@ -70,6 +70,7 @@ static void *hook_ctx;
 static void gup_private_exit(struct ktest *t)
 {
 	smp_store_release(&gup_fast_race_hook, NULL);	/* a race case ended early */
+	smp_store_release(&fault_race_hook, NULL);
 	WRITE_ONCE(hook_ctx, NULL);
 	if (t->priv) {
 		mm_destroy(t->priv);
@@ -367,18 +368,25 @@ static void gup_unmap_vs_fast_walk(struct ktest *t)
 			(unsigned long long)c.pinned, (unsigned long long)c.in_unmap);
 }
 
-/* ---- a walker stopped at a race point while another CPU unmaps (gup_fast_race_hook) ---- */
+/* ---- a walker stopped at a race point while another CPU unmaps or migrates the page ---- */
+
+/* What the other CPU does to the page the walker is taking. */
+enum walk_race_act {
+	WALK_RACE_UNMAP,	/* mm_munmap() of its 2 MiB: the entry and its table go */
+	WALK_RACE_MIGRATE,	/* a FOLL_LONGTERM pin: the MOVABLE page moves to a copy */
+};
 
 struct walk_race {
 	struct mm_struct *mm;
 	enum gup_race_point point;
-	unsigned int unmapper;		/* the CPU that unmaps; CPU 0 walks */
-	pte_t *slot, mapped;		/* BASE's pte and its value before the unmap */
-	int go, hooked, unmap_done;	/* atomic */
-	bool cleared_in_window;		/* the unmap cleared the entry while the walker waited */
-	bool unmap_done_in_window;	/* ... and even returned, before the walk was over */
-	long got;
-	struct page *page;
+	enum walk_race_act act;
+	unsigned int actor;		/* the CPU that unmaps or migrates; CPU 0 walks */
+	pte_t *slot, mapped;		/* BASE's pte and its value before */
+	int go, hooked, done;		/* atomic; done: the actor's call has returned */
+	bool changed_in_window;		/* the entry changed while the walker waited */
+	bool done_in_window;		/* ... and the actor even returned, before the walk was over */
+	long got, longterm_got;
+	struct page *page, *longterm;
 };
 
 /* A wait of at most us microseconds: each call is one look; a deterministic run
@@ -392,8 +400,8 @@ static bool wait_more(u64 *end, unsigned int us)
 	return arch_cycles() < *end;
 }
 
-/* On the walker, at the race point (interrupts off): start the unmap, wait until it has
- * cleared the entry (5 s at most), then up to 200 ms more to see whether it can finish. */
+/* On the walker, at the race point (interrupts off): let the actor go, wait until it has
+ * changed the entry (5 s at most), then up to 200 ms more to see whether it can finish. */
 static void walk_race_hook(enum gup_race_point point, struct mm_struct *mm, u64 addr)
 {
 	struct walk_race *w = READ_ONCE(hook_ctx);
@@ -405,11 +413,11 @@ static void walk_race_hook(enum gup_race_point point, struct mm_struct *mm, u64 
 	smp_store_release(&w->go, 1);
 	while (ptep_get(w->slot) == w->mapped && wait_more(&end, 5000000))
 		arch_cpu_relax();
-	w->cleared_in_window = ptep_get(w->slot) != w->mapped;
+	w->changed_in_window = ptep_get(w->slot) != w->mapped;
 	end = 0;
-	while (!smp_load_acquire(&w->unmap_done) && wait_more(&end, 200000))
+	while (!smp_load_acquire(&w->done) && wait_more(&end, 200000))
 		arch_cpu_relax();
-	w->unmap_done_in_window = smp_load_acquire(&w->unmap_done);
+	w->done_in_window = smp_load_acquire(&w->done);
 }
 
 static void walk_race_cpu(void *arg)
@@ -419,24 +427,40 @@ static void walk_race_cpu(void *arg)
 	if (arch_cpu_id() == 0) {
 		w->got = pin_user_pages_fast(w->mm, BASE, 1, FOLL_FAST_ONLY, &w->page);
 		smp_store_release(&w->go, 1);	/* if the hook never ran */
-	} else if (arch_cpu_id() == w->unmapper) {
+	} else if (arch_cpu_id() == w->actor) {
 		while (!smp_load_acquire(&w->go))
 			arch_cpu_relax();
-		mm_munmap(w->mm, BASE, 2ull << 20);	/* the page table goes too */
-		smp_store_release(&w->unmap_done, 1);
+		if (w->act == WALK_RACE_UNMAP)
+			mm_munmap(w->mm, BASE, 2ull << 20);	/* the page table goes too */
+		else
+			w->longterm_got = pin_user_pages(w->mm, BASE, 1, FOLL_LONGTERM, &w->longterm);
+		smp_store_release(&w->done, 1);
 	}
 }
 
+/* A migration moved BASE's page, data and all, to an UNMOVABLE copy pinned long-term. */
+static void walk_race_check_migrated(struct ktest *t, struct walk_race *w, struct page *old)
+{
+	KT_EXPECT_EQ(t, w->longterm_got, 1);
+	if (w->longterm_got != 1)
+		return;
+	KT_EXPECT_TRUE(t, w->longterm != old && w->longterm->mt != MIGRATE_MOVABLE);
+	KT_EXPECT_EQ(t, ((u8 *)page_address(w->longterm))[100], 0x5a);
+	unpin_user_page(w->longterm);
+}
+
 /*
- * CPU 0 pins BASE with gup-fast and stops at `point`; another CPU unmaps. Whatever the
- * point, the unmap can clear the entry but cannot return before the walk is over (its
- * shootdown IPI waits for the walker's interrupts), no freed page table is read, and the
- * walk returns nothing: the entry was gone before the walk was done with it.
+ * CPU 0 pins BASE with gup-fast and stops at `point`; another CPU unmaps it, or migrates it
+ * for a long-term pin. Whatever the point, the actor can change the entry but cannot finish
+ * before the walk is over (its TLB shootdown IPI waits for the walker's interrupts), no freed
+ * page table is read, and the walk returns nothing: the entry was gone before the walk was
+ * done with it.
  */
-static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
+static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point, enum walk_race_act act)
 {
 	static struct walk_race w;
 	struct gup_totals a, b;
+	struct page *old;
 	int level;
 
 	KT_SKIP_UNLESS_DEBUG_VM(t, "no gup-fast race hook");
@@ -445,25 +469,31 @@ static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
 	memset(&w, 0, sizeof(w));
 	w.mm = new_mm(t, 1);
 	w.point = point;
-	w.unmapper = 1;
+	w.act = act;
+	w.actor = 1;
 	spin_lock(&w.mm->lock);
 	w.slot = __mm_find_leaf(w.mm, BASE, &level);
 	spin_unlock(&w.mm->lock);
 	KT_ASSERT_TRUE(t, w.slot && level == 1);
 	w.mapped = ptep_get(w.slot);
+	old = pfn_to_page(w.mm->node, pte_pfn(w.mapped));
+	memset(page_address(old), 0x5a, PAGE_SIZE);	/* what a migration must carry over */
 	gup_read_totals(&a);
 	run_hooked(walk_race_hook, walk_race_cpu, &w);
-	ktest_printf(t, "hook %s, entry %s, unmap (cpu%u) %s the walk; walk returned %ld, "
+	ktest_printf(t, "hook %s, entry %s, %s (cpu%u) %s the walk; walk returned %ld, "
 		     "poison reads %llu", w.hooked ? "ran" : "NOT RUN",
-		     w.cleared_in_window ? "cleared in the window" : "NOT CLEARED", w.unmapper,
-		     w.unmap_done_in_window ? "RETURNED DURING" : "waited for", w.got,
+		     w.changed_in_window ? "changed in the window" : "NOT CHANGED",
+		     act == WALK_RACE_UNMAP ? "unmap" : "long-term migration", w.actor,
+		     w.done_in_window ? "RETURNED DURING" : "waited for", w.got,
 		     (unsigned long long)MM_STAT(w.mm, poison_reads));
-	KT_EXPECT_TRUE(t, w.hooked && w.cleared_in_window);	/* the window was exercised */
-	KT_EXPECT_FALSE(t, w.unmap_done_in_window);
+	KT_EXPECT_TRUE(t, w.hooked && w.changed_in_window);	/* the window was exercised */
+	KT_EXPECT_FALSE(t, w.done_in_window);
 	KT_EXPECT_EQ(t, MM_STAT(w.mm, poison_reads), 0);
 	KT_EXPECT_LE(t, w.got, 0);
 	if (w.got > 0)
 		unpin_user_pages(&w.page, (unsigned long)w.got);
+	if (act == WALK_RACE_MIGRATE)
+		walk_race_check_migrated(t, &w, old);
 	gup_read_totals(&b);
 	KT_EXPECT_EQ(t, b.pins_acquired - b.pins_released, a.pins_acquired - a.pins_released);
 	put_mm(t, w.mm);
@@ -473,7 +503,7 @@ static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point)
  * unmap starts: the table must still be there (not freed, not poisoned) when it does. */
 static void gup_fast_unmap_while_walker_reads_table(struct ktest *t)
 {
-	gup_fast_walk_race(t, GUP_RACE_PTE_TABLE);
+	gup_fast_walk_race(t, GUP_RACE_PTE_TABLE, WALK_RACE_UNMAP);
 }
 
 /* The walker has read a pte and is about to grab its page when the unmap clears the entry:
@@ -481,7 +511,20 @@ static void gup_fast_unmap_while_walker_reads_table(struct ktest *t)
  * entry must make the walker let go of it. */
 static void gup_fast_unmap_while_walker_grabs_page(struct ktest *t)
 {
-	gup_fast_walk_race(t, GUP_RACE_GRAB);
+	gup_fast_walk_race(t, GUP_RACE_GRAB, WALK_RACE_UNMAP);
+}
+
+/*
+ * The walker has read a pte of a MOVABLE page and is about to grab it when a FOLL_LONGTERM
+ * pin on another CPU starts migrating that page: the migration entry goes in, but the copy
+ * must not be committed (nor the old page freed) until the walk is over, since until then
+ * the walker may still take the old page (the commit's "nobody else holds it" is only true
+ * once every walker that read the old entry is done: the shootdown). The walker then finds
+ * the entry changed and lets go; the long-term pin gets the copy, with the data.
+ */
+static void gup_fast_migration_while_walker_grabs_page(struct ktest *t)
+{
+	gup_fast_walk_race(t, GUP_RACE_GRAB, WALK_RACE_MIGRATE);
 }
 
 /* ---- munmap of an empty range while a fault installs in the same page table ---- */
@@ -560,11 +603,12 @@ static void table_race_cpu(void *arg)
 
 /*
  * CPU 0 unmaps its one-page VMA and faults it back in while CPU 1 unmaps an empty range of
- * the same page table: munmap must not free a table that a VMA still reaches, since the
- * lockless fault may be between its walk to the table and its install (and would install
- * into a freed table). Every fault keeps its page, nothing is read from a freed table, and
- * every page comes back. Skipped if no munmap began during a fault (CPUs that never ran at
- * once: on a loaded host two threads often share a core).
+ * the same page table: the fault may be between its walk to the table and its install, and
+ * the munmap must neither free that table under it (it waits for the fault's mmap_lock
+ * read; and a table a VMA still reaches is kept) nor lose its page. Every fault keeps its
+ * page, nothing is read from a freed table, and every page comes back. Skipped if no munmap
+ * began during a fault (CPUs that never ran at once: on a loaded host two threads often
+ * share a core).
  */
 static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
 {
@@ -583,6 +627,243 @@ static void gup_munmap_keeps_table_of_other_vma(struct ktest *t)
 	put_mm(t, r.mm);
 	if (!r.overlapped)	/* CPUs 0 and 1 never ran at once: nothing was tested */
 		KT_SKIP(t, "race window never opened: no munmap began during a fault");
+}
+
+/* ---- faults of a VMA that munmap removes meanwhile (mmap_lock) ---- */
+
+#define FM_ROUNDS 40
+#define FM_BLOCKS 8		/* 32 MiB: every faulter may hold a 2 MiB page at once, */
+#define FM_HUGE_FAULTERS 8	/* if there are at most 8 of them */
+#define FM_SMALL_PAGES 64	/* the 4 KiB VMA; a one-page neighbour keeps its page table */
+#define FM_NEIGHBOUR (BASE + (1ull << 20))
+
+struct fault_munmap_race {
+	struct mm_struct *mm;
+	bool huge;
+	int faulters;		/* the first `faulters` CPUs other than 0 to arrive fault */
+	int arrived;		/* CPUs other than 0 that arrived (atomic): a CPU's rank */
+	u64 len;		/* the VMA faulted and unmapped each round, at BASE */
+	long rss_after;		/* rss once it is gone: the neighbour's page, or 0 */
+	unsigned long free_base;	/* free pages with the VMA gone */
+	int round;		/* the round whose VMA is mapped; -1: no more */
+	int unmapping, unmapped;	/* the round whose munmap has begun, has returned */
+	int in_window;		/* faults between their page allocation and install now */
+	int holder;		/* the round whose window a fault holds open */
+	int done;		/* faulters that finished their rounds, summed (atomic) */
+	unsigned int rounds, bad_rounds;
+	u64 faults, efaults, enomem, errors;	/* the faulters' results (atomic) */
+	u64 in_munmap;		/* faults that were inside their install while munmap ran */
+	u64 returned_inside;	/* munmaps that returned while such a fault was inside */
+	long bad_rss;		/* the first bad round's */
+	long bad_mapped;
+	unsigned long bad_free, bad_verify;
+};
+
+/*
+ * fault_race_hook: a fault has found its VMA and allocated its page, and has not installed
+ * it. The first of each round holds its window open until a munmap of the VMA has begun,
+ * then up to 20 ms more to see whether that munmap can return before the install (it must
+ * not: it waits for our mmap_lock read). Counted: faults whose window a munmap overlapped.
+ */
+static void fault_window_hook(struct mm_struct *mm, u64 addr)
+{
+	struct fault_munmap_race *r = READ_ONCE(hook_ctx);
+	int round;
+	u64 end = 0;
+
+	if (!r || mm != r->mm)
+		return;
+	round = smp_load_acquire(&r->round);
+	__atomic_fetch_add(&r->in_window, 1, __ATOMIC_ACQ_REL);
+	if (__atomic_exchange_n(&r->holder, round, __ATOMIC_ACQ_REL) != round) {
+		while (smp_load_acquire(&r->unmapping) < round && wait_more(&end, 200000))
+			arch_cpu_relax();	/* takes the shootdown, if one comes */
+		end = 0;
+		while (smp_load_acquire(&r->unmapped) < round && wait_more(&end, 20000))
+			arch_cpu_relax();
+	}
+	if (smp_load_acquire(&r->unmapping) >= round)
+		__atomic_fetch_add(&r->in_munmap, 1, __ATOMIC_RELAXED);
+	if (smp_load_acquire(&r->unmapped) >= round)
+		__atomic_fetch_add(&r->returned_inside, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&r->in_window, 1, __ATOMIC_ACQ_REL);
+}
+
+/* One fault's result, counted. */
+static int fault_counted(struct fault_munmap_race *r, u64 addr)
+{
+	int err = handle_mm_fault(r->mm, addr);
+
+	__atomic_fetch_add(err == 0 ? &r->faults : err == -EFAULT ? &r->efaults :
+			   err == -ENOMEM ? &r->enomem : &r->errors, 1, __ATOMIC_RELAXED);
+	return err;
+}
+
+/*
+ * Faulters, each round: fault the VMA's pages (each CPU from its own
+ * offset) until one finds no VMA or the munmap has returned. In a deterministic run at most
+ * 16 faults, then wait: faulters that never wait would keep a lower-priority unmapper from
+ * ever running.
+ */
+static void fm_faulter(struct fault_munmap_race *r)
+{
+	unsigned long nr = r->huge ? 1 : r->len >> PAGE_SHIFT, i = arch_cpu_id() * 8;
+
+	for (int round = 1;; round++) {
+		unsigned int n = 0;
+
+		while (smp_load_acquire(&r->round) < round && smp_load_acquire(&r->round) >= 0)
+			arch_cpu_relax();
+		if (smp_load_acquire(&r->round) < 0)
+			return;
+		while (smp_load_acquire(&r->unmapped) < round && (!lab_deterministic() || n++ < 16) &&
+		       fault_counted(r, BASE + (i++ % nr) * PAGE_SIZE) != -EFAULT)
+			arch_cpu_relax();	/* lets the unmapper run */
+		while (smp_load_acquire(&r->unmapped) < round)
+			arch_cpu_relax();
+		__atomic_fetch_add(&r->done, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* Pages present in [start, start + nr pages), each looked up on its own (holes allowed). */
+static long present_pages(struct mm_struct *mm, u64 start, unsigned long nr)
+{
+	long n = 0;
+
+	for (unsigned long i = 0; i < nr; i++)
+		n += mapped_pages(mm, start + i * PAGE_SIZE, 1);
+	return n;
+}
+
+/* After a round: the VMA's pages and tables all gone, nothing else changed. */
+static void fm_check_round(struct fault_munmap_race *r)
+{
+	long rss = READ_ONCE(r->mm->rss);
+	long mapped = present_pages(r->mm, BASE, r->len >> PAGE_SHIFT);
+	unsigned long free = node_free_pages(r->mm->node), verify = mm_verify(r->mm->node);
+
+	if (rss == r->rss_after && !mapped && free == r->free_base && !verify)
+		return;
+	if (!r->bad_rounds++) {
+		r->bad_rss = rss;
+		r->bad_mapped = mapped;
+		r->bad_free = free;
+		r->bad_verify = verify;
+	}
+}
+
+/*
+ * CPU 0, each round: map the VMA, wait until a fault is inside its install, munmap it, wait
+ * for the faulters, check. Up to FM_ROUNDS rounds or 2 s (at least 3; 3 in a deterministic
+ * run).
+ */
+static void fm_unmapper(struct fault_munmap_race *r)
+{
+	u64 deadline = arch_cycles() + us_to_cycles(2000000);
+	int round;
+
+	for (round = 1; round <= (lab_deterministic() ? 3 : FM_ROUNDS) &&
+	     (round <= 3 || lab_deterministic() || arch_cycles() < deadline); round++) {
+		u64 end = 0;
+
+		if (mm_mmap_anon(r->mm, BASE, r->len, true, r->huge, false))
+			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
+		smp_store_release(&r->round, round);
+		while (!smp_load_acquire(&r->in_window) && wait_more(&end, 200000))
+			arch_cpu_relax();
+		smp_store_release(&r->unmapping, round);
+		mm_munmap(r->mm, BASE, r->len);
+		smp_store_release(&r->unmapped, round);
+		while (smp_load_acquire(&r->done) < round * r->faulters)
+			arch_cpu_relax();
+		fm_check_round(r);
+	}
+	r->rounds = (unsigned int)round - 1;
+	smp_store_release(&r->round, -1);
+}
+
+/* CPU 0 unmaps; faulters are ranked by arrival, not by CPU number: the online CPUs need
+ * not be 0..n-1 (a CPU that never started leaves a hole). */
+static void fm_cpu(void *arg)
+{
+	struct fault_munmap_race *r = arg;
+
+	if (arch_cpu_id() == 0)
+		fm_unmapper(r);
+	else if (__atomic_fetch_add(&r->arrived, 1, __ATOMIC_RELAXED) < r->faulters)
+		fm_faulter(r);
+}
+
+/*
+ * Every CPU but 0 (at most 8 with 2 MiB pages) faults a VMA that CPU 0 unmaps meanwhile,
+ * round after round; one fault a round holds its install open at fault_race_hook until the
+ * munmap has begun. munmap must wait for the faults inside (mmap_lock) and then remove what
+ * they installed: after each round rss is exactly the neighbour's, nothing is mapped in the
+ * range, the free pages are those of before the round, mm_verify() finds nothing. The old
+ * lockless fault installed into a table munmap had detached (rss 512 with no VMA: a leaked
+ * 2 MiB page) or freed, or (4 KiB, the table kept by a neighbour) left a mapping with no VMA.
+ */
+static void fault_vs_munmap(struct ktest *t, bool huge)
+{
+	static struct fault_munmap_race r;
+	struct pglist_data *pgdat;
+
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no fault_race_hook to hold an install open");
+	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
+		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
+	memset(&r, 0, sizeof(r));
+	r.huge = huge;
+	r.faulters = (int)(huge ? MIN(lab_nr_cpus() - 1, FM_HUGE_FAULTERS) : lab_nr_cpus() - 1);
+	r.len = huge ? PT_LEVEL_SIZE(2) : FM_SMALL_PAGES * PAGE_SIZE;
+	if (!(pgdat = lab_node_create(FM_BLOCKS, true)))
+		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", FM_BLOCKS);
+	free_at_start = node_free_pages(pgdat);
+	r.mm = mm_create(pgdat);
+	KT_ASSERT_NOT_NULL(t, r.mm);
+	t->priv = r.mm;
+	if (!huge)	/* keeps the page table of the VMA raced over */
+		KT_ASSERT_EQ(t, mm_mmap_anon(r.mm, FM_NEIGHBOUR, PAGE_SIZE, true, false, true), 0);
+	r.rss_after = huge ? 0 : 1;
+	r.free_base = node_free_pages(pgdat);
+	WRITE_ONCE(hook_ctx, &r);
+	smp_store_release(&fault_race_hook, fault_window_hook);
+	lab_run_on_cpus(fm_cpu, &r);
+	smp_store_release(&fault_race_hook, NULL);
+	WRITE_ONCE(hook_ctx, NULL);
+	ktest_printf(t, "%u rounds of a %s VMA: %llu faults in, %llu found no VMA, %llu out of "
+		     "memory; %llu were inside their install while munmap ran, %llu munmaps "
+		     "returned before such an install", r.rounds, huge ? "2 MiB" : "64-page",
+		     (unsigned long long)r.faults, (unsigned long long)r.efaults,
+		     (unsigned long long)r.enomem, (unsigned long long)r.in_munmap,
+		     (unsigned long long)r.returned_inside);
+	if (r.bad_rounds)
+		ktest_printf(t, "%u rounds left it wrong; the first: rss %ld (want %ld), %ld pages "
+			     "mapped with no VMA, free pages %lu (want %lu), mm_verify %lu problems",
+			     r.bad_rounds, r.bad_rss, r.rss_after, r.bad_mapped, r.bad_free,
+			     r.free_base, r.bad_verify);
+	KT_EXPECT_GT(t, r.in_munmap, 0ull);	/* the race window was exercised */
+	KT_EXPECT_EQ(t, r.returned_inside, 0ull);
+	KT_EXPECT_EQ(t, r.bad_rounds, 0u);
+	KT_EXPECT_EQ(t, r.errors, 0ull);
+	if (r.bad_rounds) {	/* mm_destroy() would BUG on the rss left: drop the instance whole */
+		t->priv = NULL;
+		lab_node_destroy(pgdat);
+		return;
+	}
+	put_mm(t, r.mm);
+}
+
+/* A 2 MiB VMA: the fault's page is one order-9 block, its leaf in a table munmap frees. */
+static void handle_mm_fault_vs_munmap_2m_vma(struct ktest *t)
+{
+	fault_vs_munmap(t, true);
+}
+
+/* A 64-page VMA whose page table a neighbour keeps: a late install would be a mapping
+ * with no VMA. */
+static void handle_mm_fault_vs_munmap_4k_vma(struct ktest *t)
+{
+	fault_vs_munmap(t, false);
 }
 
 /* ---- FOLL_LONGTERM migration while other CPUs fault the pages being moved ---- */
@@ -697,5 +978,11 @@ static const struct ktest_case gup_private_cases[] = {
 				     "needs its one page faulted in"),
 	KTEST_CASE_CONCURRENT_NOFAIL(gup_fast_unmap_while_walker_grabs_page,
 				     "needs its one page faulted in"),
+	KTEST_CASE_CONCURRENT_NOFAIL(gup_fast_migration_while_walker_grabs_page,
+				     "needs its one page faulted in, and its copy"),
+	KTEST_CASE_CONCURRENT_NOFAIL(handle_mm_fault_vs_munmap_2m_vma,
+				     "checks rss and free pages exactly each round"),
+	KTEST_CASE_CONCURRENT_NOFAIL(handle_mm_fault_vs_munmap_4k_vma,
+				     "checks rss and free pages exactly each round"),
 };
 KTEST_SUITE(gup_private, gup_private_cases, .exit = gup_private_exit);

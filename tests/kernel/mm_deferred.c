@@ -1,8 +1,9 @@
 /*
  * KTAP suite mm_deferred: the deferred memory-map init (mm/mm_init.c) on real CPUs. The boot
  * node must be complete and exactly accounted for; a private node over kernel memory is then
- * finished by every CPU at once (smp_run_on_all), alone and while other CPUs allocate from
- * it. Host versions with more cases: tests/host/test_deferred.c.
+ * finished by every CPU at once (smp_run_on_all), alone, while other CPUs allocate from it,
+ * over a previous boot's memory map, and while a CPU steals the pageblocks it hands over.
+ * Host versions with more cases: tests/host/test_deferred.c.
  */
 #include "tests/ktest/ktest.h"
 #include "kernel/bootinfo.h"
@@ -11,6 +12,7 @@
 #include "kernel/timer.h"
 #include "mm/mm_test.h"
 #include "mm/memblock.h"
+#include "mm/fail_page_alloc.h"
 #include "tests/kernel/deferred_check.h"
 
 #define DEF_BLOCKS 32		/* private node: 32 MAX_ORDER blocks, 128 MiB */
@@ -59,23 +61,38 @@ static void def_release_backing(void)
 	}
 }
 
-/* DEF_BLOCKS blocks of the kernel's memory as a memory map, or false if there is not
- * enough free memory (small -m). */
-static bool def_take_backing(void)
+/* The private node's RAM: the backing blocks; this_boot adds the reservations a previous
+ * boot did not have (deferred_reserve_this_boot(): three per block, of memblock's 128). */
+static void def_memblock(bool this_boot)
 {
 	struct mem_region map[DEF_BLOCKS];
 
-	for (int i = 0; i < DEF_BLOCKS; i++) {
-		def_backing[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_ORDER);
-		if (!def_backing[i]) {
-			def_release_backing();
-			return false;
-		}
+	for (int i = 0; i < DEF_BLOCKS; i++)
 		map[i] = (struct mem_region){ page_to_phys(def_backing[i]),
 					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
-	}
 	memblock_init(&def_mb, ~0ull);
 	memblock_add_mmap(&def_mb, map, DEF_BLOCKS);
+	for (int i = 0; this_boot && i < DEF_BLOCKS; i++)
+		deferred_reserve_this_boot(&def_mb, map[i].base, map[i].length);
+}
+
+/* DEF_BLOCKS blocks of the kernel's memory as a memory map, or false if there is not
+ * enough free memory (small -m). Scaffolding: fail_page_alloc= does not fail them. */
+static bool def_take_backing(void)
+{
+	bool ok = true;
+
+	fail_page_alloc_pause();
+	for (int i = 0; ok && i < DEF_BLOCKS; i++) {
+		def_backing[i] = alloc_pages(GFP_KERNEL | __GFP_NOWARN, MAX_ORDER);
+		ok = def_backing[i] != NULL;
+	}
+	fail_page_alloc_resume();
+	if (!ok) {
+		def_release_backing();
+		return false;
+	}
+	def_memblock(false);
 	return true;
 }
 
@@ -245,9 +262,249 @@ static void deferred_grow_zone_races_workers(struct ktest *t)
 			"worker held an unwritten chunk (tested nothing)");
 }
 
+/* ---- after a warm reset: a previous boot's memory map ---- */
+
+#define DEF_PAGES (DEF_BLOCKS * MAX_ORDER_NR_PAGES)
+#define DEF_OLD_ORDER 8		/* DEF_PAGES struct pages: 1 MiB */
+#define DEF_HELD_ORDER 6	/* DEF_PAGES pointers: 256 KiB */
+BUILD_BUG_ON(DEF_PAGES * sizeof(struct page) != PAGE_SIZE << DEF_OLD_ORDER);
+BUILD_BUG_ON(DEF_PAGES * sizeof(struct page *) != PAGE_SIZE << DEF_HELD_ORDER);
+
+static struct page *def_old_pages, *def_held_pages;
+static struct page *def_old;		/* the previous boot's struct pages, block by block */
+static struct page **def_held;		/* blocks a test holds */
+
+static void def_release_bufs(void)
+{
+	if (def_old_pages)
+		__free_pages(def_old_pages, DEF_OLD_ORDER);
+	if (def_held_pages)
+		__free_pages(def_held_pages, DEF_HELD_ORDER);
+	def_old_pages = def_held_pages = NULL;
+}
+
+/* The backing blocks and the two buffers above, from the kernel; false if short. */
+static bool def_take_all(void)
+{
+	fail_page_alloc_pause();
+	def_old_pages = alloc_pages(GFP_KERNEL | __GFP_NOWARN, DEF_OLD_ORDER);
+	def_held_pages = alloc_pages(GFP_KERNEL | __GFP_NOWARN, DEF_HELD_ORDER);
+	fail_page_alloc_resume();
+	if (!def_old_pages || !def_held_pages || !def_take_backing()) {
+		def_release_bufs();
+		return false;
+	}
+	def_old = page_address(def_old_pages);
+	def_held = page_address(def_held_pages);
+	return true;
+}
+
+static void def_release_all(void)
+{
+	pgdat_destroy(&def_node);
+	def_release_backing();
+	def_release_bufs();
+}
+
+static unsigned long def_block_pfn(int i)
+{
+	return page_to_phys(def_backing[i]) >> PAGE_SHIFT;
+}
+
+/*
+ * The private node as it comes up after a warm reset or kexec: the previous boot (built at
+ * once without this boot's reservations, used by deferred_previous_boot()) leaves its memory
+ * map in RAM, and this boot's node, deferred, has it in every struct page not written yet.
+ * False if a node could not be built; *heads: the stale free heads.
+ */
+static bool def_after_warm_reset(struct ktest *t, unsigned long *heads)
+{
+	int prev_nid;
+
+	def_memblock(false);
+	if (pgdat_init(&def_node, &def_mb, "deferred", nr_cpu_ids, pcp_lock_default))
+		return false;
+	prev_nid = def_node.nid;
+	deferred_previous_boot(t, &def_node, def_held, DEF_PAGES);
+	for (int i = 0; i < DEF_BLOCKS; i++)
+		deferred_save_memmap(&def_node, def_old + i * MAX_ORDER_NR_PAGES, def_block_pfn(i),
+				     MAX_ORDER_NR_PAGES);
+	pgdat_destroy(&def_node);
+	def_memblock(true);
+	if (pgdat_init_deferred(&def_node, &def_mb, "deferred", nr_cpu_ids, pcp_lock_default))
+		return false;
+	KT_EXPECT_EQ(t, def_node.nid, prev_nid);	/* the same machine: the same node */
+	*heads = 0;
+	for (int i = 0; i < DEF_BLOCKS; i++)
+		*heads += deferred_scribble_previous_boot(&def_node, def_old + i * MAX_ORDER_NR_PAGES,
+							  def_block_pfn(i), MAX_ORDER_NR_PAGES);
+	return true;
+}
+
+static void def_init_cpu(void *arg)
+{
+	deferred_init_memmap(arg);
+}
+
+/*
+ * The private node after a warm reset (above), finished by every CPU at once: no struct page
+ * the previous boot left is read. The same free blocks per order and free pages as the node
+ * built at once with this boot's reservations, mm_verify clean, no reserved page inside a
+ * free block, every struct page written.
+ */
+static void deferred_init_memmap_over_previous_boot(struct ktest *t)
+{
+	unsigned long eager[NR_ORDERS] = { 0 }, got[NR_ORDERS] = { 0 }, total, heads = 0;
+
+	if (!def_take_all())
+		KT_SKIP(t, "not enough free memory for a %d MiB private node", DEF_BLOCKS * 4);
+	def_memblock(true);
+	if (pgdat_init(&def_node, &def_mb, "deferred", nr_cpu_ids, pcp_lock_default)) {
+		def_release_backing();
+		def_release_bufs();
+		KT_FAIL(t, "the private node could not be built");
+		return;
+	}
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		for (unsigned int o = 0; o <= MAX_ORDER; o++)
+			eager[o] += def_node.node_zones[z].free_area[o].nr_free;
+	total = node_free_pages(&def_node);
+	pgdat_destroy(&def_node);
+	if (!def_after_warm_reset(t, &heads)) {
+		def_release_backing();
+		def_release_bufs();
+		KT_FAIL(t, "the private node could not be built");
+		return;
+	}
+	smp_run_on_all(def_init_cpu, &def_node);
+	deferred_init_done(def_node.machine);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		for (unsigned int o = 0; o <= MAX_ORDER; o++)
+			got[o] += def_node.node_zones[z].free_area[o].nr_free;
+	ktest_printf(t, "%lu stale free heads in the unwritten memory map; %lu pages free on %u "
+		     "CPUs, %lu built at once", heads, node_free_pages(&def_node), nr_cpus_online(),
+		     total);
+	KT_EXPECT_TRUE(t, heads > 100);		/* the previous boot left free blocks there */
+	for (unsigned int o = 0; o <= MAX_ORDER; o++)
+		KT_EXPECT_EQ(t, got[o], eager[o]);
+	KT_EXPECT_EQ(t, node_free_pages(&def_node), total);
+	KT_EXPECT_EQ(t, mm_verify(&def_node), 0ul);
+	KT_EXPECT_EQ(t, deferred_count_reserved_in_free(&def_node), 0ul);
+	KT_EXPECT_EQ(t, deferred_count_unwritten(&def_node), 0ul);
+	def_release_all();
+}
+
+/* ---- pageblock steals while the init runs ---- */
+
+struct def_steal_run {
+	unsigned int stealer;		/* the CPU that steals; the others initialise */
+	unsigned long passes;		/* deferred_steal_all() calls it has made */
+	unsigned int workers_left;
+	struct deferred_steals s;
+	unsigned long n;		/* blocks in def_held */
+};
+
+static struct def_steal_run def_steals;
+
+static void def_steal_cpu(void *arg)
+{
+	struct def_steal_run *r = arg;
+
+	if (arch_cpu_id() != r->stealer) {
+		deferred_init_memmap(&def_node);
+		__atomic_sub_fetch(&r->workers_left, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (smp_load_acquire(&r->workers_left)) {
+		deferred_steal_all(&def_node, &r->s, true, def_held, &r->n, DEF_PAGES);
+		smp_store_release(&r->passes, r->passes + 1);
+		arch_cpu_relax();
+	}
+}
+
+#define DEF_STEAL_WAIT_MS 200	/* longest a worker waits for the stealer at a claim */
+
+/*
+ * deferred_init_race_hook: a worker has claimed a chunk and written none of it. Wait until
+ * the stealing CPU has made two passes since (or DEF_STEAL_WAIT_MS): it has then taken what
+ * the chunks before handed over, with this one claimed. Without it a stealer whose vCPU the
+ * host deschedules for a few ms finds the init over when it comes back.
+ */
+static void def_wait_for_stealer(struct zone *zone, unsigned long spfn)
+{
+	struct def_steal_run *r = &def_steals;
+	unsigned long seen = smp_load_acquire(&r->passes);
+	u64 end = arch_cycles() + us_to_cycles(DEF_STEAL_WAIT_MS * 1000ull);
+
+	if (zone->node != &def_node)
+		return;
+	while (smp_load_acquire(&r->passes) < seen + 2 && arch_cycles() < end)
+		arch_cpu_relax();
+}
+
+/*
+ * The private node after a warm reset (above), finished by every CPU but this one, which
+ * meanwhile takes every block they hand over with UNMOVABLE allocations while a chunk is
+ * being written (each worker waits at each claim until it has looked: def_wait_for_stealer()):
+ * each must fall back to MOVABLE and steal a pageblock just handed over,
+ * beside a chunk still being written (whole, or walking it: move_freepages_block()). The
+ * window (a chunk claimed and not finished before and after a steal) must have been hit. No
+ * steal may reach a struct page not yet written (none of its pageblock still stale);
+ * afterwards, everything freed: the node's total free, mm_verify clean, no reserved page
+ * free, every struct page written, no bad page.
+ */
+static void deferred_init_memmap_races_pageblock_steals(struct ktest *t)
+{
+	struct def_steal_run *r = &def_steals;
+	unsigned long total, heads = 0, early;
+
+	if (nr_cpus_online() < 2)
+		KT_SKIP(t, "needs 2 CPUs: one stealing, one initialising");
+	if (!def_take_all())
+		KT_SKIP(t, "not enough free memory for a %d MiB private node", DEF_BLOCKS * 4);
+	if (!def_after_warm_reset(t, &heads)) {
+		def_release_backing();
+		def_release_bufs();
+		KT_FAIL(t, "the private node could not be built");
+		return;
+	}
+	total = node_free_pages(&def_node) + node_deferred_pages(&def_node);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_pcp_disable(&def_node.node_zones[z]);
+	deferred_no_watermarks(&def_node);
+	*r = (struct def_steal_run){ .stealer = arch_cpu_id(),
+				     .workers_left = nr_cpus_online() - 1 };
+	deferred_steal_all(&def_node, &r->s, false, def_held, &r->n, DEF_PAGES);
+	early = r->s.steals;
+	smp_store_release(&deferred_init_race_hook, def_wait_for_stealer);
+	smp_run_on_all(def_steal_cpu, r);
+	smp_store_release(&deferred_init_race_hook, NULL);
+	deferred_init_done(def_node.machine);
+	ktest_printf(t, "%lu UNMOVABLE allocations on cpu%u, %lu stole a pageblock (%lu before "
+		     "the %u initialising CPUs started, %lu walking it), %lu of them while a chunk "
+		     "was being written; %lu stole a pageblock with a struct page not written yet",
+		     r->s.allocs, r->stealer, r->s.steals, early, nr_cpus_online() - 1, r->s.walks,
+		     r->s.in_window, r->s.stale);
+	KT_EXPECT_TRUE(t, r->s.in_window > 0);
+	KT_EXPECT_EQ(t, r->s.stale, 0ul);
+	for (unsigned long i = 0; i < r->n; i++)
+		__free_pages(def_held[i], def_held[i]->order);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_pcp_enable(&def_node.node_zones[z]);
+	drain_all_pages_machine(def_node.machine);
+	KT_EXPECT_EQ(t, node_free_pages(&def_node), total);
+	KT_EXPECT_EQ(t, mm_verify(&def_node), 0ul);
+	KT_EXPECT_EQ(t, deferred_count_reserved_in_free(&def_node), 0ul);
+	KT_EXPECT_EQ(t, deferred_count_unwritten(&def_node), 0ul);
+	KT_EXPECT_EQ(t, def_node.bad_pages, 0ull);
+	def_release_all();
+}
+
 static const struct ktest_case mm_deferred_cases[] = {
 	KTEST_CASE(deferred_init_boot_nodes_complete),
 	KTEST_CASE(deferred_init_memmap_every_cpu),
 	KTEST_CASE(deferred_grow_zone_races_workers),
+	KTEST_CASE(deferred_init_memmap_over_previous_boot),
+	KTEST_CASE(deferred_init_memmap_races_pageblock_steals),
 };
 KTEST_SUITE(mm_deferred, mm_deferred_cases);

@@ -45,10 +45,23 @@ static void smp_call_all_nowait_runs_once_each(struct ktest *t)
 		KT_EXPECT_EQ(t, READ_ONCE(hits[c]), c == arch_cpu_id() ? 0u : 1u);
 }
 
+/*
+ * The online CPU farthest from this one: the highest-numbered other CPU that is online. Not
+ * simply nr_cpus - 1, which may be a CPU that never started (smp.test_no_sipi=). This CPU
+ * itself if it is the only one online.
+ */
+static unsigned int far_online_cpu(void)
+{
+	for (unsigned int c = nr_cpus; c-- > 0;)
+		if (c != arch_cpu_id() && cpu_online(c))
+			return c;
+	return arch_cpu_id();
+}
+
 /* 1000 async calls to one CPU (more than its ring and our descriptor pool) all run. */
 static void smp_call_single_nowait_flood(struct ktest *t)
 {
-	unsigned int target = nr_cpus - 1;
+	unsigned int target = far_online_cpu();
 
 	if (nr_cpus_online() < 2)
 		KT_SKIP(t, "needs 2 CPUs");
@@ -60,12 +73,13 @@ static void smp_call_single_nowait_flood(struct ktest *t)
 }
 
 /*
- * 200 waited calls to the last CPU, then 20 waited calls to all: each ran exactly as often.
- * Prints the mean round trip (TCG: emulated IPIs and vCPU wake-ups, not hardware cost).
+ * 200 waited calls to the farthest online CPU, then 20 waited calls to all: each ran exactly
+ * as often. Prints the mean round trip (TCG: emulated IPIs and vCPU wake-ups, not hardware
+ * cost).
  */
 static void smp_call_wait_round_trip(struct ktest *t)
 {
-	unsigned int target = nr_cpus - 1;
+	unsigned int target = far_online_cpu();
 	u64 t0;
 
 	if (nr_cpus_online() < 2)
@@ -238,6 +252,68 @@ static void timer_tick_hook_every_cpu(struct ktest *t)
 	cpu_array_free(after, 2 * sizeof(u64));
 }
 
+static unsigned int slow_hook_cpu;
+static int slow_hook_state;	/* 0: not run yet, 1: inside, 2: returned */
+
+/* On one CPU, once: sit in the hook for 50 ms (its timer interrupt, interrupts off). */
+static void slow_hook(unsigned int cpu)
+{
+	u64 end;
+
+	if (cpu != READ_ONCE(slow_hook_cpu) || READ_ONCE(slow_hook_state))
+		return;
+	WRITE_ONCE(slow_hook_state, 1);
+	end = arch_cycles() + us_to_cycles(50000);
+	while ((s64)(arch_cycles() - end) < 0)
+		arch_cpu_relax();
+	smp_store_release(&slow_hook_state, 2);
+}
+
+/* timer_remove_tick_hook() returns only once no CPU can still be running the hook, so its
+ * data may be freed: another CPU is inside it when the removal starts, and has left it when
+ * the removal returns. Window: the hook was seen running when the removal began. */
+static void timer_remove_tick_hook_waits_for_running_hook(struct ktest *t)
+{
+	u64 deadline = arch_cycles() + us_to_cycles(5000000);
+	int state;
+
+	if (nr_cpus_online() < 2)
+		KT_SKIP(t, "needs 2 CPUs");
+	WRITE_ONCE(slow_hook_cpu, far_online_cpu());
+	WRITE_ONCE(slow_hook_state, 0);
+	KT_ASSERT_EQ(t, timer_add_tick_hook(slow_hook), 0);
+	while (!READ_ONCE(slow_hook_state) && (s64)(arch_cycles() - deadline) < 0)
+		arch_cpu_relax();
+	state = READ_ONCE(slow_hook_state);
+	timer_remove_tick_hook(slow_hook);
+	ktest_printf(t, "cpu%u was %s the hook when the removal began; %s when it returned",
+		     slow_hook_cpu, state == 1 ? "inside" : "not in",
+		     smp_load_acquire(&slow_hook_state) == 2 ? "out of it" : "STILL IN IT");
+	KT_EXPECT_EQ(t, smp_load_acquire(&slow_hook_state), 2);
+	if (state != 1)
+		KT_SKIP(t, "no race: the hook was not running when the removal began");
+}
+
+static void noop_hook(unsigned int cpu)
+{
+}
+
+/* The hook table has TIMER_MAX_HOOKS slots: an add to a full table fails (-1) and writes
+ * nothing; after the removal there is room again. */
+static void timer_add_tick_hook_full_table_refused(struct ktest *t)
+{
+	unsigned int added = 0;
+
+	while (added <= TIMER_MAX_HOOKS && timer_add_tick_hook(noop_hook) == 0)
+		added++;
+	timer_remove_tick_hook(noop_hook);	/* every slot it took */
+	ktest_printf(t, "%u of %u slots were free", added, TIMER_MAX_HOOKS);
+	KT_EXPECT_LE(t, added, (unsigned int)TIMER_MAX_HOOKS);
+	KT_EXPECT_GE(t, added, 1u);
+	KT_EXPECT_EQ(t, timer_add_tick_hook(noop_hook), 0);
+	timer_remove_tick_hook(noop_hook);
+}
+
 /*
  * The TSC and LAPIC timer rates, both measured at boot against one reference clock (arch
  * code: HPET, PM timer or PIT), agree: over 20 ticks' worth of TSC time (200 ms at timer.hz=100)
@@ -297,6 +373,8 @@ static const struct ktest_case smp_cases[] = {
 	KTEST_CASE(trap_recover_page_fault_every_cpu),
 	KTEST_CASE(trap_recover_nested_innermost_first),
 	KTEST_CASE(timer_tick_hook_every_cpu),
+	KTEST_CASE(timer_remove_tick_hook_waits_for_running_hook),
+	KTEST_CASE(timer_add_tick_hook_full_table_refused),
 	KTEST_CASE(timer_tsc_and_lapic_agree),
 };
 KTEST_SUITE(smp, smp_cases);

@@ -65,10 +65,6 @@ static int set_seed(const char *val)
 	return 0;
 }
 
-struct ktest_totals {
-	unsigned int passed, failed, skipped;
-};
-
 /* FNV-1a of "suite.case" mixed with the run seed: the case's seed, independent of order. */
 static u64 case_seed(const char *suite, const char *tcase)
 {
@@ -348,7 +344,65 @@ __noreturn void ktest_exit(bool pass)
 
 static unsigned int ktest_last_run_selected;
 
-unsigned int ktest_run_all(void)
+/*
+ * The filter selects nothing: for its first glob whose suite part (before the dot) is a plain
+ * word naming no suite, the nearest suite name (a typo such as bot.* for boot.*), then for a
+ * plain case name in a suite that exists, the nearest case. Prints "; did you mean X?" or
+ * nothing.
+ */
+static size_t upto(const char *p, const char *stops)
+{
+	size_t n = 0;
+
+	while (p[n] && !strchr(stops, p[n]))
+		n++;
+	return n;
+}
+
+static void print_filter_suggestion(void)
+{
+	for (const char *p = ktest_filter; *p && strcmp(ktest_filter, "none"); ) {
+		size_t len = upto(p, ","), slen = upto(p, ".,");
+		const struct ktest_suite *suite = NULL;
+		struct cmdline_suggest sug;
+
+		if (*p == '-' || upto(p, "*?") < slen) {
+			p += len + (p[len] == ',');
+			continue;
+		}
+		cmdline_suggest_init(&sug, p, slen);
+		for (const struct ktest_suite *const *s = __start_ktest_suites;
+		     s < __stop_ktest_suites; s++) {
+			if (strlen((*s)->name) == slen && !strncmp((*s)->name, p, slen))
+				suite = *s;
+			cmdline_suggest_try(&sug, (*s)->name);
+		}
+		if (!suite && sug.best) {	/* the nearest suite, then the glob's rest */
+			char rest[64] = "";
+
+			memcpy(rest, p + slen, MIN(len - slen, sizeof(rest) - 1));
+			printk("# ktest: did you mean %s%s?\n", sug.best, rest);
+			return;
+		}
+		if (suite && slen < len && upto(p + slen + 1, "*?,") == len - slen - 1) {
+			cmdline_suggest_init(&sug, p + slen + 1, len - slen - 1);
+			for (size_t i = 0; i < suite->nr_cases; i++)
+				cmdline_suggest_try(&sug, suite->cases[i].name);
+			if (sug.best) {
+				printk("# ktest: did you mean %s.%s?\n", suite->name, sug.best);
+				return;
+			}
+		}
+		p += len + (p[len] == ',');
+	}
+}
+
+const char *ktest_filter_text(void)
+{
+	return ktest_filter[0] ? ktest_filter : "*";
+}
+
+unsigned int ktest_run_all(struct ktest_totals *out)
 {
 	struct ktest_totals tot = { 0, 0, 0 };
 	unsigned int nr_suites = selected_suites(), number = 0;
@@ -356,7 +410,7 @@ unsigned int ktest_run_all(void)
 	if (!ktest_seed_given)
 		ktest_seed = arch_cycles();
 	printk("KTAP version 1\n# ktest: seed=%llu filter=\"%s\" (repeat with seed=%llu)\n",
-	       (unsigned long long)ktest_seed, ktest_filter[0] ? ktest_filter : "*",
+	       (unsigned long long)ktest_seed, ktest_filter_text(),
 	       (unsigned long long)ktest_seed);
 	ktest_print_clock();
 	printk("1..%u\n", nr_suites);
@@ -365,11 +419,15 @@ unsigned int ktest_run_all(void)
 	for (const struct ktest_suite *const *s = __start_ktest_suites; s < __stop_ktest_suites; s++)
 		if (selected_cases(*s))
 			run_suite(*s, ++number, &tot);
-	if (!nr_suites)
+	if (!nr_suites) {
 		printk("# ktest: the filter \"%s\" selects no test\n", ktest_filter);
+		print_filter_suggestion();
+	}
 	printk("# ktest: %u passed, %u failed, %u skipped\n", tot.passed, tot.failed, tot.skipped);
 	ktest_print_clock();
 	ktest_last_run_selected = nr_suites;
+	if (out)
+		*out = tot;
 	return tot.failed;
 }
 

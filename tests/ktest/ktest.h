@@ -101,11 +101,16 @@ struct ktest_suite {
 
 /* ---- running ------------------------------------------------------------------------- */
 
+struct ktest_totals {
+	unsigned int passed, failed, skipped;
+};
 /*
  * Run every selected case (the `test=` glob list, default all), print KTAP and a summary.
- * Returns the number of failed cases.
+ * Returns the number of failed cases; *tot (if not NULL) gets every count.
  */
-unsigned int ktest_run_all(void);
+unsigned int ktest_run_all(struct ktest_totals *tot);
+/* The `test=` filter as given ("*" without one), for messages. */
+const char *ktest_filter_text(void);
 /*
  * Leave QEMU through isa-debug-exit (unless `ktest.noexit`): pass if nothing failed and
  * something ran (a selected test, or other work such as a benchmark: other_work_ran).
@@ -181,34 +186,41 @@ __noreturn void ktest_abort(struct ktest *t);
 /* End the running case now as skipped. */
 __noreturn __printf(2, 3) void ktest_skip(struct ktest *t, const char *fmt, ...);
 
+/*
+ * Each check macro stringifies its arguments itself (#a, #b) and hands the text down: a macro
+ * argument that is passed on to another macro is expanded first, so stringified one level
+ * down, MM_STAT(mm, poison_reads) would print as its expansion. A side written as a literal
+ * (0, 5UL, NULL, "text") is not echoed back in the failure message.
+ */
 /* Compares as signed if either side is a signed type, else as unsigned. */
 #define __KT_IS_SIGNED(x) ((__typeof__(x))-1 < (__typeof__(x))1)
-#define __KT_CHECK(t, op, a, b)                                                         \
+#define __KT_CHECK(t, op, a, b, a_text, b_text)                                          \
 	({                                                                               \
 		__typeof__(a) __a = (a);                                                 \
 		__typeof__(b) __b = (b);                                                 \
 		(__KT_IS_SIGNED(__a) || __KT_IS_SIGNED(__b)) ?                           \
-			ktest_check_int(t, __FILE__, __LINE__, op, #a, (long long)__a,   \
-					#b, (long long)__b) :                            \
-			ktest_check_uint(t, __FILE__, __LINE__, op, #a,                  \
-					 (unsigned long long)__a, #b,                    \
+			ktest_check_int(t, __FILE__, __LINE__, op, a_text, (long long)__a,  \
+					b_text, (long long)__b) :                        \
+			ktest_check_uint(t, __FILE__, __LINE__, op, a_text,              \
+					 (unsigned long long)__a, b_text,                \
 					 (unsigned long long)__b);                       \
 	})
-#define __KT_PTR(t, op, a, b) \
-	ktest_check_ptr(t, __FILE__, __LINE__, op, #a, (const void *)(a), #b, (const void *)(b))
+#define __KT_PTR(t, op, a, b, a_text, b_text) \
+	ktest_check_ptr(t, __FILE__, __LINE__, op, a_text, (const void *)(a), b_text, \
+			(const void *)(b))
 
-#define KT_EXPECT_EQ(t, a, b) ((void)__KT_CHECK(t, KT_EQ, a, b))
-#define KT_EXPECT_NE(t, a, b) ((void)__KT_CHECK(t, KT_NE, a, b))
-#define KT_EXPECT_LT(t, a, b) ((void)__KT_CHECK(t, KT_LT, a, b))
-#define KT_EXPECT_LE(t, a, b) ((void)__KT_CHECK(t, KT_LE, a, b))
-#define KT_EXPECT_GT(t, a, b) ((void)__KT_CHECK(t, KT_GT, a, b))
-#define KT_EXPECT_GE(t, a, b) ((void)__KT_CHECK(t, KT_GE, a, b))
+#define KT_EXPECT_EQ(t, a, b) ((void)__KT_CHECK(t, KT_EQ, a, b, #a, #b))
+#define KT_EXPECT_NE(t, a, b) ((void)__KT_CHECK(t, KT_NE, a, b, #a, #b))
+#define KT_EXPECT_LT(t, a, b) ((void)__KT_CHECK(t, KT_LT, a, b, #a, #b))
+#define KT_EXPECT_LE(t, a, b) ((void)__KT_CHECK(t, KT_LE, a, b, #a, #b))
+#define KT_EXPECT_GT(t, a, b) ((void)__KT_CHECK(t, KT_GT, a, b, #a, #b))
+#define KT_EXPECT_GE(t, a, b) ((void)__KT_CHECK(t, KT_GE, a, b, #a, #b))
 #define KT_EXPECT_TRUE(t, c) ((void)ktest_check_true(t, __FILE__, __LINE__, true, #c, !!(c)))
 #define KT_EXPECT_FALSE(t, c) ((void)ktest_check_true(t, __FILE__, __LINE__, false, #c, !!(c)))
-#define KT_EXPECT_PTR_EQ(t, a, b) ((void)__KT_PTR(t, KT_EQ, a, b))
-#define KT_EXPECT_PTR_NE(t, a, b) ((void)__KT_PTR(t, KT_NE, a, b))
-#define KT_EXPECT_NULL(t, p) ((void)__KT_PTR(t, KT_EQ, p, NULL))
-#define KT_EXPECT_NOT_NULL(t, p) ((void)__KT_PTR(t, KT_NE, p, NULL))
+#define KT_EXPECT_PTR_EQ(t, a, b) ((void)__KT_PTR(t, KT_EQ, a, b, #a, #b))
+#define KT_EXPECT_PTR_NE(t, a, b) ((void)__KT_PTR(t, KT_NE, a, b, #a, #b))
+#define KT_EXPECT_NULL(t, p) ((void)__KT_PTR(t, KT_EQ, p, NULL, #p, "NULL"))
+#define KT_EXPECT_NOT_NULL(t, p) ((void)__KT_PTR(t, KT_NE, p, NULL, #p, "NULL"))
 #define KT_EXPECT_STREQ(t, a, b) \
 	((void)ktest_check_str(t, __FILE__, __LINE__, true, #a, a, #b, b))
 #define KT_EXPECT_STRNE(t, a, b) \
@@ -216,19 +228,19 @@ __noreturn __printf(2, 3) void ktest_skip(struct ktest *t, const char *fmt, ...)
 /* A failure with a free-form message; the case goes on. */
 #define KT_FAIL(t, ...) ktest_fail_at(t, __FILE__, __LINE__, __VA_ARGS__)
 
-#define KT_ASSERT_EQ(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_EQ, a, b))
-#define KT_ASSERT_NE(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_NE, a, b))
-#define KT_ASSERT_LT(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_LT, a, b))
-#define KT_ASSERT_LE(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_LE, a, b))
-#define KT_ASSERT_GT(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_GT, a, b))
-#define KT_ASSERT_GE(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_GE, a, b))
+#define KT_ASSERT_EQ(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_EQ, a, b, #a, #b))
+#define KT_ASSERT_NE(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_NE, a, b, #a, #b))
+#define KT_ASSERT_LT(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_LT, a, b, #a, #b))
+#define KT_ASSERT_LE(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_LE, a, b, #a, #b))
+#define KT_ASSERT_GT(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_GT, a, b, #a, #b))
+#define KT_ASSERT_GE(t, a, b) __KT_ASSERT_ON(t, __KT_CHECK(t, KT_GE, a, b, #a, #b))
 #define KT_ASSERT_TRUE(t, c) \
 	__KT_ASSERT_ON(t, ktest_check_true(t, __FILE__, __LINE__, true, #c, !!(c)))
 #define KT_ASSERT_FALSE(t, c) \
 	__KT_ASSERT_ON(t, ktest_check_true(t, __FILE__, __LINE__, false, #c, !!(c)))
-#define KT_ASSERT_PTR_EQ(t, a, b) __KT_ASSERT_ON(t, __KT_PTR(t, KT_EQ, a, b))
-#define KT_ASSERT_PTR_NE(t, a, b) __KT_ASSERT_ON(t, __KT_PTR(t, KT_NE, a, b))
-#define KT_ASSERT_NOT_NULL(t, p) __KT_ASSERT_ON(t, __KT_PTR(t, KT_NE, p, NULL))
+#define KT_ASSERT_PTR_EQ(t, a, b) __KT_ASSERT_ON(t, __KT_PTR(t, KT_EQ, a, b, #a, #b))
+#define KT_ASSERT_PTR_NE(t, a, b) __KT_ASSERT_ON(t, __KT_PTR(t, KT_NE, a, b, #a, #b))
+#define KT_ASSERT_NOT_NULL(t, p) __KT_ASSERT_ON(t, __KT_PTR(t, KT_NE, p, NULL, #p, "NULL"))
 #define KT_ASSERT_STREQ(t, a, b) \
 	__KT_ASSERT_ON(t, ktest_check_str(t, __FILE__, __LINE__, true, #a, a, #b, b))
 #define __KT_ASSERT_ON(t, check)           \

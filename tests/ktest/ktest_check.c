@@ -171,15 +171,67 @@ static bool cmp_holds(enum ktest_cmp op, int order)
 	return false;
 }
 
+/*
+ * Is text, as the check was written, the literal value itself (0, -1, 5UL, 0x10)? Then the
+ * failure message leaves out its echo ("0 == 0 (0x0)"), as KUnit does.
+ */
+static bool is_literal(const char *text, unsigned long long value)
+{
+	unsigned long long v = 0;
+	bool neg = *text == '-';
+	const char *p = text + neg;
+	unsigned int base = 10;
+
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	}
+	if (!*p)
+		return false;
+	for (; *p; p++) {
+		unsigned int d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned int)(*p - '0');
+		else if (base == 16 && ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f'))
+			d = (unsigned int)((*p | 0x20) - 'a' + 10);
+		else
+			break;
+		v = v * base + d;
+	}
+	while (*p == 'u' || *p == 'U' || *p == 'l' || *p == 'L')
+		p++;
+	return !*p && (neg ? 0 - v : v) == value;
+}
+
+/* ", but A == 5 (0x5), B == 6 (0x6)", leaving out a side that is a literal. */
+static void print_sides(const struct ktest *t, enum ktest_cmp op, const char *lhs,
+			unsigned long long a, const char *rhs, unsigned long long b, bool is_signed)
+{
+	const char *texts[2] = { lhs, rhs };
+	unsigned long long vals[2] = { a, b };
+	bool both_literal = is_literal(lhs, a) && is_literal(rhs, b);
+	char buf[400];
+	size_t n;
+
+	n = (size_t)snprintf(buf, sizeof(buf), "Expected %s %s %s, but", lhs, cmp_text[op], rhs);
+	for (int i = 0, shown = 0; i < 2 && n < sizeof(buf); i++) {
+		if (!both_literal && is_literal(texts[i], vals[i]))
+			continue;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, is_signed ?
+				      "%s %s == %lld (0x%llx)" : "%s %s == %llu (0x%llx)",
+				      shown++ ? "," : "", texts[i], vals[i], vals[i]);
+	}
+	printk("%s# %s\n", indent(t), buf);
+}
+
 bool ktest_check_int(struct ktest *t, const char *file, int line, enum ktest_cmp op,
 		     const char *lhs, long long a, const char *rhs, long long b)
 {
 	if (cmp_holds(op, (a > b) - (a < b)))
 		return true;
 	record_failure(t, file, line);
-	printk("%s# Expected %s %s %s, but %s == %lld (0x%llx), %s == %lld (0x%llx)\n",
-	       indent(t), lhs, cmp_text[op], rhs, lhs, a, (unsigned long long)a, rhs, b,
-	       (unsigned long long)b);
+	print_sides(t, op, lhs, (unsigned long long)a, rhs, (unsigned long long)b, true);
 	return false;
 }
 
@@ -189,8 +241,7 @@ bool ktest_check_uint(struct ktest *t, const char *file, int line, enum ktest_cm
 	if (cmp_holds(op, (a > b) - (a < b)))
 		return true;
 	record_failure(t, file, line);
-	printk("%s# Expected %s %s %s, but %s == %llu (0x%llx), %s == %llu (0x%llx)\n",
-	       indent(t), lhs, cmp_text[op], rhs, lhs, a, a, rhs, b, b);
+	print_sides(t, op, lhs, a, rhs, b, false);
 	return false;
 }
 
@@ -202,8 +253,12 @@ bool ktest_check_ptr(struct ktest *t, const char *file, int line, enum ktest_cmp
 	if (cmp_holds(op, (x > y) - (x < y)))
 		return true;
 	record_failure(t, file, line);
-	printk("%s# Expected %s %s %s, but %s == %p, %s == %p\n", indent(t), lhs, cmp_text[op],
-	       rhs, lhs, a, rhs, b);
+	if (!strcmp(rhs, "NULL"))	/* KT_EXPECT_NULL, KT_EXPECT_NOT_NULL */
+		printk("%s# Expected %s %s NULL, but %s == %p\n", indent(t), lhs, cmp_text[op],
+		       lhs, a);
+	else
+		printk("%s# Expected %s %s %s, but %s == %p, %s == %p\n", indent(t), lhs,
+		       cmp_text[op], rhs, lhs, a, rhs, b);
 	return false;
 }
 
@@ -215,8 +270,13 @@ bool ktest_check_str(struct ktest *t, const char *file, int line, bool want_equa
 	if (equal == want_equal)
 		return true;
 	record_failure(t, file, line);
-	printk("%s# Expected %s %s %s, but %s == \"%s\", %s == \"%s\"\n", indent(t), lhs,
-	       want_equal ? "==" : "!=", rhs, lhs, a ? a : "(null)", rhs, b ? b : "(null)");
+	if (rhs[0] == '"')	/* a string literal: its value is its text */
+		printk("%s# Expected %s %s %s, but %s == \"%s\"\n", indent(t), lhs,
+		       want_equal ? "==" : "!=", rhs, lhs, a ? a : "(null)");
+	else
+		printk("%s# Expected %s %s %s, but %s == \"%s\", %s == \"%s\"\n", indent(t),
+		       lhs, want_equal ? "==" : "!=", rhs, lhs, a ? a : "(null)", rhs,
+		       b ? b : "(null)");
 	return false;
 }
 

@@ -19,14 +19,15 @@
 __noreturn void lab_main(void)
 {
 	struct run_summary summary;
+	struct ktest_totals tests;
 	unsigned int failed, ran;
 	int soaked;
 
 	panic_selftest();
 	summary_begin(&summary);
-	failed = ktest_run_all();
+	failed = ktest_run_all(&tests);
 	failed += !failed && lockdep_report_count();	/* a report outside any case */
-	summary_print(&summary, failed);
+	summary_print(&summary, &tests, failed);
 	soaked = soak_run();
 	failed += soaked == 1;
 	ran = bench_run_selected() + (soaked >= 0);

@@ -567,6 +567,21 @@ static int split_words(char *line, char **argv)
 	return argc;
 }
 
+/* An unknown command: the nearest one by edit distance if it looks like a typo of it. */
+static void monitor_unknown(const char *word)
+{
+	struct cmdline_suggest sug;
+
+	cmdline_suggest_init(&sug, word, strlen(word));
+	for (unsigned int i = 0; i < ARRAY_SIZE(mon_cmds); i++)
+		cmdline_suggest_try(&sug, mon_cmds[i].name);
+	if (sug.best)
+		printk("unknown command '%s': did you mean '%s'? (help lists them all)\n", word,
+		       sug.best);
+	else
+		printk("unknown command '%s' (try help)\n", word);
+}
+
 static void monitor_execute(char *line)
 {
 	char *argv[MON_ARGS + 1];
@@ -586,7 +601,7 @@ static void monitor_execute(char *line)
 			printk("usage: %s\n", cmd->usage);
 		return;
 	}
-	printk("unknown command '%s' (try help)\n", argv[0]);
+	monitor_unknown(argv[0]);
 }
 
 /*

@@ -11,7 +11,8 @@
 #include "mm/mm_test.h"
 #include "mm/gup.h"
 #include "mm/fail_page_alloc.h"
-
+#include "kernel/string.h"
+#include "tests/ktest/ktest.h"
 
 /* Free pages of every node, per-CPU lists drained first (so the count is exact); the total. */
 static unsigned long free_pages_drained(unsigned long node_free[MAX_NUMA_NODES])
@@ -43,6 +44,33 @@ static void summary_zone_locks(u64 *acquired, u64 *contended)
 		}
 }
 
+/* "equal", "N pages LOST" or "N pages more than before": free pages after against before. */
+static void free_difference(char *buf, size_t size, unsigned long before, unsigned long after)
+{
+	if (after == before)
+		snprintf(buf, size, "equal");
+	else if (after < before)
+		snprintf(buf, size, "%lu pages LOST", before - after);
+	else
+		snprintf(buf, size, "%lu pages more than before", after - before);
+}
+
+/* One line: how many cases ran and how they ended; a filter that selects none says so. */
+static void summary_tests(const struct ktest_totals *tests, unsigned int failed)
+{
+	unsigned int ran = tests->passed + tests->failed + tests->skipped;
+	const char *filter = ktest_filter_text();
+
+	if (!ran && !strcmp(filter, "none"))
+		printk("tests:   none (test=none)\n");
+	else if (!ran)
+		printk("tests:   NONE RAN: the filter test=%s selects no test\n", filter);
+	else if (failed)
+		printk("tests:   SOME FAILED (%u failed cases of %u)\n", failed, ran);
+	else
+		printk("tests:   all passed (%u cases, %u skipped)\n", ran, tests->skipped);
+}
+
 /* With more than one node: each node's free pages before and after, its NUMA counters. */
 static void summary_nodes(const struct run_summary *s, const unsigned long *node_free)
 {
@@ -53,17 +81,20 @@ static void summary_nodes(const struct run_summary *s, const unsigned long *node
 		struct numa_stats st;
 
 		node_numa_stats(pgdat, &st);
-		printk("         %s: %lu free pages before, %lu after%s; numa_hit %llu numa_miss %llu "
+		char diff[48];
+
+		free_difference(diff, sizeof(diff), s->node_free_before[nid], node_free[nid]);
+		printk("         %s: %lu free pages before, %lu after (%s); numa_hit %llu numa_miss %llu "
 		       "numa_foreign %llu local_node %llu other_node %llu\n", pgdat->name,
-		       s->node_free_before[nid], node_free[nid],
-		       s->node_free_before[nid] == node_free[nid] ? " (equal)" : " (NOT equal)",
+		       s->node_free_before[nid], node_free[nid], diff,
 		       (unsigned long long)st.numa_hit, (unsigned long long)st.numa_miss,
 		       (unsigned long long)st.numa_foreign, (unsigned long long)st.local_node,
 		       (unsigned long long)st.other_node);
 	}
 }
 
-void summary_print(const struct run_summary *s, unsigned int failed)
+void summary_print(const struct run_summary *s, const struct ktest_totals *tests,
+		   unsigned int failed)
 {
 	unsigned long node_free[MAX_NUMA_NODES], free_after = free_pages_drained(node_free);
 	unsigned long problems = mm_verify_machine(mm_machine());
@@ -71,13 +102,14 @@ void summary_print(const struct run_summary *s, unsigned int failed)
 	struct gup_totals pins;
 	struct fail_page_alloc_stats injected;
 	u64 acquired, contended;
+	char lost[48] = "";
 
 	pcp_stats_sum_machine(mm_machine(), -1, &pcp);
 	gup_read_totals(&pins);
 	summary_zone_locks(&acquired, &contended);
 	printk("\n==== smpmm summary ====\n");
 	printk("CPUs:    %u of %u online\n", nr_cpus_online(), nr_cpus);
-	printk("tests:   %s (%u failed cases)\n", failed ? "SOME FAILED" : "all passed", failed);
+	summary_tests(tests, failed);
 	printk("per-CPU lists (%s): %llu allocations and %llu frees served without zone->lock;\n"
 	       "         %llu refills and %llu spills moved pages in batches; %llu trylock failures\n"
 	       "         fell back to the buddy lists; %llu pages drained\n",
@@ -92,8 +124,12 @@ void summary_print(const struct run_summary *s, unsigned int failed)
 	       (unsigned long long)pins.pins_acquired, (unsigned long long)pins.pins_released,
 	       pins.pins_acquired == pins.pins_released ? " (balanced)" : " (NOT balanced)",
 	       (unsigned long long)pins.longterm_migrated);
-	printk("memory:  %lu free pages before the tests, %lu after; mm_verify: %lu problems%s\n",
-	       s->free_before, free_after, problems,
+	if (free_after != s->free_before) {		/* ": N pages LOST" */
+		memcpy(lost, ": ", 3);
+		free_difference(lost + 2, sizeof(lost) - 2, s->free_before, free_after);
+	}
+	printk("memory:  %lu free pages before the tests, %lu after%s; mm_verify: %lu problems%s\n",
+	       s->free_before, free_after, lost, problems,
 	       free_after == s->free_before && !problems ? " -> nothing lost" : "");
 	summary_nodes(s, node_free);
 	fail_page_alloc_read_stats(&injected);

@@ -12,8 +12,12 @@ that is missing (or found twice) is an ERROR, so the list cannot silently rot.
 
 A kill counts only if the killing test passes on the unmutated copy (checked the first time
 that test kills something): a test that fails anyway proves nothing, and is then skipped.
+With --runs N the killing test is run N times in all on the mutant, and the mutant counts
+as killed only if it failed every time (a WEAK kill otherwise: a test that catches the bug
+now and then is a race left to chance).
+
 One line per mutation, then `N killed, M survived` (and the errors); exit status 1 if any
-mutant survived or any entry was in error. Not a measure of the tests' speed.
+mutant survived, was killed WEAK, or any entry was in error. Not a measure of the tests' speed.
 """
 
 import argparse
@@ -89,7 +93,9 @@ def seed_base(base, kinds):
         return
     os.makedirs(os.path.join(base, "build"))
     subs = [f"host/{HOST_BUILDS[k]}" for k in kinds if k in HOST_BUILDS]
-    if "kernel" in kinds:
+    if "acpi" in kinds:
+        subs.append("host/acpi_test")
+    if kinds & {"kernel", "matrix"}:
         subs += ["arch", "boot", "kernel", "mm", "tests", "iso", "smpmm.elf", "smpmm.iso"]
     for sub in subs:
         src = os.path.join(os.path.dirname(os.path.abspath(base)), "..", sub)
@@ -119,6 +125,13 @@ def test_names():
     return host, kernel
 
 
+def matrix_rows():
+    """make test's QEMU matrix (tests/matrix.py's MATRIX), for checking matrix: specs."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import matrix
+    return matrix.MATRIX
+
+
 def stale_specs(mutations):
     """Test specs that match no test in the tree (renamed or deleted tests)."""
     host, kernel = test_names()
@@ -127,6 +140,10 @@ def stale_specs(mutations):
         kind, p = parse_spec(spec)
         if kind == "kernel":
             ok = any(fnmatch.fnmatch(k, g) for g in p["glob"].split(",") for k in kernel)
+        elif kind == "matrix":
+            ok = any(fnmatch.fnmatch(r[0], p["rows"]) for r in matrix_rows())
+        elif kind == "acpi":
+            ok = p["check"] in acpi_checks()
         else:
             ok = any(p["filter"] in h for h in host)
         if not ok:
@@ -134,9 +151,17 @@ def stale_specs(mutations):
     return stale
 
 
+def acpi_checks():
+    """The checks of tests/host/acpi_test.c (what its main() runs with RUN())."""
+    with open(os.path.join(ROOT, "tests/host/acpi_test.c")) as fh:
+        return set(re.findall(r"^\s+RUN\((\w+)\);", fh.read(), re.M))
+
+
 def make_target(kind):
-    if kind == "kernel":
+    if kind in ("kernel", "matrix"):
         return "iso"
+    if kind == "acpi":
+        return "build/host/acpi_test"
     return f"build/host/{HOST_BUILDS[kind]}/mmtest"
 
 
@@ -180,8 +205,12 @@ def parse_spec(spec):
     if kind == "kernel":
         smp, _, glob = rest.partition(":")
         return kind, {"smp": int(smp), "glob": glob}
-    raise SystemExit(f"mutate: bad test spec {spec!r} "
-                     "(host:|asan:|tsan:|release:FILTER, kernel:N:GLOB)")
+    if kind == "matrix":
+        return kind, {"rows": rest}
+    if kind == "acpi":
+        return kind, {"check": rest}
+    raise SystemExit(f"mutate: bad test spec {spec!r} (host:|asan:|tsan:|release:FILTER, kernel:N:GLOB, "
+                     "matrix:ROWS, acpi:CHECK)")
 
 
 def run_host(tree, kind, filt, timeout, log):
@@ -220,18 +249,51 @@ def run_host(tree, kind, filt, timeout, log):
     return True, f"test binary died (exit {res.returncode})", ran
 
 
-def run_kernel(tree, smp, glob, timeout, log):
-    """Returns (failed, reason, ran)."""
-    cmd = [sys.executable, "tests/runner.py", "--iso", "build/smpmm.iso", "--smp", str(smp),
-           "--mem", "512M", "--timeout", str(timeout), "--cmdline", f"test={glob}",
-           "--log", os.path.abspath(log) + ".serial", "--progress", "failures"]
+def run_acpi(tree, check, timeout, log):
+    """tests/host/acpi_test (ASan+UBSan) runs all its checks; the spec names the one that
+    must fail (its function reports `file:line: CHECK: expected ...`), or the program must
+    die of a sanitizer report. Returns (failed, reason, ran)."""
+    cmd = ["build/host/acpi_test"]
+    env = dict(os.environ, **SANITIZER_ENV)
+    try:
+        res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, env=env,
+                             timeout=timeout + 60, errors="replace")
+    except subprocess.TimeoutExpired:
+        log_to(log, f"$ {' '.join(cmd)}\n(hung; stopped by mutate.py)\n")
+        return False, "hung: not a kill", True
+    out = res.stdout + res.stderr
+    log_to(log, f"$ {' '.join(cmd)}\n{out}\n(exit {res.returncode})\n")
+    mine = [l for l in res.stderr.splitlines() if f": {check}: expected" in l]
+    if mine:
+        return True, mine[0].split(": ", 1)[1][:100], True
+    if "AddressSanitizer" in out or "runtime error:" in out:
+        return True, "ASan/UBSan report", True
+    if res.returncode and not re.search(r": \w+: expected", res.stderr):
+        return True, f"acpi_test died (exit {res.returncode})", True
+    return False, "", True
+
+
+def run_qemu_tool(tree, cmd, timeout, log):
+    """Run tests/runner.py or tests/matrix.py in tree, logged; None if mutate.py had to stop
+    it (a hang their own timeouts did not report)."""
     try:
         res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True,
                              timeout=timeout + 60, errors="replace")
     except subprocess.TimeoutExpired:
         log_to(log, f"$ {' '.join(cmd)}\n(hung; stopped by mutate.py)\n")
-        return False, "hung, and the runner did not report it: not a kill", True
+        return None
     log_to(log, f"$ {' '.join(cmd)}\n{res.stdout}{res.stderr}\n(exit {res.returncode})\n")
+    return res
+
+
+def run_kernel(tree, smp, glob, timeout, log):
+    """Returns (failed, reason, ran)."""
+    cmd = [sys.executable, "tests/runner.py", "--iso", "build/smpmm.iso", "--smp", str(smp),
+           "--mem", "512M", "--timeout", str(timeout), "--cmdline", f"test={glob}",
+           "--log", os.path.abspath(log) + ".serial", "--progress", "failures"]
+    res = run_qemu_tool(tree, cmd, timeout, log)
+    if res is None:
+        return False, "hung, and the runner did not report it: not a kill", True
     m = re.search(r"^(\d+) passed, (\d+) failed, (\d+) skipped", res.stdout, re.M)
     ran = bool(m) and sum(int(g) for g in m.groups()) > 0
     if res.returncode == 0:
@@ -243,10 +305,37 @@ def run_kernel(tree, smp, glob, timeout, log):
     return True, errors[0] if errors else f"runner exit {res.returncode}", ran
 
 
+def run_matrix(tree, rows, timeout, log):
+    """Rows of make test's QEMU matrix (tests/matrix.py, a glob over their names), one QEMU at
+    a time; QEMU 10 for the rows that need it is the working tree's (make qemu10 there, once,
+    if it is missing). Returns (failed, reason, ran)."""
+    q10 = os.path.join(ROOT, "build", "qemu10", "qemu-system-x86_64")
+    needs_q10 = any(r[7].get("qemu10") for r in matrix_rows() if fnmatch.fnmatch(r[0], rows))
+    if needs_q10 and not os.access(q10, os.X_OK):
+        subprocess.run(["make", "--no-print-directory", "qemu10"], cwd=ROOT)
+    cmd = [sys.executable, "tests/matrix.py", "--no-host", "--iso", "build/smpmm.iso",
+           "--build", "build", "--only", rows, "--jobs", "1", "--qemu10", q10,
+           "--progress", "failures"]
+    res = run_qemu_tool(tree, cmd, timeout, log)
+    if res is None:
+        return False, "hung, and the matrix did not report it: not a kill", True
+    ran = bool(re.search(r"^  (PASS|FAIL) ", res.stdout, re.M))
+    if res.returncode == 0:
+        return False, "", ran
+    failed = re.findall(r"^\[[^]]+\] FAILED (\S+)", res.stdout, re.M)
+    row = re.search(r"^  FAIL (\S+)", res.stdout, re.M)
+    where = f"row {row.group(1)}" if row else "matrix"
+    return True, f"{where}: FAILED {failed[0]}" if failed else f"{where} failed", ran
+
+
 def run_spec(tree, spec, args, log):
     kind, p = parse_spec(spec)
+    if kind == "matrix":
+        return run_matrix(tree, p["rows"], args.kernel_timeout, log)
     if kind == "kernel":
         return run_kernel(tree, p["smp"], p["glob"], args.kernel_timeout, log)
+    if kind == "acpi":
+        return run_acpi(tree, p["check"], args.host_timeout, log)
     return run_host(tree, kind, p["filter"], args.host_timeout, log)
 
 
@@ -307,9 +396,13 @@ def judge(m, base, workdir, baseline, args):
             notes.append(f"{spec} skipped (fails on the unmutated tree)")
             continue
         if failed:
+            kills = 1 + sum(run_spec(tree, spec, args, log)[0] for _ in range(args.runs - 1))
             if not args.keep:
                 shutil.rmtree(tree, ignore_errors=True)
-            return "KILLED", f"by {spec} ({reason})"
+            rate = f" {kills}/{args.runs}" if args.runs > 1 else ""
+            if kills < args.runs:
+                return "WEAK", f"by {spec} in only {kills} of {args.runs} runs ({reason})"
+            return "KILLED", f"by {spec}{rate} ({reason})"
         if not ran:
             notes.append(f"{spec} ran no test")
         elif reason:
@@ -324,6 +417,10 @@ def main():
     ap.add_argument("--only", action="append", default=[],
                     help="glob on mutation names (repeatable)")
     ap.add_argument("--keep", action="store_true", help="keep killed mutants' trees too")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="run the killing test this many times in all: the mutant counts as "
+                    "killed only if it fails every time (docs/testing.md asks 5 of 5); "
+                    "otherwise it is WEAK")
     ap.add_argument("--no-baseline", action="store_true",
                     help="do not check killing tests on the unmutated tree")
     ap.add_argument("--host-timeout", type=int, default=120,
@@ -384,7 +481,7 @@ def main():
         return 1
     baseline = Baseline(base, args)
 
-    counts = {"KILLED": 0, "SURVIVED": 0, "ERROR": 0}
+    counts = {"KILLED": 0, "WEAK": 0, "SURVIVED": 0, "ERROR": 0}
     results = []
     width = max(len(m["name"]) for m in chosen)
     for i, m in enumerate(chosen, 1):
@@ -403,15 +500,17 @@ def main():
             f.write(f"{m['name']}\t{verdict}\t{dt:.1f}\t{detail}\n")
     print(f"mutate: {total:.0f} s in all; results in {args.build}/results.txt")
     if args.smoke:  # for make test's summary: a kill is a passed check
-        failed = counts["SURVIVED"] + counts["ERROR"] + len(bad)
+        failed = counts["SURVIVED"] + counts["WEAK"] + counts["ERROR"] + len(bad)
         print(f"{counts['KILLED']} passed, {failed} failed")
     line = f"{counts['KILLED']} killed, {counts['SURVIVED']} survived"
+    if counts["WEAK"]:
+        line += f", {counts['WEAK']} killed in fewer than {args.runs} of {args.runs} runs"
     if counts["ERROR"] or bad:
         line += f", {counts['ERROR']} errors"
         if bad:
             line += f" ({len(bad)} tests fail on the unmutated tree: {', '.join(bad)})"
     print(line)
-    return 1 if counts["SURVIVED"] or counts["ERROR"] or bad else 0
+    return 1 if counts["SURVIVED"] or counts["WEAK"] or counts["ERROR"] or bad else 0
 
 
 if __name__ == "__main__":

@@ -10,12 +10,172 @@ is not, the mutation is an ERROR: the code moved and this entry must be rewritte
     tsan:FILTER      the TSan build, concurrent tests only (-c FILTER)
     release:FILTER   the release build (CONFIG_DEBUG_VM=0, poisoning off: what users run)
     kernel:N:GLOB    boot the kernel at -smp N with test=GLOB (tests/runner.py)
+    matrix:ROWS      rows of make test's QEMU matrix (tests/matrix.py) whose names match the
+                     glob ROWS, one QEMU at a time (QEMU 10 for the x2APIC rows: make qemu10)
+    acpi:CHECK       tests/host/acpi_test (ASan+UBSan), which must report a failure in its
+                     check CHECK (a function of that file) or die of a sanitizer report
 
 Not a list of everything that could go wrong: each entry is a bug someone could plausibly
 write (many did, in Linux), and each must be caught by some test in the tree.
 """
 
 MUTATIONS = [
+    # ---- bring-up and the kernel page tables (arch/x86_64) ----
+    dict(
+        name="ap-uses-unclaimed-slot",
+        file="arch/x86_64/trampoline.asm",
+        says="an AP loads its slot's stack and runs on it even when the slot is not PENDING "
+             "(its compare-and-swap failed: the slot is another CPU's, or given up on)",
+        edits=[("""\
+	lock cmpxchg [rdx + rdi * 4], ecx
+	jne ap_stray
+""", """\
+	lock cmpxchg [rdx + rdi * 4], ecx
+""")],
+        tests=["matrix:bios-q35-smp4-nosipi-last"],
+    ),
+    dict(
+        name="ap-id-from-cpuid-leaf1",
+        file="arch/x86_64/trampoline.asm",
+        says="in x2APIC mode an AP takes its APIC ID from CPUID.1:EBX[31:24], 8 bits (what "
+             "4961178 fell back to without leaf 0xb): x2APIC ID 257 reads as 1, cpu1's",
+        edits=[("""\
+	mov ecx, MSR_X2APIC_ID
+	rdmsr
+	mov esi, eax
+""", """\
+	mov eax, 1
+	cpuid
+	shr ebx, 24
+	mov esi, ebx
+""")],
+        tests=["matrix:x2apic-*"],
+    ),
+    dict(
+        name="direct-map-text-alias-writable",
+        file="arch/x86_64/paging.c",
+        says="the direct map's alias of kernel text and rodata is writable (RW+NX like the "
+             "rest of the direct map): code can be rewritten through arch_phys_to_virt()",
+        edits=[("""\
+			pt[i] = pa | PTE_P | PTE_G | pte_nx | (pa >= start && pa < end ? 0 : PTE_W);
+""", """\
+			pt[i] = pa | PTE_P | PTE_G | pte_nx | PTE_W;
+""")],
+        tests=["kernel:2:protect.*"],
+    ),
+    # ---- ACPI tables (kernel/acpi.c, kernel/acpi_numa.c) ----
+    dict(
+        name="acpi-table-checksum-unchecked",
+        file="kernel/acpi.c",
+        says="a system description table is used without checking its checksum (acpi.h: "
+             "every checksum checked)",
+        edits=[("""\
+	if (checksum(h, len))
+		return acpi_fail(error, ACPI_ERR_CHECKSUM, name, "bad checksum", pa);
+	*table = h;
+""", """\
+	*table = h;
+""")],
+        tests=["acpi:acpi_parse_madt_bad_checksums"],
+    ),
+    dict(
+        name="acpi-cpus-past-callers-room",
+        file="kernel/acpi.c",
+        says="the MADT parser stores one CPU more than the caller's array holds (max_cpus)",
+        edits=[("""\
+	if (out->nr_cpus >= out->max_cpus || !out->cpus)
+""", """\
+	if (out->nr_cpus > out->max_cpus || !out->cpus)
+""")],
+        tests=["acpi:acpi_parse_madt_caps_at_callers_room"],
+    ),
+    dict(
+        name="srat-cpu-in-two-nodes-accepted",
+        file="kernel/acpi_numa.c",
+        says="an SRAT that puts one APIC ID in two nodes is accepted (the first node wins)",
+        edits=[("""\
+		if (out->cpus[i].node != node)
+			return fail2(out, "SRAT", "a CPU in two nodes: APIC ID ", apic_id,
+				     " also in node ", (u64)node, pa);
+""", "")],
+        tests=["acpi:acpi_parse_srat_cpu_in_two_nodes"],
+    ),
+    dict(
+        name="srat-overlap-across-nodes-accepted",
+        file="kernel/acpi_numa.c",
+        says="SRAT memory ranges of two nodes that overlap are accepted: one page in two nodes",
+        edits=[("""\
+	return ret ? ret : check_overlaps(out);
+""", """\
+	(void)check_overlaps;
+	return ret;
+""")],
+        tests=["acpi:acpi_parse_srat_overlapping_ranges"],
+    ),
+    dict(
+        name="slit-asymmetric-accepted",
+        file="kernel/acpi_numa.c",
+        says="an asymmetric SLIT is accepted: \"nearest\" then depends on which side looks",
+        edits=[("""\
+			if (m[i * n + j] != m[j * n + i])
+				return fail2(out, "SLIT", "asymmetric: distances ", m[i * n + j],
+					     " and ", m[j * n + i], pa + SLIT_FIXED_LEN + i * n + j);
+""", "")],
+        tests=["acpi:acpi_parse_slit_rules"],
+    ),
+    # ---- time and traps (kernel/timer.c, arch/x86_64/trap.c, arch/x86_64/timer.c) ----
+    dict(
+        name="tick-hook-removal-does-not-wait",
+        file="kernel/timer.c",
+        says="timer_remove_tick_hook() returns at once: a CPU may still be running the hook "
+             "while its caller frees the hook's data",
+        edits=[("""\
+	spin_unlock_irqrestore(&hooks_lock, flags);
+	wait_for_tick_everywhere(gen);
+""", """\
+	spin_unlock_irqrestore(&hooks_lock, flags);
+	(void)wait_for_tick_everywhere;
+	(void)gen;
+""")],
+        tests=["kernel:2:smp.timer_remove_tick_hook_waits_for_running_hook"],
+    ),
+    dict(
+        name="tick-hook-table-overfilled",
+        file="kernel/timer.c",
+        says="timer_add_tick_hook() looks at one slot past its TIMER_MAX_HOOKS: a ninth hook "
+             "is written past the end of the table",
+        edits=[("""\
+	for (unsigned int i = 0; i < TIMER_MAX_HOOKS && ret; i++) {
+""", """\
+	for (unsigned int i = 0; i <= TIMER_MAX_HOOKS && ret; i++) {
+""")],
+        tests=["kernel:2:smp.timer_add_tick_hook_full_table_refused"],
+    ),
+    dict(
+        name="trap-recovery-stays-armed",
+        file="arch/x86_64/trap.c",
+        says="a recovered fault jumps back to its recovery point without disarming it: the "
+             "CPU's innermost point is a stack frame that is gone",
+        edits=[("""\
+		c->recovery = r->prev;
+		c->irq_depth = outer_depth;
+""", """\
+		c->irq_depth = outer_depth;
+""")],
+        tests=["kernel:2:smp.trap_recover_nested_innermost_first"],
+    ),
+    dict(
+        name="timer-wrapped-window-kept",
+        file="arch/x86_64/timer.c",
+        says="the first calibration window (open across mm_init()) is kept without the "
+             "short window that shows whether its reference counter wrapped",
+        edits=[("""\
+	if (r.valid && !first_window_holds(&r, check)) {
+""", """\
+	if (r.valid && !first_window_holds(&r, check) && false) {
+""")],
+        tests=["matrix:timer-wrap-smp2"],
+    ),
     # ---- per-CPU lists: drains (mm/pcp.c) ----
     dict(
         name="drain-skips-pcp-lock",
@@ -265,6 +425,22 @@ MUTATIONS = [
         tests=["release:pcp_irq_reentry_all_models", "host:pcp_irq_reentry_all_models",
                "kernel:4:mm_pcp_private.pcp_irq_reentry_all_models"],
     ),
+    dict(
+        name="irqsave-release-keeps-irqs-off",
+        file="mm/pcp.h",
+        says="the irqsave model's release drops the lock word but does not give the interrupt "
+             "state back: a hold and its release disagree, as a hold taken under one model and "
+             "released under another did when the model could change at run time",
+        edits=[("""\
+	else if (model == PCP_LOCK_IRQSAVE)
+		pcp_spin_unlock_irqrestore(pcp, flags);
+""", """\
+	else if (model == PCP_LOCK_IRQSAVE)
+		pcp_spin_unlock(pcp);
+""")],
+        tests=["host:pcp_lock_model_fixed_per_instance", "host:pcp_irq_reentry_all_models",
+               "kernel:4:mm_pcp*"],
+    ),
     # ---- per-CPU lists: bookkeeping (mm/pcp.c) ----
     dict(
         name="pcp-flag-kept-on-alloc",
@@ -399,8 +575,415 @@ MUTATIONS = [
 """)],
         tests=["tsan:alloc_pages_concurrent_random_orders", "tsan:pcp_stress_random_orders"],
     ),
+    # ---- spinlocks: the debug checks, owner and statistics (kernel/spinlock.c) ----
+    dict(
+        name="spin-owner-cleared-after-release",
+        file="kernel/spinlock.c",
+        says="spin_unlock() clears owner_cpu after releasing the lock word: the next holder's "
+             "owner is wiped, and spin_is_held_by_me() says it does not hold its own lock",
+        edits=[("""\
+	WRITE_ONCE(lock->owner_cpu, SPIN_NO_OWNER);
+	arch_spin_unlock(lock);
+""", """\
+	arch_spin_unlock(lock);
+	WRITE_ONCE(lock->owner_cpu, SPIN_NO_OWNER);
+""")],
+        tests=["host:spin_lock_holder_is_owner"],
+    ),
+    dict(
+        name="trylock-failure-counted-racily",
+        file="kernel/spinlock.c",
+        says="a failed trylock counts itself with a plain increment, though the failing CPUs "
+             "count trylock_failed together (struct lock_stats): failures are lost",
+        edits=[("""\
+		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+""", """\
+		lock->stats.trylock_failed++;
+""")],
+        tests=["tsan:spin_trylock_failures_counted_exactly"],
+    ),
+    dict(
+        name="irqsafe-lock-irqs-on-silent",
+        file="kernel/spinlock.c",
+        says="an IRQ-safe lock (SPIN_IRQSAFE: zone->lock) taken with interrupts on is not "
+             "warned about",
+        edits=[("""\
+	if (unlikely((lock->flags & SPIN_IRQSAFE) && !arch_irqs_disabled()))
+		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
+""", "")],
+        tests=["host:spin_lock_irqsafe_irqs_on_warns", "host:pcp_lock_debug_checks"],
+    ),
+    dict(
+        name="spin-recursion-unchecked",
+        file="kernel/spinlock.c",
+        says="spin_lock() of a lock this CPU already holds is not caught: the CPU spins on "
+             "itself forever (release builds have no lockdep to say so first)",
+        edits=[("""\
+	if (unlikely(spin_is_held_by_me(lock)))
+		panic("spinlock recursion: cpu%u already holds '%s'", arch_cpu_id(), lock->name);
+""", "")],
+        tests=["host:spin_lock_recursion_panics"],
+    ),
+    dict(
+        name="unlock-by-non-owner-unchecked",
+        file="kernel/spinlock.c",
+        says="spin_unlock() by a CPU that does not hold the lock goes through: it frees "
+             "another CPU's critical section",
+        edits=[("""\
+	if (unlikely(!spin_is_held_by_me(lock)))
+		panic("spin_unlock of '%s' by cpu%u, owner is cpu%u", lock->name,
+		      arch_cpu_id(), lock->owner_cpu);
+""", "")],
+        tests=["host:spin_unlock_by_other_cpu_panics"],
+    ),
+    dict(
+        name="lockdep-after-the-wait",
+        file="kernel/spinlock.c",
+        says="spin_lock() tells lockdep only once it has the lock: a CPU spinning into a "
+             "deadlock is never reported (it never gets the lock)",
+        edits=[("""\
+	lockdep_acquire_at(lock, false);
+	spin_check_lock(lock);
+	while (!arch_spin_trylock(lock)) {
+		/* Spin on a plain read so waiters share the line instead of bouncing it. */
+		do {
+			arch_cpu_relax();
+			spins++;
+		} while (spin_looks_locked(lock));
+	}
+""", """\
+	spin_check_lock(lock);
+	while (!arch_spin_trylock(lock)) {
+		/* Spin on a plain read so waiters share the line instead of bouncing it. */
+		do {
+			arch_cpu_relax();
+			spins++;
+		} while (spin_looks_locked(lock));
+	}
+	lockdep_acquire_at(lock, false);
+""")],
+        tests=["host:lockdep_report_comes_before_the_wait"],
+    ),
+    dict(
+        name="trylock-held-before-success",
+        file="kernel/spinlock.c",
+        says="spin_trylock() tells lockdep before it tries: a failed trylock stays in the "
+             "CPU's held locks, which then never empty",
+        edits=[("""\
+	arch_interleave_point();
+	if (spin_looks_locked(lock) || !arch_spin_trylock(lock)) {
+		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	__spin_acquired(lock, 0);
+	lockdep_acquire_at(lock, true);
+""", """\
+	arch_interleave_point();
+	lockdep_acquire_at(lock, true);
+	if (spin_looks_locked(lock) || !arch_spin_trylock(lock)) {
+		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	__spin_acquired(lock, 0);
+""")],
+        tests=["host:spin_trylock_failed_holds_nothing"],
+    ),
+    dict(
+        name="lockstat-register-past-table",
+        file="kernel/spinlock.c",
+        says="lockstat_register() stores the 513th lock past the end of its 512-entry table",
+        edits=[("""\
+	if (slot < LOCKSTAT_MAX)
+		lockstat_table[slot] = lock;
+""", """\
+	lockstat_table[slot] = lock;
+""")],
+        tests=["asan:lockstat_register_past_table_dropped"],
+    ),
+    # ---- cross-CPU calls (kernel/smp.c) ----
+    dict(
+        name="smp-call-ring-overfilled",
+        file="kernel/smp.c",
+        says="enqueue() takes a 33rd call into a CPU's 32-entry call ring: it writes over the "
+             "oldest queued call, which is lost while another runs twice",
+        edits=[("""\
+		bool queued = t->call_tail - t->call_head < SMP_CALL_RING;
+""", """\
+		bool queued = t->call_tail - t->call_head <= SMP_CALL_RING;
+""")],
+        tests=["host:smp_call_ring_full_senders_wait"],
+    ),
+    dict(
+        name="smp-call-waiter-read-after-done",
+        file="kernel/smp.c",
+        says="a call's target reads the waiter from the descriptor after its decrement let the "
+             "sender reuse it (or return from the frame it lives in)",
+        edits=[("""\
+		waiter = READ_ONCE(call->waiter);
+		mask_clear(call->pending, c->arch.cpu_id);
+		if (__atomic_sub_fetch(&call->remaining, 1, __ATOMIC_ACQ_REL) == 0 && waiter)
+""", """\
+		mask_clear(call->pending, c->arch.cpu_id);
+		if (__atomic_sub_fetch(&call->remaining, 1, __ATOMIC_ACQ_REL) == 0 &&
+		    (waiter = READ_ONCE(call->waiter)))
+""")],
+        tests=["tsan:smp_call_wait_descriptor_reused_after_done"],
+    ),
+    dict(
+        name="smp-async-descriptor-reused-unordered",
+        file="kernel/smp.c",
+        says="a sender finds a free async descriptor with a relaxed load: it may rewrite fn "
+             "and arg before the last target's reads of them are done",
+        edits=[("""\
+			if (!smp_load_acquire(&pool[i].remaining))
+""", """\
+			if (!READ_ONCE(pool[i].remaining))
+""")],
+        tests=["tsan:smp_call_nowait_descriptor_reused_after_done"],
+    ),
+    dict(
+        name="smp-wait-ignores-own-queue",
+        file="kernel/smp.c",
+        says="a CPU waiting for other CPUs with interrupts off does not run the calls queued "
+             "for it: two such CPUs that call each other wait forever",
+        edits=[("""\
+	if (READ_ONCE(c->call_head) != READ_ONCE(c->call_tail)) {
+		flags = arch_irq_save();
+		run_queue();
+		arch_irq_restore(flags);
+	}
+""", """\
+	(void)c;
+	(void)flags;
+""")],
+        tests=["host:smp_call_wait_irqs_off_both_ways"],
+    ),
+    dict(
+        name="smp-call-to-offline-cpu",
+        file="kernel/smp.c",
+        says="smp_call_function_single() queues a call for a CPU that is not online (never "
+             "started, or past the last one) instead of refusing it",
+        edits=[("""\
+	if (!cpu_online(cpu))
+		return -1;
+	if (cpu == arch_cpu_id()) {
+""", """\
+	if (cpu == arch_cpu_id()) {
+""")],
+        tests=["kernel:2:smp.smp_call_single_offline_refused"],
+    ),
+    # ---- the lock validator (kernel/lockdep.c) ----
+    dict(
+        name="lockdep-class-registered-unlocked",
+        file="kernel/lockdep.c",
+        says="a lock's class is looked up and registered without the validator's graph lock: "
+             "two CPUs using new locks at once race on the class table",
+        edits=[("""\
+	if (!graph_lock(flags))
+		return 0;
+	cls = init_site ? class_of_key(c, init_site, init_site->expr, init_site)
+			: class_of_key(c, lock, lock->name, NULL);
+	WRITE_ONCE(lock->dep_class, (u8)cls);
+	graph_unlock();
+	return cls;
+""", """\
+	(void)flags;
+	cls = init_site ? class_of_key(c, init_site, init_site->expr, init_site)
+			: class_of_key(c, lock, lock->name, NULL);
+	WRITE_ONCE(lock->dep_class, (u8)cls);
+	return cls;
+""")],
+        tests=["tsan:lockdep_host_first_use_on_every_cpu_at_once"],
+    ),
+    dict(
+        name="lockdep-trylock-in-irq-irq-safe",
+        file="kernel/lockdep.c",
+        says="a trylock in an interrupt makes its class IN-HARDIRQ: the legal v6.2 pcp "
+             "pattern (held with interrupts on, only trylocked in interrupts) is reported",
+        edits=[("""\
+	if (!trylock && h->irq_ctx && !has_usage(cls, USED_IN_HARDIRQ))
+""", """\
+	if (h->irq_ctx && !has_usage(cls, USED_IN_HARDIRQ))
+""")],
+        tests=["host:lockdep_trylock_in_irq_not_reported"],
+    ),
+    dict(
+        name="lockdep-trylock-adds-dependency",
+        file="kernel/lockdep.c",
+        says="a trylock is checked for recursion and adds dependencies, though it never "
+             "waits: cycles that cannot deadlock are reported",
+        edits=[("""\
+	if (!trylock) {
+		check_recursion(c, h, flags);
+		add_dependencies(c, h, flags);
+	}
+""", """\
+	check_recursion(c, h, flags);
+	add_dependencies(c, h, flags);
+""")],
+        tests=["host:lockdep_trylock_adds_no_dependency"],
+    ),
+    dict(
+        name="lockdep-edge-only-from-innermost",
+        file="kernel/lockdep.c",
+        says="a lock taken under a trylocked one gets an edge from the trylocked lock only, "
+             "not from the plain acquisition below it: that cycle goes unreported",
+        edits=[("""\
+		if (!p->trylock)
+			return;
+	}
+}
+""", """\
+		return;
+	}
+}
+""")],
+        tests=["host:lockdep_edge_from_plain_lock_under_trylock"],
+    ),
+    dict(
+        name="lockdep-irqs-on-at-release-ignored",
+        file="kernel/lockdep.c",
+        says="a lock taken with interrupts off and held on after they came back on is never "
+             "counted as held with interrupts on (HARDIRQ-ON): its inconsistent use is missed",
+        edits=[("""\
+		if (irqs_on && !h->irqs_on && !has_usage(h->cls, HARDIRQ_ON))
+			mark_usage(c, h, HARDIRQ_ON, flags);
+""", """\
+		(void)irqs_on;
+""")],
+        tests=["host:lockdep_irqs_enabled_while_held_reported"],
+    ),
+    dict(
+        name="lockdep-held-table-off-by-one",
+        file="kernel/lockdep.c",
+        says="the table of locks a CPU holds is full at depth MAX_DEPTH + 1: the 49th lock is "
+             "written one entry past its end",
+        edits=[("""\
+	if (c->depth == MAX_DEPTH) {
+""", """\
+	if (c->depth > MAX_DEPTH) {
+""")],
+        tests=["host:lockdep_held_depth_overflow_reported"],
+    ),
+    dict(
+        name="lockdep-expect-end-keeps-pattern",
+        file="kernel/lockdep.c",
+        says="lockdep_expect_end() does not put the dependency graph back: what one test "
+             "planted on purpose is reported against the next",
+        edits=[("""\
+			if (expecting == e) {
+				g = g_saved;
+				expecting = NULL;
+""", """\
+			if (expecting == e) {
+				expecting = NULL;
+""")],
+        tests=["host:lockdep_expect_end_forgets_planted_pattern"],
+    ),
+    dict(
+        name="lockdep-uninitialised-lock-registered",
+        file="kernel/lockdep.c",
+        says="a lock that was never initialised (zeroed or freed memory) is silently given a "
+             "class of its own instead of being reported",
+        edits=[("""\
+	if (!cls && !lock->name) {
+		if (graph_lock(flags)) {
+			report_uninitialised(c, lock, site);
+			graph_unlock();
+		}
+		return;
+	}
+""", """\
+	(void)report_uninitialised;
+""")],
+        tests=["host:lockdep_host_uninitialised_lock_reported"],
+    ),
+    dict(
+        name="lockdep-inconsistent-unchecked",
+        file="kernel/lockdep.c",
+        says="a class taken in an interrupt and also held with interrupts on is not reported "
+             "(the interrupt spins forever on the lock its own CPU holds)",
+        edits=[("""\
+	if ((g.usage[cls] >> (bit ^ 1)) & 1) {
+		report_inconsistent(c, h, bit ^ 1, bit);
+		return;
+	}
+""", """\
+	(void)report_inconsistent;
+""")],
+        tests=["host:lockdep_irq_unsafe_use_reported"],
+    ),
+    dict(
+        name="lockdep-cycle-unchecked",
+        file="kernel/lockdep.c",
+        says="a new dependency is added without looking for the cycle it closes: ABBA goes "
+             "unreported",
+        edits=[("""\
+	if (graph_bfs(n->cls, true, MATCH_CLASS, p->cls, parent)) {
+		report_circular(c, p, n, parent);
+		return false;
+	}
+""", """\
+	(void)parent;
+	(void)report_circular;
+""")],
+        tests=["host:lockdep_order_inversion_reported"],
+    ),
+    dict(
+        name="lockdep-irq-inversion-unchecked",
+        file="kernel/lockdep.c",
+        says="a new dependency from an irq-safe to an irq-unsafe class is not reported",
+        edits=[("""\
+	if (s && u) {
+		snprintf(how, sizeof(how), "cpu%u takes '%s' at %s:%d while holding '%s' (from "
+""", """\
+	if (s && u && false) {
+		snprintf(how, sizeof(how), "cpu%u takes '%s' at %s:%d while holding '%s' (from "
+""")],
+        tests=["host:lockdep_irq_inversion_reported"],
+    ),
+    dict(
+        name="lockdep-recursion-unchecked",
+        file="kernel/lockdep.c",
+        says="a CPU taking a class it already holds is not reported (two locks of one class "
+             "have no order)",
+        edits=[("""\
+		check_recursion(c, h, flags);
+""", """\
+		(void)check_recursion;
+""")],
+        tests=["host:lockdep_recursion_reported"],
+    ),
     # ---- pinning (mm/gup.c, mm/vm.c) ----
     # Linux 292648ac5cf1 "mm: gup: allow FOLL_PIN to scale in SMP" fixed this.
+    # ---- the reader/writer lock (kernel/rwlock.c) ----
+    dict(
+        name="rwlock-readers-first",
+        file="kernel/rwlock.c",
+        says="a writer waits for the reader count to reach 0 instead of stopping new readers "
+             "first: readers that keep the lock busy starve it (a munmap among 40 faulting CPUs)",
+        edits=[("""\
+	__atomic_fetch_or(&rw->cnts, RW_WRITER, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&rw->cnts, __ATOMIC_ACQUIRE) != RW_WRITER)
+		arch_cpu_relax();
+""", """\
+	for (u32 free = 0; !__atomic_compare_exchange_n(&rw->cnts, &free, RW_WRITER, false,
+						       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED); free = 0)
+		arch_cpu_relax();
+""")],
+        tests=["host:rwlock_writer_not_starved_by_readers"],
+    ),
+    dict(
+        name="rwlock-reader-ignores-writer",
+        file="kernel/rwlock.c",
+        says="read_lock() adds itself and goes in even when a writer holds the lock",
+        edits=[("""\
+	while (__atomic_fetch_add(&rw->cnts, RW_READER, __ATOMIC_ACQUIRE) & RW_WRITER) {
+""", """\
+	while (__atomic_fetch_add(&rw->cnts, RW_READER, __ATOMIC_ACQUIRE) & 0) {
+""")],
+        tests=["host:rwlock_readers_share_writer_excludes", "host:handle_mm_fault_vs_munmap_4k_vma"],
+    ),
     dict(
         name="has-pinned-always",
         file="mm/gup.c",
@@ -498,6 +1081,44 @@ MUTATIONS = [
 	if (false) {	/* someone else holds it: it cannot move */
 """)],
         tests=["host:pin_user_pages_longterm_leaves_pinned_page", "host:gup_", "kernel:4:gup.*"],
+    ),
+    dict(
+        name="migrate-commits-without-shootdown",
+        file="mm/gup.c",
+        says="FOLL_LONGTERM migration commits (checks that nobody holds the page, copies it, "
+             "frees the old one) without first waiting, by a TLB shootdown, for the lockless "
+             "walkers that read the old entry",
+        edits=[("""\
+	while ((n = __migrate_prepare(mm, &addr, end, m, &err))) {
+		mm_tlb_shootdown(mm);
+""", """\
+	while ((n = __migrate_prepare(mm, &addr, end, m, &err))) {
+""")],
+        tests=["host:gup_fast_migration_while_walker_grabs_page",
+               "kernel:4:gup_private.gup_fast_migration_while_walker_grabs_page"],
+    ),
+    dict(
+        name="fault-without-mmap-lock",
+        file="mm/vm.c",
+        says="a fault looks its VMA up and installs its page without mmap_lock: a munmap of "
+             "the range meanwhile frees the table it installs into, or leaves its page mapped "
+             "with no VMA",
+        edits=[("""\
+	VM_BUG_ON(arch_irqs_disabled());
+	read_lock(&mm->mmap_lock);
+	err = __do_fault(mm, addr, GFP_USER);
+	read_unlock(&mm->mmap_lock);
+""", """\
+	VM_BUG_ON(arch_irqs_disabled());
+	err = __do_fault(mm, addr, GFP_USER);
+"""), ("""\
+	assert_rwlock_locked(&mm->mmap_lock);
+	for (unsigned int i = 0; i < mm->nr_vmas; i++)
+""", """\
+	for (unsigned int i = 0; i < mm->nr_vmas; i++)
+""")],
+        tests=["host:handle_mm_fault_vs_munmap_4k_vma", "host:handle_mm_fault_vs_munmap_2m_vma",
+               "kernel:4:gup_private.handle_mm_fault_vs_munmap_*"],
     ),
     # ---- NUMA (mm/numa.c, mm/pcp.c, mm/memblock.c) ----
     dict(
@@ -601,6 +1222,279 @@ static __always_inline void free_unref_page(struct page *page, unsigned int orde
 		if (out && r[i].base <= region_end(&r[out - 1])) {
 """)],
         tests=["host:memblock_set_node_splits_and_merges", "host:numa_section_holds_one_node"],
+    ),
+    # ---- the command line (kernel/cmdline.c) ----
+    dict(
+        name="cmdline-string-fills-buffer",
+        file="kernel/cmdline.c",
+        says="a STRING value exactly as long as its buffer is accepted: its NUL goes one byte "
+             "past the end (cmdline.h: truncation is an error)",
+        edits=[("""\
+	if (len >= opt->size)
+		return CMDLINE_E_TOO_LONG;
+""", """\
+	if (len > opt->size)
+		return CMDLINE_E_TOO_LONG;
+""")],
+        tests=["host:cmdline_apply_bad_values"],
+    ),
+    dict(
+        name="cmdline-number-overflow-wraps",
+        file="kernel/cmdline.c",
+        says="a number past 2^64 - 1 wraps around instead of being refused",
+        edits=[("""\
+		if (d >= (int)base || v > (~0ull - (u64)d) / base)
+""", """\
+		if (d >= (int)base)
+""")],
+        tests=["host:cmdline_apply_bad_values"],
+    ),
+    dict(
+        name="cmdline-suffix-overflow-wraps",
+        file="kernel/cmdline.c",
+        says="a K/M/G suffix that shifts the number past 2^64 - 1 is not refused",
+        edits=[("""\
+	if (shift && v > (~0ull >> shift))
+		return false;
+""", "")],
+        tests=["host:cmdline_parse_u64_suffixes"],
+    ),
+    dict(
+        name="cmdline-uint-truncated",
+        file="kernel/cmdline.c",
+        says="an unsigned int option given a value above 2^32 - 1 keeps its low 32 bits",
+        edits=[("""\
+		if (v > 0xffffffffull)
+			return CMDLINE_E_VALUE;
+""", "")],
+        tests=["host:cmdline_apply_bad_values"],
+    ),
+    dict(
+        name="cmdline-cut-keeps-half-word",
+        file="kernel/cmdline.c",
+        says="a command line cut at its buffer's size keeps the word the cut went through: "
+             "half of `test=boot.*,mm_p` is applied",
+        edits=[("""\
+	while (keep && !is_space(buf[keep - 1]))
+		keep--;		/* the word running into the limit may have been cut: drop it */
+""", "")],
+        tests=["host:cmdline_cut_to_words_drops_cut_word"],
+    ),
+    dict(
+        name="cmdline-open-quote-accepted",
+        file="kernel/cmdline.c",
+        says="a value with an opening quote and no closing one is applied, running to the "
+             "end of the line, instead of being an error",
+        edits=[("""\
+			*err = CMDLINE_E_QUOTE;
+""", "")],
+        tests=["host:cmdline_next_quotes"],
+    ),
+    # ---- fault injection (mm/fail_page_alloc.c) ----
+    dict(
+        name="fail-times-overrun",
+        file="mm/fail_page_alloc.c",
+        says="the failures left (times) are taken with a read and a write instead of a "
+             "compare-and-swap: two CPUs take the same one, and more than times fail",
+        edits=[("""\
+	while (t != 0) {
+		if (t < 0)
+			return true;	/* -1: no limit */
+		if (__atomic_compare_exchange_n(&fpa.times, &t, t - 1, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+""", """\
+	if (t <= 0)
+		return t < 0;	/* -1: no limit */
+	WRITE_ONCE(fpa.times, t - 1);
+	return true;
+""")],
+        tests=["host:fail_host_times_exact_on_all_cpus"],
+    ),
+    dict(
+        name="fail-space-overrun",
+        file="mm/fail_page_alloc.c",
+        says="space is taken with a read and a write instead of a compare-and-swap: two CPUs "
+             "use the same pages of it, and more calls go through than space allows",
+        edits=[("""\
+	while (s > pages)
+		if (__atomic_compare_exchange_n(&fpa.space, &s, s - pages, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return true;
+	return false;
+""", """\
+	if (s <= pages)
+		return false;
+	WRITE_ONCE(fpa.space, s - pages);
+	return true;
+""")],
+        tests=["host:fail_host_space_exact_on_all_cpus"],
+    ),
+    dict(
+        name="fail-resume-unbalanced-unchecked",
+        file="mm/fail_page_alloc.c",
+        says="fail_page_alloc_resume() without a pause to undo goes unnoticed: the pause "
+             "count goes negative and a later pause no longer pauses",
+        edits=[("""\
+	VM_BUG_ON(old <= 0);
+	(void)old;
+""", """\
+	(void)old;
+""")],
+        tests=["host:fail_host_resume_without_pause_panics"],
+    ),
+    dict(
+        name="fail-irq-only-ignored",
+        file="mm/fail_page_alloc.c",
+        says="fail_page_alloc.irq_only is ignored: task-context allocations fail too",
+        edits=[("""\
+	    (a->irq_only && !in_irq_context()) || READ_ONCE(fpa.paused))
+""", """\
+	    READ_ONCE(fpa.paused))
+""")],
+        tests=["host:fail_host_irq_only"],
+    ),
+    # ---- memblock (mm/memblock.c) ----
+    dict(
+        name="memblock-ram-rounded-outward",
+        file="mm/memblock.c",
+        says="usable RAM is rounded out to whole pages instead of in: the partial page at a "
+             "region's end is handed out as RAM",
+        edits=[("""\
+	u64 end = ALIGN_DOWN(clamp_end(base, size), PAGE_SIZE);
+""", """\
+	u64 end = ALIGN_UP(clamp_end(base, size), PAGE_SIZE);
+""")],
+        tests=["host:memblock_add_mmap_zero_length_unaligned"],
+    ),
+    dict(
+        name="memblock-reserve-rounded-inward",
+        file="mm/memblock.c",
+        says="a reservation's end is rounded down instead of up: the partial page it ends in "
+             "is left free",
+        edits=[("""\
+	*end = e > U64_MAX - (PAGE_SIZE - 1) ? ALIGN_DOWN(U64_MAX, PAGE_SIZE) : ALIGN_UP(e, PAGE_SIZE);
+""", """\
+	*end = ALIGN_DOWN(e, PAGE_SIZE);
+""")],
+        tests=["host:memblock_next_free_skips_reserved"],
+    ),
+    dict(
+        name="memblock-usable-wins-overlap",
+        file="mm/memblock.c",
+        says="memory-map entries are applied in their order, so a reserved entry listed "
+             "before the usable one it overlaps is overruled by it",
+        edits=[("""\
+	for (unsigned int i = 0; i < n; i++)
+		if (map[i].type == MEM_USABLE && mmap_entry_ok(mb, &map[i], i))
+			memblock_add(mb, map[i].base, map[i].length);
+	/* Second pass, so that "not usable" wins an overlap whatever the entry order. */
+	for (unsigned int i = 0; i < n; i++)
+		if (map[i].type != MEM_USABLE && mmap_entry_ok(mb, &map[i], i))
+""", """\
+	for (unsigned int i = 0; i < n; i++)
+		if (map[i].type == MEM_USABLE && mmap_entry_ok(mb, &map[i], i))
+			memblock_add(mb, map[i].base, map[i].length);
+		else if (map[i].type != MEM_USABLE && mmap_entry_ok(mb, &map[i], i))
+""")],
+        tests=["host:memblock_add_mmap_reserved_wins_overlap"],
+    ),
+    dict(
+        name="memblock-table-overfilled",
+        file="mm/memblock.c",
+        says="the table-full check compares with the scratch table's size (one more): a 129th "
+             "region is copied past the end of the 128-entry table",
+        edits=[("""\
+	if (n > MEMBLOCK_MAX_REGIONS) {
+""", """\
+	if (n > MEMBLOCK_MAX_REGIONS + 1) {
+""")],
+        tests=["asan:memblock_add_table_full"],
+    ),
+    dict(
+        name="memblock-alloc-above-limit",
+        file="mm/memblock.c",
+        says="memblock_alloc() ignores alloc_limit: the boot allocator hands out memory the "
+             "boot direct map does not cover",
+        edits=[("""\
+		u64 top = nid >= 0 ? e : MIN(e, mb->alloc_limit), cand;
+""", """\
+		u64 top = e, cand;
+""")],
+        tests=["host:memblock_alloc_top_down_below_limit"],
+    ),
+    dict(
+        name="memblock-alloc-not-reserved",
+        file="mm/memblock.c",
+        says="memblock_alloc() does not reserve what it returns: the next call returns the "
+             "same block",
+        edits=[("""\
+	if (!best || memblock_reserve(mb, best, size))
+		return 0;
+""", """\
+	if (!best)
+		return 0;
+""")],
+        tests=["host:memblock_alloc_top_down_below_limit"],
+    ),
+    dict(
+        name="memblock-alloc-not-zeroed",
+        file="mm/memblock.c",
+        says="memblock_alloc() returns the block as it was, not zeroed",
+        edits=[("""\
+	if (phys)
+		memset(arch_phys_to_virt(phys), 0, ALIGN_UP(size, PAGE_SIZE));
+""", "")],
+        tests=["host:memblock_alloc_zeroes_old_contents"],
+    ),
+    # ---- zonelists (mm/numa.c) ----
+    dict(
+        name="zonelist-tie-takes-higher-node",
+        file="mm/numa.c",
+        says="between two nodes at the same distance the zonelist takes the higher-numbered "
+             "one first (mm/numa.c: the lower node number first)",
+        edits=[("""\
+			if (!used[b] && (best < 0 || fallback_distance(m, nid, b) <
+						     fallback_distance(m, nid, (unsigned int)best)))
+""", """\
+			if (!used[b] && (best < 0 || fallback_distance(m, nid, b) <=
+						     fallback_distance(m, nid, (unsigned int)best)))
+""")],
+        tests=["host:numa_zonelist_tie_lower_node_first"],
+    ),
+    dict(
+        name="zonelist-lists-empty-zones",
+        file="mm/numa.c",
+        says="zonelists list zones without memory too: a memoryless node's fallback starts "
+             "at one of its own empty zones",
+        edits=[("""\
+		if (zone_populated(zone))
+			zl->_zonerefs[n++] = (struct zoneref){ zone, z };
+""", """\
+		zl->_zonerefs[n++] = (struct zoneref){ zone, z };
+""")],
+        tests=["host:alloc_pages_memoryless_node_fast_hit_thisnode_fails",
+               "host:numa_exhaustion_counts_miss_and_foreign"],
+    ),
+    dict(
+        name="zonelist-zones-lowest-first",
+        file="mm/numa.c",
+        says="a node's zones are listed DMA first: allocations use up the low zones that "
+             "only low-memory callers can use, before Normal",
+        edits=[("""\
+	for (int z = MAX_NR_ZONES - 1; z >= 0; z--) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (zone_populated(zone))
+""", """\
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (zone_populated(zone))
+""")],
+        tests=["host:alloc_pages_zone_fallback_lowmem_reserve", "host:numa_"],
     ),
     # ---- deferred memory-map init (mm/mm_init.c) ----
     dict(
@@ -725,6 +1619,74 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 	for (unsigned long pfn = spfn; pfn + 1 < epfn; pfn++, page++)
 		*page = (struct page){""")],
         tests=["host:deferred_init_matches_eager_build", "kernel:4:mm_deferred.*"],
+    ),
+    dict(
+        name="deferred-free-range-before-chunk-written",
+        file="mm/mm_init.c",
+        says="deferred init frees each free range of a chunk as soon as it is written and "
+             "drops zone->lock between ranges: a merge of the first range reads the "
+             "unwritten rest, a steal walks it (main 4961178's order)",
+        edits=[("""\
+	while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+		memmap_init_range(zone, pfn, fs, false);
+		memmap_init_range(zone, fs, fe, true);
+		nr_free += fe - fs;
+""", """\
+	while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+		unsigned long flags;
+
+		memmap_init_range(zone, pfn, fs, false);
+		memmap_init_range(zone, fs, fe, true);
+		flags = spin_lock_irqsave(&zone->lock);
+		__free_range(zone, fs, fe);
+		spin_unlock_irqrestore(&zone->lock, flags);
+		nr_free += fe - fs;
+"""), ("""\
+	__free_chunk(zone, spfn, epfn);
+""", """\
+	(void)__free_chunk;
+""")],
+        tests=["host:deferred_init_memmap_over_previous_boot",
+               "host:deferred_init_memmap_races_pageblock_steals",
+               "tsan:deferred_init_memmap_races_pageblock_steals",
+               "kernel:4:mm_deferred.deferred_init_memmap_*"],
+    ),
+    dict(
+        name="deferred-free-before-holes-written",
+        file="mm/mm_init.c",
+        says="deferred init writes a chunk's free ranges and its end, puts the ranges on the "
+             "lists, and only then writes the holes and reservations between them: a merge "
+             "or a steal reads those struct pages first",
+        edits=[("""\
+	while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+		memmap_init_range(zone, pfn, fs, false);
+		memmap_init_range(zone, fs, fe, true);
+""", """\
+	while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+		memmap_init_range(zone, fs, fe, true);
+"""), ("""\
+	zone->deferred_busy--;		/* written and on the lists: the chunk is the zone's */
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return (long)nr_free;
+""", """\
+	spin_unlock_irqrestore(&zone->lock, flags);
+	{
+		u64 cursor = (u64)spfn << PAGE_SHIFT;
+		unsigned long pfn = spfn, fs, fe;
+
+		while (chunk_next_free(zone, &cursor, epfn, &fs, &fe)) {
+			memmap_init_range(zone, pfn, fs, false);
+			pfn = fe;
+		}
+	}
+	flags = spin_lock_irqsave(&zone->lock);
+	zone->deferred_busy--;
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return (long)nr_free;
+""")],
+        tests=["host:deferred_init_memmap_over_previous_boot",
+               "host:deferred_init_memmap_races_pageblock_steals",
+               "kernel:4:mm_deferred.deferred_init_memmap_*"],
     ),
     dict(
         name="verify-reads-unwritten-memmap",
