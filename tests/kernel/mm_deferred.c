@@ -458,6 +458,7 @@ static void deferred_init_memmap_races_pageblock_steals(struct ktest *t)
 	struct def_steal_run *r = &def_steals;
 	unsigned long total, heads = 0, early;
 
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no deferred_init_race_hook to hold a chunk being written");
 	if (nr_cpus_online() < 2)
 		KT_SKIP(t, "needs 2 CPUs: one stealing, one initialising");
 	if (!def_take_all())
