@@ -16,6 +16,7 @@
 #include "kernel/numa.h"
 #include "kernel/timer.h"
 #include "mm/mm.h"
+#include "mm/fail_page_alloc.h"
 
 #define MB2_BOOT_MAGIC 0x36d76289u
 
@@ -153,7 +154,8 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	print_boot_steps();
 	numa_cpus_init();	/* each CPU's node, by its APIC ID (kernel/numa.c) */
 	mm_deferred_init();	/* the rest of the memory maps and free lists, on every CPU at once */
-	mm_cpus_online();	/* per-CPU page list sizes for the CPUs now online (mm/pcp.c) */
+	mm_cpus_online();	/* per-CPU page list sizes for the CPUs now online (mm/mm_init.c) */
+	fail_page_alloc_boot();	/* `fail_page_alloc=` armed: the boot's own allocations are spared */
 	mm_boot_dump();		/* `mm.dump`: the allocator's tables, pagesets as the lab sees them */
 
 	lab_main();		/* tests, benchmarks, soak, monitor (kernel/lab.h); never returns */

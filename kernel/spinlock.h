@@ -87,9 +87,9 @@ void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
 
 /*
  * The lock word alone, as Linux's arch_spin_trylock() / arch_spin_unlock(): no owner, no
- * statistics, no checks. The functions above are built on these. A per-CPU lock's fast path
- * uses them directly in release builds (mm/pcp.c); one hold is always taken and released
- * through the same layer.
+ * statistics, no checks. The functions above are built on these. A per-CPU list's lock is
+ * taken with them directly in release builds (mm/pcp.h pcp_spin_trylock()); one hold is
+ * always taken and released through the same layer.
  */
 static inline bool arch_spin_trylock(spinlock_t *lock)
 {

@@ -1,4 +1,4 @@
-/* The few libc string functions the kernel has (kernel/string.c); the host harness uses libc's. */
+/* The few libc string functions the kernel has (arch/x86_64/string.c); the host harness uses libc's. */
 #ifndef KERNEL_STRING_H
 #define KERNEL_STRING_H
 

@@ -1,8 +1,9 @@
 /*
  * Checking the page allocator: bad_page() reports, poisoning of free pages, mm_verify(),
- * and /proc-style dumps (buddyinfo, zoneinfo, pagetypeinfo). No allocation logic here.
+ * the per-CPU list counters, and /proc-style dumps (buddyinfo, zoneinfo, pagetypeinfo,
+ * pcpinfo). No allocation logic here.
  */
-#include "mm/internal.h"
+#include "mm/pcp.h"
 #include "kernel/string.h"
 
 static const char *const migratetype_names[MIGRATE_TYPES] = { "Unmovable", "Movable",
@@ -84,6 +85,10 @@ unsigned long verify_mark_block(const char *where, struct page *page, unsigned i
 			errors += verify_fail("pfn 0x%lx: tail of a free order-%u block (%s) has "
 					      "flags 0x%x refcount %d\n", (unsigned long)p->pfn,
 					      order, where, page_flags(p), page_count(p));
+		if (READ_ONCE(p->compound_off))
+			errors += verify_fail("pfn 0x%lx: free (%s) with compound_off %u: not its "
+					      "own head\n", (unsigned long)p->pfn, where,
+					      READ_ONCE(p->compound_off));
 		__set_page_flag(p, PG_seen);
 	}
 	return errors;
@@ -106,7 +111,7 @@ static unsigned long verify_free_block(struct zone *zone, struct page *page, uns
 	    page_zone(page) != zone)
 		errors += verify_fail("%s: free block pfn 0x%lx order %u (node %u zone %u) outside "
 				      "the zone of node %d\n", zone->name, pfn, o, page->nid,
-				      page->zone, zone->node->node_id);
+				      page->zone, zone->node->nid);
 	return errors + verify_mark_block("buddy", page, o);
 }
 
@@ -196,6 +201,75 @@ static unsigned long verify_span(struct zone *zone, unsigned long *alloc)
 	return errors;
 }
 
+static unsigned long verify_pcp_list(struct zone *zone, unsigned int cpu, unsigned int pindex,
+				     unsigned long *pages)
+{
+	unsigned int order = pindex_to_order(pindex);
+	unsigned long errors = 0, n = 0;
+	struct page *page;
+
+	list_for_each_entry(page, &zone->pcp[cpu].lists[pindex], lru) {
+		if (++n > zone->spanned_pages)
+			return errors + 1 + (printk("mm_verify: cpu%u pcp list %u loops\n", cpu,
+						    pindex), 0);
+		if (!PagePcp(page) || PageBuddy(page) || page->order != order || page_count(page) ||
+		    (pindex < NR_LOWORDER_PCP_LISTS && page->mt != pindex % MIGRATE_PCPTYPES) ||
+		    (page->pfn & ((1u << order) - 1)) || !zone_spans_pfn(zone, page->pfn) ||
+		    page_zone(page) != zone) {
+			printk("mm_verify: %s cpu%u pcp list %u: pfn 0x%lx flags 0x%x order %u mt "
+			       "%u refcount %d\n", zone->name, cpu, pindex, (unsigned long)page->pfn,
+			       page_flags(page), page->order, page->mt, page_count(page));
+			errors++;
+		}
+		errors += verify_mark_block("pcp", page, order);
+		*pages += 1ul << order;
+	}
+	return errors;
+}
+
+/* One CPU's lists, held as their model protects them: their pages and count. */
+static unsigned long verify_pcp(struct zone *zone, unsigned int cpu, unsigned long *pages)
+{
+	unsigned long errors = 0, before = *pages;
+	struct per_cpu_pages *pcp = &zone->pcp[cpu];
+
+	for (unsigned int i = 0; i < NR_PCP_LISTS; i++)
+		errors += verify_pcp_list(zone, cpu, i, pages);
+	if (*pages - before != (unsigned long)pcp->count) {
+		printk("mm_verify: %s cpu%u pcp count %d but %lu pages listed\n", zone->name, cpu,
+		       pcp->count, *pages - before);
+		errors++;
+	}
+	return errors;
+}
+
+/*
+ * mm_verify() part: every page on every CPU's lists of zone, and each count. mm_verify()
+ * needs the allocator quiet. Each pcp is still held as its model protects it, without
+ * waiting (the caller may itself have interrupted a holder): a held lock is reported as a
+ * pcp operation in flight. irqoff: interrupts off shields only this CPU's own lists; the
+ * others rely on the quiet rule alone.
+ */
+static unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
+{
+	unsigned long errors = 0;
+
+	for (unsigned int cpu = 0; zone->pcp && cpu < zone->node->nr_cpus; cpu++) {
+		struct per_cpu_pages *pcp = &zone->pcp[cpu];
+		unsigned long flags = 0;	/* the trylock model leaves it alone */
+
+		if (!pcp_trylock(pcp, zone->pcp_lock, &flags)) {
+			printk("mm_verify: %s cpu%u pcp busy: a pcp operation is in flight, the "
+			       "allocator is not quiet\n", zone->name, cpu);
+			errors++;
+			continue;
+		}
+		errors += verify_pcp(zone, cpu, pages);
+		pcp_unlock(pcp, zone->pcp_lock, flags);
+	}
+	return errors;
+}
+
 static unsigned long verify_zone(struct zone *zone)
 {
 	unsigned long errors, flags, free = 0, pcp = 0, alloc = 0;
@@ -230,6 +304,120 @@ unsigned long mm_verify(struct pglist_data *pgdat)
 
 /* ---- counters and dumps ---- */
 
+/* For tests: hold this CPU's pcp of zone as a hit path would, in the zone's model. */
+struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags)
+{
+	struct per_cpu_pages *pcp = this_cpu_pcp(zone);
+
+	return pcp_trylock(pcp, zone->pcp_lock, flags) ? pcp : NULL;
+}
+
+void pcp_unlock_this_cpu(struct zone *zone, struct per_cpu_pages *pcp, unsigned long flags)
+{
+	pcp_unlock(pcp, zone->pcp_lock, flags);
+}
+
+unsigned long zone_pcp_count(struct zone *zone)
+{
+	unsigned long n = 0;
+
+	for (unsigned int cpu = 0; zone->pcp && cpu < zone->node->nr_cpus; cpu++)
+		n += (unsigned long)READ_ONCE(zone->pcp[cpu].count);
+	return n;
+}
+
+/* Add every counter of s to sum's: struct pcp_stats is u64 counters only (the padding too,
+ * always 0). */
+static void pcp_stats_add(struct pcp_stats *sum, const struct pcp_stats *s)
+{
+	const u64 *from = (const u64 *)s;
+	u64 *to = (u64 *)sum;
+
+	BUILD_BUG_ON(sizeof(*s) % sizeof(u64));
+	for (size_t i = 0; i < sizeof(*s) / sizeof(u64); i++)
+		to[i] += READ_ONCE(from[i]);
+}
+
+static void node_pcp_stats_add(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		for (unsigned int c = 0; zone->pcp && c < pgdat->nr_cpus; c++)
+			if (cpu < 0 || c == (unsigned int)cpu)
+				pcp_stats_add(sum, &zone->pcp[c].stats);
+	}
+}
+
+void pcp_stats_reset(const struct mm_machine *m)
+{
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			struct zone *zone = &m->node[nid]->node_zones[z];
+
+			for (unsigned int c = 0; zone->pcp && c < m->nr_cpus; c++) {
+				struct pcp_stats *s = &zone->pcp[c].stats;
+
+				*s = (struct pcp_stats){ .numa_hit = s->numa_hit,
+							 .numa_miss = s->numa_miss,
+							 .numa_foreign = s->numa_foreign,
+							 .remote_home = s->remote_home };
+			}
+		}
+}
+
+void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	node_pcp_stats_add(pgdat, cpu, sum);
+}
+
+void pcp_stats_sum_machine(const struct mm_machine *m, int cpu, struct pcp_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		node_pcp_stats_add(m->node[nid], cpu, sum);
+}
+
+/* Per CPU: pages on each list (non-empty CPUs only), then the event counters. */
+void show_pcpinfo(struct pglist_data *pgdat)
+{
+	printk("pcp: lock model %s, %s; per CPU: zone count high batch free_factor | lists "
+	       "(order0 U M R, order1 ..., order3, pageblock)\n",
+	       pcp_lock_model_name(pgdat->machine->pcp_lock), pcp_enabled ? "enabled" : "disabled");
+	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++) {
+		struct pcp_stats st;
+
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			struct per_cpu_pages *pcp = &pgdat->node_zones[z].pcp[cpu];
+			char line[160];
+			int len = 0;
+
+			if (!pgdat->node_zones[z].pcp || !READ_ONCE(pcp->count))
+				continue;
+			for (int i = 0; i < NR_PCP_LISTS; i++) {
+				unsigned long n = 0;
+				struct list_head *pos;
+
+				list_for_each(pos, &pcp->lists[i])
+					n++;
+				len += snprintf(line + len, sizeof(line) - (size_t)len, " %lu", n);
+			}
+			printk("cpu%-3u %-6s %5d %5d %4d %2d |%s\n", cpu, pgdat->node_zones[z].name,
+			       pcp->count, pcp->high, pcp->batch, pcp->free_factor, line);
+		}
+		pcp_stats_sum(pgdat, (int)cpu, &st);
+		if (st.alloc_hit || st.free_hit || st.trylock_fail_alloc || st.trylock_fail_free)
+			printk("cpu%-3u hits alloc %llu free %llu refill %llu spill %llu trylock-fail "
+			       "alloc %llu free %llu drained %llu ipi-drains %llu\n", cpu,
+			       (unsigned long long)st.alloc_hit, (unsigned long long)st.free_hit,
+			       (unsigned long long)st.refill, (unsigned long long)st.spill,
+			       (unsigned long long)st.trylock_fail_alloc,
+			       (unsigned long long)st.trylock_fail_free,
+			       (unsigned long long)st.drained, (unsigned long long)st.ipi_drain);
+	}
+}
+
 unsigned long node_free_pages(struct pglist_data *pgdat)
 {
 	unsigned long n = 0;
@@ -258,7 +446,7 @@ void show_buddyinfo(struct pglist_data *pgdat)
 
 		if (!zone_populated(zone))
 			continue;
-		len = snprintf(line, sizeof(line), "Node %d, zone %8s", pgdat->node_id, zone->name);
+		len = snprintf(line, sizeof(line), "Node %d, zone %8s", pgdat->nid, zone->name);
 		for (unsigned int o = 0; o <= MAX_ORDER; o++)
 			len += snprintf(line + len, sizeof(line) - (size_t)len, " %6lu",
 					READ_ONCE(zone->free_area[o].nr_free));
@@ -277,7 +465,7 @@ void show_zoneinfo(struct pglist_data *pgdat)
 		       "        present  %lu\n        managed  %lu\n"
 		       "        protection: (%lu, %lu, %lu)\n  start_pfn:     %lu\n"
 		       "  pagesets: high %d batch %d, %lu pages on per-CPU lists\n",
-		       pgdat->node_id, zone->name, zone_free_pages(zone), zone->_watermark[WMARK_MIN],
+		       pgdat->nid, zone->name, zone_free_pages(zone), zone->_watermark[WMARK_MIN],
 		       zone->_watermark[WMARK_LOW], zone->_watermark[WMARK_HIGH],
 		       zone->spanned_pages, zone->present_pages, zone->managed_pages,
 		       zone->lowmem_reserve[0], zone->lowmem_reserve[1], zone->lowmem_reserve[2],
@@ -290,7 +478,7 @@ static void show_free_per_type(struct zone *zone, int mt)
 {
 	char line[256];
 	int len = snprintf(line, sizeof(line), "Node %4d, zone %8s, type %12s",
-			   zone->node->node_id, zone->name, migratetype_names[mt]);
+			   zone->node->nid, zone->name, migratetype_names[mt]);
 
 	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
 		unsigned long n = 0;
@@ -311,7 +499,7 @@ static void show_blocks_per_type(struct zone *zone)
 	     pfn += pageblock_nr_pages)
 		if (pfn_in_node(zone->node, pfn))
 			count[get_pageblock_migratetype(pfn_to_page(zone->node, pfn))]++;
-	printk("Node %d, zone %8s %12lu %12lu %12lu\n", zone->node->node_id, zone->name,
+	printk("Node %d, zone %8s %12lu %12lu %12lu\n", zone->node->nid, zone->name,
 	       count[MIGRATE_UNMOVABLE], count[MIGRATE_MOVABLE], count[MIGRATE_RECLAIMABLE]);
 }
 

@@ -88,7 +88,7 @@ u64 fail_page_alloc_this_cpu_failed(void);
  * calls (seed S)" */
 void fail_page_alloc_print_stats(const char *prefix);
 /*
- * mm_cpus_online(), once every CPU is up: pick the seed if none was given, print the settings
+ * kmain, once every CPU is up: pick the seed if none was given, print the settings
  * and arm injection, if fail_page_alloc= asked for it. Not earlier: SMP bring-up allocates
  * the per-CPU areas from the page allocator, and a boot that lost its APs tests nothing.
  */

@@ -20,7 +20,7 @@ struct gup_cpu_totals {
 static struct gup_cpu_totals *gup_totals;	/* [nr_gup_cpus]: gup_percpu_set() */
 static unsigned int nr_gup_cpus;
 
-enum gup_has_pinned_mode gup_has_pinned_mode = GUP_HAS_PINNED_ONCE;
+enum gup_has_pinned_mode gup_has_pinned_mode = GUP_HAS_PINNED_IF_CLEAR;
 
 static struct gup_cpu_totals *this_cpu_totals(void)
 {
@@ -43,10 +43,10 @@ void gup_percpu_set(void *mem, unsigned int nr_cpus)
 
 int gup_set_has_pinned_mode(const char *name)
 {
-	if (!strcmp(name, "once"))
-		gup_has_pinned_mode = GUP_HAS_PINNED_ONCE;
-	else if (!strcmp(name, "always"))
-		gup_has_pinned_mode = GUP_HAS_PINNED_ALWAYS;
+	if (!strcmp(name, "if-clear"))
+		gup_has_pinned_mode = GUP_HAS_PINNED_IF_CLEAR;
+	else if (!strcmp(name, "every-pin"))
+		gup_has_pinned_mode = GUP_HAS_PINNED_EVERY_PIN;
 	else
 		return -1;
 	return 0;
@@ -57,19 +57,23 @@ static int set_has_pinned(const char *val)
 	return val ? gup_set_has_pinned_mode(val) : -1;
 }
 CMDLINE_FUNC("gup.has_pinned", set_has_pinned,
-	     "once|always: write the has-pinned flag only if unset (Linux 292648ac5cf1), or on every pin call");
+	     "if-clear|every-pin: set the has-pinned flag only when a read finds it clear (Linux "
+	     "292648ac5cf1), or on every pin call (before it)");
 
 /*
  * Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP"): before it, every pin call
  * stored the flag, so N CPUs pinning in one mm all wrote the same cache line, which then
  * bounced between them. Reading first costs a shared read; the line stays clean in every
- * cache. The write is conditional, not unique: CPUs that all read the bit clear on their
- * first pin each set it (at most once per CPU), which is harmless, since setting a set bit
- * changes nothing, and rare, since it stops as soon as the bit is visible.
+ * cache. The write is conditional, not unique (check, then set, hence "if-clear"): CPUs that
+ * all read the bit clear on their first pin each set it (at most once per CPU), which is
+ * harmless, since setting a set bit changes nothing, and rare, since it stops as soon as the
+ * bit is visible. Nothing in smpmm reads the flag: Linux's reader is fork(), which copies a
+ * page that may be DMA-pinned instead of sharing it (page_needs_cow_for_dma(), only in an
+ * mm with the flag set); smpmm has no fork (docs/pinning.md).
  */
 static void mm_set_has_pinned_flag(struct mm_struct *mm)
 {
-	if (gup_has_pinned_mode == GUP_HAS_PINNED_ONCE &&
+	if (gup_has_pinned_mode == GUP_HAS_PINNED_IF_CLEAR &&
 	    (READ_ONCE(mm->flags) & (1ul << MMF_HAS_PINNED)))
 		return;
 	__atomic_fetch_or(&mm->flags, 1ul << MMF_HAS_PINNED, __ATOMIC_RELAXED);

@@ -61,12 +61,14 @@ bool page_maybe_dma_pinned(struct page *page);
 u32 page_pincount(struct page *page);
 
 /*
- * Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP"): "always" is the code before
- * it (write the flag on every pin call), "once" the code after (write it only if unset).
+ * Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP"): "every-pin" is the code
+ * before it (write the flag on every pin call), "if-clear" the code after (read it, and
+ * write it only when it is clear: check, then set, so CPUs racing on their first pin may
+ * each write it once).
  */
-enum gup_has_pinned_mode { GUP_HAS_PINNED_ONCE, GUP_HAS_PINNED_ALWAYS };
+enum gup_has_pinned_mode { GUP_HAS_PINNED_IF_CLEAR, GUP_HAS_PINNED_EVERY_PIN };
 extern enum gup_has_pinned_mode gup_has_pinned_mode;
-int gup_set_has_pinned_mode(const char *name);	/* "once" | "always": 0, or -1 */
+int gup_set_has_pinned_mode(const char *name);	/* "if-clear" | "every-pin": 0, or -1 */
 
 /*
  * Pin or get nr_pages pages from start. Fast walk first; what it could not take goes to the

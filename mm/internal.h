@@ -43,7 +43,6 @@ struct alloc_context {
 	struct zoneref *preferred_zoneref;	/* first entry gfp allows: where NUMA hits are */
 	enum zone_type highest_zoneidx;	/* highest zone gfp allows; entries above it are skipped */
 	int migratetype;
-	struct zone *preferred_zone;	/* where the walk starts: pgdat->preferred_zone[highest] */
 };
 
 static inline unsigned long wmark_pages(const struct zone *z, unsigned int alloc_flags)
@@ -105,44 +104,60 @@ static inline void set_page_allocated(struct page *page, unsigned int order, gfp
 /*
  * Final touches on a checked block just taken from a free or per-CPU list; returns it.
  * Every page leaves as a plain, unpinned block: compound_off 0 (mm/gup.h reads it to find a
- * head) and, for a large block, a zero pin count in page[1] (its lru is unused while the
- * block is allocated). An order-0 page that is clean (no poison to check, nothing to clear,
- * no zeroing asked for) only needs set_page_allocated(); the rest is prep_new_block().
+ * head: every free page says 0, free_block_ok() sees to it) and, for a large block, a zero
+ * pin count in page[1] (its lru is unused while the block is allocated). An order-0 block
+ * leaves every list already carrying order 0 and the migratetype asked for (its list's:
+ * free_unref_page_commit(), __rmqueue(); mm_verify() checks listed ones), so a clean one
+ * (no poison to check, no zeroing asked for) needs only its first reference; the rest is
+ * prep_new_block().
  */
 static inline struct page *prep_new_page(struct page *page, unsigned int order, gfp_t gfp)
 {
-	if (unlikely(order || page_flags(page) || page->compound_off || (gfp & __GFP_ZERO)))
+	if (unlikely(order || page->flags || (gfp & __GFP_ZERO)))	/* ours now: a plain read */
 		return prep_new_block(page, order, gfp);
-	set_page_allocated(page, order, gfp);
-	return page;
-}
-
-/*
- * prep_new_page() for an order-0 page just taken off this CPU's list of gfp's migratetype.
- * Every listed block already carries its list's order and type (pcp_push(), __rmqueue();
- * mm_verify() checks it), so a clean page needs only its first reference.
- */
-static inline struct page *prep_new_pcp_page(struct page *page, gfp_t gfp)
-{
-	if (unlikely(page_flags(page) || page->compound_off || (gfp & __GFP_ZERO)))
-		return prep_new_block(page, 0, gfp);
 	WRITE_ONCE(page->refcount, 1);
 	return page;
 }
 
-/* ---- pcp.c (more in mm/mm_test.h) ---- */
+/*
+ * NUMA statistics of one allocation from zone, as Linux's zone_statistics(): a hit if the
+ * zone is on the node the zonelist preferred, else a miss here and a "foreign" on the
+ * preferred zone; pcp is this CPU's of zone, whose counters they are. One increment in the
+ * common case, after any pcp hold (an interrupt on this CPU may count in between: each is
+ * one add to memory). Whether the CPU was local to the zone is not counted here: the
+ * counters are per (zone, CPU), so it is known when they are summed.
+ */
+static inline void zone_statistics(struct zone *preferred, struct zone *zone,
+				   struct per_cpu_pages *pcp)
+{
+	if (likely(zone->node == preferred->node)) {
+		pcp->stats.numa_hit++;
+		return;
+	}
+	pcp->stats.numa_miss++;
+	preferred->pcp[pcp - zone->pcp].stats.numa_foreign++;
+}
 
-/* Allocate the per-CPU lists of every zone from mb, with the boot pageset values. */
+/* ---- pcp.c (the hit paths are inline in mm/pcp.h; more in mm/mm_test.h) ---- */
+
+/* Allocate the per-CPU lists of every zone from mb, with the boot pageset values, in the
+ * machine's lock model. */
 int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb);
-void free_unref_page(struct page *page, unsigned int order);
-struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int mt);
-/* mm_verify() helper: walk zone's pcp lists, marking pages PG_seen; returns problems. */
-unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages);
+/* What the hit paths of mm/pcp.h leave out of line: a refill (it takes this CPU's pcp itself),
+ * a spill (under the caller's hold, which it releases). */
+struct page *rmqueue_pcplist_refill(struct zone *preferred, struct zone *zone,
+				    unsigned int order, int mt);
+void free_unref_page_spill(struct zone *zone, struct per_cpu_pages *pcp, unsigned int order,
+			   int mt, enum pcp_lock_model model, unsigned long flags);
+/* The CPUs among the first nr_cpus that share node pgdat's zones' high (zone_pcp_update()). */
+unsigned int node_split_cpus(const struct pglist_data *pgdat, unsigned int nr_cpus);
 
 /* ---- numa.c ---- */
 
 /* Both zonelists of every node of m (after every node has its free pages). */
 void build_all_zonelists(struct mm_machine *m);
+/* fn(node) summed over every node of machine m. */
+unsigned long machine_sum(const struct mm_machine *m, unsigned long (*fn)(struct pglist_data *));
 unsigned long machine_memmap_bytes(const struct mm_machine *m);
 
 /* ---- debug.c ---- */

@@ -65,7 +65,7 @@ struct mm_machine *mm_machine(void);
 struct pglist_data *mm_node(void);
 /* The node of pgdat's machine this CPU belongs to (pgdat itself in a one-node machine). */
 struct pglist_data *local_node(const struct pglist_data *pgdat);
-/* The node number of cpu in machine m (0 in a one-node machine). */
+/* The node id of cpu's node in machine m (its only node's in a one-node machine). */
 unsigned int machine_cpu_nid(const struct mm_machine *m, unsigned int cpu);
 
 /* Allocation on this CPU's node, falling back by distance: Linux's default policy. */
@@ -82,52 +82,11 @@ static inline void __free_page(struct page *page)
 	__free_pages(page, 0);
 }
 
-/* ---- setup (mm/mm_init.c) ---- */
+/* ---- setup (mm/mm_init.c; the constructors of private instances are in mm/mm_test.h) ---- */
 
-/*
- * Build machine m of nr_nodes nodes (nodes[nid], registered in node_data[] at consecutive
- * slots) over the RAM in mb, whose regions say their node (memblock_set_node(); all 0 for
- * one node): map memory above the boot direct map, one section table for all, each node's
- * memory map and per-CPU lists from its own memory, zones, watermarks, the buddy lists,
- * and zonelists ordered by distance (distance[a][b]; NULL: 10 / 20). cpu_node[cpu] is the
- * node of each of nr_cpus CPUs (NULL: all on node 0). Returns 0, or -1 with a message.
- */
-int mm_machine_init(struct mm_machine *m, struct pglist_data *const *nodes,
-		    unsigned int nr_nodes, struct memblock *mb, const char *name,
-		    unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES], const u8 *cpu_node);
-/* Unregister a test machine's nodes (their memory belongs to the caller). */
-void mm_machine_destroy(struct mm_machine *m);
-
-/* A machine of one node, pgdat, over all the RAM in mb (mm_machine_init()). */
-int pgdat_init(struct pglist_data *pgdat, struct memblock *mb, const char *name,
-	       unsigned int nr_cpus);
-/*
- * The same two, but each node's memory map is written only in its first chunks of each
- * zone, and only those go to the buddy lists (mm_init.c explains the deferred init);
- * allocations grow a zone on demand. mb must stay as it is until deferred_init_done().
- * mm_machine_init() is mm_machine_init_deferred(), deferred_init_memmap() of every node and
- * deferred_init_done() on the calling CPU.
- */
-int mm_machine_init_deferred(struct mm_machine *m, struct pglist_data *const *nodes,
-			     unsigned int nr_nodes, struct memblock *mb, const char *name,
-			     unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES],
-			     const u8 *cpu_node);
-int pgdat_init_deferred(struct pglist_data *pgdat, struct memblock *mb, const char *name,
-			unsigned int nr_cpus);
-/* Initialise and free chunks of node pgdat's deferred memory map until none is left; any
- * number of CPUs may run it at once. Returns the chunks this caller did. */
-unsigned long deferred_init_memmap(struct pglist_data *pgdat);
-/* One CPU's share of the whole machine: deferred_init_memmap() of cpu's own node, then of
- * the other nodes (mm_init.c says in which order and why). Returns the chunks it did. */
-unsigned long deferred_init_cpu(struct mm_machine *m, unsigned int cpu);
-/* Once every deferred_init_memmap() has returned: warn if a page is missing, then size the
- * watermarks, reserves and pagesets of every node for all of its memory. */
-void deferred_init_done(struct mm_machine *m);
 /* Free pages not handed to the buddy lists yet: of one node, of a machine. */
 unsigned long node_deferred_pages(struct pglist_data *pgdat);
 unsigned long machine_deferred_pages(const struct mm_machine *m);
-/* Unregister a test instance: pgdat's machine (its memory belongs to the caller). */
-void pgdat_destroy(struct pglist_data *pgdat);
 /* The kernel's machine from the multiboot memory map and kernel/numa.h's nodes, all but the
  * first chunks of each node deferred (unless mm.deferred=0); returns
  * mm_machine_init_deferred()'s result. */
@@ -135,6 +94,9 @@ int mm_init(const struct boot_info *bi);
 /* kmain, once the APs are up: the deferred init on every CPU at once (an async call to the
  * others), and its report. */
 void mm_deferred_init(void);
+/* kmain, after the deferred init: every per-CPU list of the kernel's nodes sized for the
+ * CPUs online (zone_pcp_update()), their locks named for lock reports, and a summary line. */
+void mm_cpus_online(void);
 /* `mm.dump`: buddyinfo, zoneinfo and pagetypeinfo of mm_node(); kmain calls it once every CPU
  * is up, so that the pagesets shown are the ones the tests use (the memblock dump comes
  * earlier, from mm_init()). */
@@ -189,41 +151,27 @@ void show_zonelist(const struct pglist_data *pgdat);
 
 /* ---- per-CPU lists (mm/pcp.c) ---- */
 
-enum pcp_lock_model {
-	PCP_LOCK_IRQOFF,	/* pre-6.0: IRQs off, no lock; remote drain by IPI to the owner */
-	PCP_LOCK_IRQSAVE,	/* 6.0: spinlock with IRQs saved and disabled */
-	PCP_LOCK_TRYLOCK,	/* 6.2+: IRQs stay on; the trylock handles IRQ re-entry (default) */
-};
-extern enum pcp_lock_model pcp_lock_model;
-
-/* What a hold of a pcp took, for its release: the lock model it was taken under, and the
- * interrupt state to restore (irqoff, irqsave). mm/pcp.h. */
-struct pcp_hold {
-	enum pcp_lock_model model;
-	unsigned long flags;
-};
+/* pcp.enable=0: no per-CPU lists, every page through zone->lock (a bypass, safe to set at any
+ * time no CPU allocates: it changes no lock protocol). */
 extern bool pcp_enabled;
+/* "irqoff", "irqsave", "trylock" (enum pcp_lock_model, mm/mmzone.h); the parse: m, or -1. */
+const char *pcp_lock_model_name(enum pcp_lock_model m);
+int pcp_lock_model_parse(const char *name);
 
-/* This CPU's lists; not from an interrupt handler (it may spin on this CPU's pcp lock). */
-void drain_local_pages(struct zone *zone);	/* zone NULL: every zone of every node */
-void drain_local_pages_node(struct pglist_data *pgdat);
-/* Drains from this CPU that may wait: interrupts on. A global one returns if another runs. */
-void drain_all_pages(struct zone *zone);	/* zone NULL: every zone of every node */
-void drain_all_pages_node(struct pglist_data *pgdat);	/* every zone of one node */
-void drain_all_pages_machine(struct mm_machine *m);	/* every zone of every node of m */
-void drain_cpu_pages(struct pglist_data *pgdat, unsigned int cpu);	/* one CPU's lists */
+/*
+ * Giving listed pages back to the buddy lists. Each may wait for pcp locks (and, irqoff
+ * model, for other CPUs to answer an IPI): interrupts on, never from an interrupt handler,
+ * whose interrupted code may hold this CPU's pcp lock.
+ */
+void drain_local_pages(struct zone *zone);		/* this CPU's lists of zone */
+void drain_cpu_pages(struct mm_machine *m, unsigned int cpu);	/* cpu's, every zone of m */
+/* Every CPU's lists of zone; of every zone of m (returns if another such drain runs). */
+void drain_all_pages(struct zone *zone);
+void drain_all_pages_machine(struct mm_machine *m);
 /* Memory-offline style: high 0, batch 1, every CPU drained (waits); nests. Interrupts on. */
 void zone_pcp_disable(struct zone *zone);
 void zone_pcp_enable(struct zone *zone);
-/* kmain, after SMP bring-up: zone_pcp_update(mm_node(), CPUs online), and a summary line. */
-void mm_cpus_online(void);
 /* Recompute batch/high for nr_cpus online CPUs (call when CPUs come online). */
 void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus);
-/* Parse "pcp.lock=irqoff|irqsave|trylock" / "pcp.enable=0|1" style values; 0 or -1. */
-int pcp_set_lock_model(const char *name);
-/* Drain every list of every node, then switch (at run time, other CPUs idle, after any
- * running drain); 0, or -1 for a bad name. Interrupts on. */
-int pcp_switch_lock_model(const char *name);
-const char *pcp_lock_model_name(enum pcp_lock_model m);
 
 #endif

@@ -52,11 +52,13 @@ static int machine_register(struct mm_machine *m)
 							 m->node[got], false, __ATOMIC_ACQ_REL,
 							 __ATOMIC_RELAXED))
 				break;
-			m->node[got]->node_id = (int)(first + got);
+			m->node[got]->nid = (int)(first + got);
 			got++;
 		}
-		if (got == m->nr_nodes)
+		if (got == m->nr_nodes) {
+			m->first_nid = first;
 			return (int)first;
+		}
 		while (got--)
 			smp_store_release(&node_data[first + got], NULL);
 	}
@@ -68,7 +70,7 @@ static int machine_register(struct mm_machine *m)
 void mm_machine_destroy(struct mm_machine *m)
 {
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		smp_store_release(&node_data[m->node[nid]->node_id], NULL);
+		smp_store_release(&node_data[m->node[nid]->nid], NULL);
 }
 
 void pgdat_destroy(struct pglist_data *pgdat)
@@ -141,19 +143,21 @@ static void sections_of_one_node(struct memblock *mb)
 	}
 }
 
-/* The machine's section table, and for each section with RAM a memory map from the memory
- * of the node that owns it (the section's own node when it has room); every pageblock starts
- * MOVABLE. */
+/* The machine's section table and pageblock types, and for each section with RAM a memory
+ * map from the memory of the node that owns it (the section's own node when it has room);
+ * every pageblock starts MOVABLE. */
 static int machine_alloc_memmap(struct mm_machine *m, struct memblock *mb)
 {
 	unsigned long end_pfn = memblock_end_of_ram(mb) >> PAGE_SHIFT;
 	u64 phys;
 
 	m->nr_sections = DIV_ROUND_UP(end_pfn, PAGES_PER_SECTION);
-	phys = memblock_alloc(mb, m->nr_sections * sizeof(struct mem_section), CACHELINE_SIZE);
+	phys = memblock_alloc(mb, m->nr_sections * (sizeof(struct mem_section) +
+						    PAGEBLOCKS_PER_SECTION), CACHELINE_SIZE);
 	if (!phys)
 		return -1;
 	m->sections = arch_phys_to_virt(phys);
+	m->pageblock_mt = (u8 *)(m->sections + m->nr_sections);	/* right after, same block */
 	for (unsigned long s = 0; s < m->nr_sections; s++) {
 		u64 base = (u64)s << SECTION_SIZE_BITS, size = 1ull << SECTION_SIZE_BITS;
 		int nid = range_first_nid(mb, base, base + size);
@@ -170,13 +174,15 @@ static int machine_alloc_memmap(struct mm_machine *m, struct memblock *mb)
 			continue;
 		}
 		m->node[nid]->memmap_bytes += PAGES_PER_SECTION * sizeof(struct page);
-		m->sections[s].nid = (u8)m->node[nid]->node_id;
-		memset(m->sections[s].pageblock_mt, MIGRATE_MOVABLE, PAGEBLOCKS_PER_SECTION);
+		m->sections[s].nid = (u8)m->node[nid]->nid;
+		memset(m->pageblock_mt + s * PAGEBLOCKS_PER_SECTION, MIGRATE_MOVABLE,
+		       PAGEBLOCKS_PER_SECTION);
 		m->sections[s].memmap_enc = (uintptr_t)arch_phys_to_virt(phys) -
 					    (s << PFN_SECTION_SHIFT) * sizeof(struct page);
 	}
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
 		m->node[nid]->sections = m->sections;
+		m->node[nid]->pageblock_mt = m->pageblock_mt;
 		m->node[nid]->nr_sections = m->nr_sections;
 	}
 	return 0;
@@ -231,8 +237,9 @@ static void zones_init(struct pglist_data *pgdat, const struct memblock *mb)
 		zone->idx = (enum zone_type)z;
 		zone->zone_start_pfn = lo;
 		zone->spanned_pages = hi > lo ? hi - lo : 0;
-		zone->present_pages = hi > lo ? memblock_pages_in(mb, pgdat->nid, lo, hi) : 0;
-		spin_lock_init(&zone->lock, zone_lock_names[pgdat->nid][z],
+		zone->present_pages = hi > lo ? memblock_pages_in(mb, (int)node_index(pgdat), lo,
+								  hi) : 0;
+		spin_lock_init(&zone->lock, zone_lock_names[node_index(pgdat)][z],
 			       SPIN_IRQSAFE | SPIN_HOLDTIME);
 		for (unsigned int o = 0; o <= MAX_ORDER; o++)
 			for (int mt = 0; mt < MIGRATE_TYPES; mt++)
@@ -303,7 +310,7 @@ BUILD_BUG_ON(pageblock_order > MAX_ORDER);	/* a steal's pageblock walk stays in 
 static void memmap_init_range(struct zone *zone, unsigned long spfn, unsigned long epfn,
 			      bool free)
 {
-	const u8 nid = (u8)zone->node->node_id, zi = (u8)zone->idx;
+	const u8 nid = (u8)zone->node->nid, zi = (u8)zone->idx;
 	struct page *page = pfn_to_page(zone->node, spfn);
 
 	for (unsigned long pfn = spfn; pfn < epfn; pfn++, page++)
@@ -477,7 +484,7 @@ unsigned long deferred_init_memmap(struct pglist_data *pgdat)
  */
 unsigned long deferred_init_cpu(struct mm_machine *m, unsigned int cpu)
 {
-	unsigned int home = machine_cpu_nid(m, cpu);
+	unsigned int home = machine_cpu_nid(m, cpu) - m->first_nid;	/* its index */
 	unsigned long chunks = 0;
 
 	for (unsigned int i = 0; i < m->nr_nodes; i++) {
@@ -516,11 +523,7 @@ unsigned long node_deferred_pages(struct pglist_data *pgdat)
 
 unsigned long machine_deferred_pages(const struct mm_machine *m)
 {
-	unsigned long n = 0;
-
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		n += node_deferred_pages(m->node[nid]);
-	return n;
+	return machine_sum(m, node_deferred_pages);
 }
 
 /* Has every chunk of every zone of m been claimed and finished? Under each zone's lock, so
@@ -603,7 +606,7 @@ static void node_span(struct pglist_data *pgdat, const struct memblock *mb)
 	for (unsigned int i = 0; i < mb->memory.cnt; i++) {
 		const struct memblock_region *r = &mb->memory.regions[i];
 
-		if (r->nid != pgdat->nid)
+		if (r->nid != (int)node_index(pgdat))
 			continue;
 		if (!pgdat->node_end_pfn)
 			pgdat->node_start_pfn = r->base >> PAGE_SHIFT;
@@ -619,15 +622,21 @@ static int node_init(struct pglist_data *pgdat, struct memblock *mb)
 	return pcp_node_init(pgdat, mb);
 }
 
+/* Every machine's nodes (the kernel's and the lab's private ones) poison freed pages or not
+ * as the boot says: the tests run the configuration the kernel runs. */
+static bool mm_poison = CONFIG_DEBUG_VM;
+CMDLINE_BOOL("mm.poison", mm_poison, "fill freed pages with 0xaa and check them on allocation");
+
 static void machine_setup(struct mm_machine *m, struct pglist_data *const *nodes,
 			  unsigned int nr_nodes, struct memblock *mb, const char *name,
 			  unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES],
-			  const u8 *cpu_node)
+			  const u8 *cpu_node, enum pcp_lock_model pcp_lock)
 {
 	for (unsigned int a = 0; a < nr_nodes; a++)
 		memset(nodes[a], 0, sizeof(*nodes[a]));	/* first: m may be in nodes[0] */
 	*m = (struct mm_machine){ .nr_nodes = nr_nodes, .cpu_node = cpu_node, .nr_cpus = nr_cpus,
-				  .name = name };
+				  .name = name, .pcp_lock = pcp_lock };
+	spin_lock_init(&m->pcp_drain_lock, "pcp_drain", 0);
 	for (unsigned int a = 0; a < nr_nodes; a++) {
 		struct pglist_data *pgdat = nodes[a];
 
@@ -639,10 +648,9 @@ static void machine_setup(struct mm_machine *m, struct pglist_data *const *nodes
 			snprintf(pgdat->name, sizeof(pgdat->name), "%s%u", name, a);
 		else
 			snprintf(pgdat->name, sizeof(pgdat->name), "%s", name);
-		pgdat->nid = (int)a;
 		pgdat->machine = m;
 		pgdat->nr_cpus = nr_cpus;
-		pgdat->poison = CONFIG_DEBUG_VM;
+		pgdat->poison = mm_poison;
 		pgdat->mb = mb;
 	}
 }
@@ -650,10 +658,10 @@ static void machine_setup(struct mm_machine *m, struct pglist_data *const *nodes
 int mm_machine_init_deferred(struct mm_machine *m, struct pglist_data *const *nodes,
 			     unsigned int nr_nodes, struct memblock *mb, const char *name,
 			     unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES],
-			     const u8 *cpu_node)
+			     const u8 *cpu_node, enum pcp_lock_model pcp_lock)
 {
 	VM_BUG_ON(!nr_nodes || nr_nodes > MAX_NUMA_NODES);
-	machine_setup(m, nodes, nr_nodes, mb, name, nr_cpus, distance, cpu_node);
+	machine_setup(m, nodes, nr_nodes, mb, name, nr_cpus, distance, cpu_node, pcp_lock);
 	node_map_memory(mb);
 	sections_of_one_node(mb);
 	if (!mb->memory.cnt || machine_register(m) < 0) {
@@ -692,10 +700,11 @@ void deferred_init_done(struct mm_machine *m)
 
 int mm_machine_init(struct mm_machine *m, struct pglist_data *const *nodes,
 		    unsigned int nr_nodes, struct memblock *mb, const char *name,
-		    unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES], const u8 *cpu_node)
+		    unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES], const u8 *cpu_node,
+		    enum pcp_lock_model pcp_lock)
 {
 	int ret = mm_machine_init_deferred(m, nodes, nr_nodes, mb, name, nr_cpus, distance,
-					   cpu_node);
+					   cpu_node, pcp_lock);
 
 	if (!ret) {
 		for (unsigned int nid = 0; nid < nr_nodes; nid++)
@@ -713,18 +722,19 @@ static void one_node(struct memblock *mb)
 }
 
 int pgdat_init(struct pglist_data *pgdat, struct memblock *mb, const char *name,
-	       unsigned int nr_cpus)
+	       unsigned int nr_cpus, enum pcp_lock_model pcp_lock)
 {
 	one_node(mb);
-	return mm_machine_init(&pgdat->own_machine, &pgdat, 1, mb, name, nr_cpus, NULL, NULL);
+	return mm_machine_init(&pgdat->own_machine, &pgdat, 1, mb, name, nr_cpus, NULL, NULL,
+			       pcp_lock);
 }
 
 int pgdat_init_deferred(struct pglist_data *pgdat, struct memblock *mb, const char *name,
-			unsigned int nr_cpus)
+			unsigned int nr_cpus, enum pcp_lock_model pcp_lock)
 {
 	one_node(mb);
 	return mm_machine_init_deferred(&pgdat->own_machine, &pgdat, 1, mb, name, nr_cpus, NULL,
-					NULL);
+					NULL, pcp_lock);
 }
 
 /* ---- the kernel's machine ---- */
@@ -737,8 +747,6 @@ static struct {
 static struct mm_machine kernel_machine;
 static bool mm_dump;
 CMDLINE_BOOL("mm.dump", mm_dump, "print memblock, buddyinfo, zoneinfo and pagetypeinfo at boot");
-static bool mm_poison = CONFIG_DEBUG_VM;
-CMDLINE_BOOL("mm.poison", mm_poison, "fill freed pages with 0xaa and check them on allocation");
 static bool mm_deferred = true;
 CMDLINE_BOOL("mm.deferred", mm_deferred, "build most of the memory map after SMP bring-up, on "
 	     "every CPU at once (0: all of it before, on the boot CPU)");
@@ -856,14 +864,14 @@ int mm_init(const struct boot_info *bi)
 	if (!ret)
 		ret = (mm_deferred ? mm_machine_init_deferred : mm_machine_init)(
 			m, nodes, nr_node_ids(), &boot_memblock, "node", nr_cpu_ids,
-			(const u8 (*)[MAX_NUMA_NODES])numa_topology.distance, numa_cpu_node);
+			(const u8 (*)[MAX_NUMA_NODES])numa_topology.distance, numa_cpu_node,
+			pcp_lock_default);
 	if (ret)
 		return ret;
 	if (nr_node_ids() == 1)
 		snprintf(kernel_nodes[0].pgdat.name, sizeof(kernel_nodes[0].pgdat.name), "node0");
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
-		BUG_ON(m->node[nid]->node_id != (int)nid);	/* NODE_DATA(nid) */
-		m->node[nid]->poison = mm_poison;
+		BUG_ON(m->node[nid]->nid != (int)nid);	/* NODE_DATA(nid) */
 		for (int z = 0; z < MAX_NR_ZONES; z++)
 			lockstat_register(&m->node[nid]->node_zones[z].lock);
 	}
@@ -1008,4 +1016,59 @@ void mm_boot_dump(void)
 		show_pagetypeinfo(kernel_machine.node[nid]);
 	}
 	show_numastat(&kernel_machine);
+}
+
+/*
+ * Name every pcp lock of zone for lockstat and lock reports ("pcp cpu3 DMA32", "pcp cpu3
+ * node1 DMA32" on another node) and register it; names from one allocation per zone.
+ */
+static void pcp_lockstat_register(struct zone *zone, unsigned int nr_cpus)
+{
+	enum { NAME_LEN = 24 };
+	unsigned int order = 0;
+	struct page *page;
+	char *names;
+
+	while ((PAGE_SIZE << order) < nr_cpus * NAME_LEN)
+		order++;
+	page = alloc_pages_node(zone->node, GFP_KERNEL | __GFP_NOWARN, order);
+	if (!page)
+		return;
+	names = page_address(page);
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		snprintf(names + cpu * NAME_LEN, NAME_LEN, "pcp cpu%u %s", cpu, zone->lock.name);
+		zone->pcp[cpu].lock.name = names + cpu * NAME_LEN;
+		lockstat_register(&zone->pcp[cpu].lock);
+	}
+}
+
+/* After SMP bring-up: size every pcp of the kernel's nodes for the CPUs now online, name
+ * their locks, and say so. */
+void mm_cpus_online(void)
+{
+	struct mm_machine *m = &kernel_machine;
+	struct zone *z = &mm_node()->node_zones[ZONE_DMA32];
+
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
+		zone_pcp_update(m->node[nid], nr_cpus_online());
+		for (int zi = 0; zi < MAX_NR_ZONES; zi++)
+			if (zone_populated(&m->node[nid]->node_zones[zi]))
+				pcp_lockstat_register(&m->node[nid]->node_zones[zi],
+						      nr_cpus_online());
+	}
+	printk("pcp: %s, lock model %s; %u CPUs online: DMA32 batch %d high %d\n",
+	       pcp_enabled ? "on" : "off (pcp.enable=0)", pcp_lock_model_name(m->pcp_lock),
+	       nr_cpus_online(), z->pageset_batch, z->pageset_high);
+	for (unsigned int nid = 0; m->nr_nodes > 1 && nid < m->nr_nodes; nid++) {
+		struct pglist_data *pgdat = m->node[nid];
+
+		show_zonelist(pgdat);
+		for (int zi = 0; zi < MAX_NR_ZONES; zi++)
+			if (zone_populated(&pgdat->node_zones[zi]))
+				printk("pcp: %s %s: batch %d high %d (the zone's low watermark over "
+				       "%u CPUs)\n", pgdat->name, pgdat->node_zones[zi].name,
+				       pgdat->node_zones[zi].pageset_batch,
+				       pgdat->node_zones[zi].pageset_high,
+				       node_split_cpus(pgdat, nr_cpus_online()));
+	}
 }

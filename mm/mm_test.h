@@ -10,6 +10,54 @@
 
 #include "mm/mm.h"
 
+/* ---- mm_init.c: private allocator instances ---- */
+
+/*
+ * Build machine m of nr_nodes nodes (nodes[nid], registered in node_data[] at consecutive
+ * slots) over the RAM in mb, whose regions say their node (memblock_set_node(); all 0 for
+ * one node): map memory above the boot direct map, one section table for all, each node's
+ * memory map and per-CPU lists from its own memory, zones, watermarks, the buddy lists,
+ * and zonelists ordered by distance (distance[a][b]; NULL: 10 / 20). cpu_node[cpu] is the
+ * node of each of nr_cpus CPUs (NULL: all on node 0). pcp_lock: the lock model of every
+ * per-CPU list, for the machine's life. Returns 0, or -1 with a message.
+ */
+int mm_machine_init(struct mm_machine *m, struct pglist_data *const *nodes,
+		    unsigned int nr_nodes, struct memblock *mb, const char *name,
+		    unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES], const u8 *cpu_node,
+		    enum pcp_lock_model pcp_lock);
+/* Unregister a test machine's nodes (their memory belongs to the caller). */
+void mm_machine_destroy(struct mm_machine *m);
+/* A machine of one node, pgdat, over all the RAM in mb (mm_machine_init()). */
+int pgdat_init(struct pglist_data *pgdat, struct memblock *mb, const char *name,
+	       unsigned int nr_cpus, enum pcp_lock_model pcp_lock);
+/*
+ * The same two, but each node's memory map is written only in its first chunks of each
+ * zone, and only those go to the buddy lists (mm_init.c explains the deferred init);
+ * allocations grow a zone on demand. mb must stay as it is until deferred_init_done().
+ * mm_machine_init() is mm_machine_init_deferred(), deferred_init_memmap() of every node and
+ * deferred_init_done() on the calling CPU.
+ */
+int mm_machine_init_deferred(struct mm_machine *m, struct pglist_data *const *nodes,
+			     unsigned int nr_nodes, struct memblock *mb, const char *name,
+			     unsigned int nr_cpus, const u8 (*distance)[MAX_NUMA_NODES],
+			     const u8 *cpu_node, enum pcp_lock_model pcp_lock);
+int pgdat_init_deferred(struct pglist_data *pgdat, struct memblock *mb, const char *name,
+			unsigned int nr_cpus, enum pcp_lock_model pcp_lock);
+/* Unregister a test instance: pgdat's machine (its memory belongs to the caller). */
+void pgdat_destroy(struct pglist_data *pgdat);
+/* Initialise and free chunks of node pgdat's deferred memory map until none is left; any
+ * number of CPUs may run it at once. Returns the chunks this caller did. */
+unsigned long deferred_init_memmap(struct pglist_data *pgdat);
+/* One CPU's share of the whole machine: deferred_init_memmap() of cpu's own node, then of
+ * the other nodes (mm_init.c says in which order and why). Returns the chunks it did. */
+unsigned long deferred_init_cpu(struct mm_machine *m, unsigned int cpu);
+/* Once every deferred_init_memmap() has returned: warn if a page is missing, then size the
+ * watermarks, reserves and pagesets of every node for all of its memory. */
+void deferred_init_done(struct mm_machine *m);
+/* The model an instance gets when its creator has no other choice: the boot's pcp.lock= (the
+ * kernel's machine was built with it). */
+extern enum pcp_lock_model pcp_lock_default;
+
 /* ---- mm_init.c: the deferred memory-map init ---- */
 
 /*
@@ -33,11 +81,12 @@ int zone_highsize(const struct zone *zone, int batch, unsigned int nr_cpus);
 unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int nr,
 				   struct page **pages);
 
-/* Hold this CPU's pcp of zone as a fast path does (NULL if busy), to race it in tests. */
-struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, struct pcp_hold *hold);
-void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, const struct pcp_hold *hold);
+/* Hold this CPU's pcp of zone as a hit path does, in the zone's model (NULL if busy), to
+ * race it in tests; flags: the interrupt state to give back. */
+struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags);
+void pcp_unlock_this_cpu(struct zone *zone, struct per_cpu_pages *pcp, unsigned long flags);
 
-/* ---- pcp.c: counters, read racily (the summary, the soak, the monitor, tests) ---- */
+/* ---- debug.c: the per-CPU list counters, read racily (summary, soak, monitor, tests) ---- */
 
 /* Pages on the per-CPU lists of zone, all CPUs. */
 unsigned long zone_pcp_count(struct zone *zone);

@@ -8,16 +8,16 @@
  *   mm_struct.mmap_lock       (reader/writer, mm/vm.h: faults and gup's slow path read it,
  *                             mmap and munmap write it; keeps a fault's VMA and tables)
  *     mm_struct.lock          (entries removed or replaced: munmap, FOLL_LONGTERM migration)
- *       pcp_drain_lock        (remote drains and model switches, mm/pcp.c; a 2nd global
- *                             drain returns, callers that need the lists empty wait;
+ *       mm_machine.pcp_drain_lock (drains of other CPUs' lists, mm/pcp.c; a 2nd drain of
+ *                             every zone returns, callers that need the lists empty wait;
  *                             faults and migration allocate under the two above)
- *         per_cpu_pages.lock  (one per zone per CPU; fast paths only ever trylock it)
+ *         per_cpu_pages.lock  (one per zone per CPU; its owner only ever trylocks it)
  *           zone.lock         (IRQ-safe: always spin_lock_irqsave)
  *   zone.pcp_batch_high_lock  (pageset updates; a leaf, held only for high/batch writes)
  *
  * No function takes two zone locks, or two pcp locks, at once. Nothing that may spin on a
- * pcp lock (a drain, a model switch) runs in interrupt context: the interrupted code may
- * hold this CPU's pcp lock (trylock model). Interrupt handlers only ever trylock it.
+ * pcp lock (a drain) runs in interrupt context: the interrupted code may hold this CPU's
+ * pcp lock (trylock model). Interrupt handlers only ever trylock it.
  */
 #ifndef MM_MMZONE_H
 #define MM_MMZONE_H
@@ -113,8 +113,6 @@ struct mem_section {
 	/* node_data[] index of the node owning every page of this section (memory map and RAM:
 	 * a section never holds memory of two nodes, mm_init.c) */
 	u8 nid;
-	/* Migratetype of each pageblock. Written under zone->lock; read racily by free paths. */
-	u8 pageblock_mt[PAGEBLOCKS_PER_SECTION];
 };
 
 struct free_area {
@@ -132,6 +130,17 @@ enum zone_watermarks { WMARK_MIN, WMARK_LOW, WMARK_HIGH, NR_WMARK };
 #define BOOT_PAGESET_HIGH 0
 #define BOOT_PAGESET_BATCH 1
 #define PCP_BATCH_SCALE_MAX 5	/* drain chunk: batch << 5; free_factor limit (v6.7 constant) */
+
+/*
+ * How a CPU's per-CPU lists are protected: one of Linux's three designs, chosen when an
+ * allocator instance is created (the kernel's: `pcp.lock=`) and never changed while it
+ * lives. mm/pcp.h has each one's take and release.
+ */
+enum pcp_lock_model {
+	PCP_LOCK_IRQOFF,	/* up to 5.19: interrupts off, no lock; remote drains by IPI */
+	PCP_LOCK_IRQSAVE,	/* 6.0, 6.1: the pcp's spinlock, tried with interrupts off */
+	PCP_LOCK_TRYLOCK,	/* 6.2+: the spinlock tried, interrupts on (the default) */
+};
 
 /* Orders with a per-CPU list: 0..PAGE_ALLOC_COSTLY_ORDER and pageblock order. */
 static inline bool pcp_allowed_order(unsigned int order)
@@ -156,17 +165,21 @@ static inline unsigned int pindex_to_order(unsigned int pindex)
 }
 
 /*
- * Per-CPU event counters of one zone, written only by the CPU they belong to (or under its
- * pcp->lock), summed on read. Two cache lines: the first holds what the allocation and free
- * fast paths count. The NUMA counters are Linux's per-zone ones (numa_hit, numa_miss,
- * numa_foreign; local_node and other_node follow from the CPU's node when they are read:
- * zone_numa_stats()); they count every allocation from the zone, per-CPU list or not.
+ * Per-CPU event counters of one zone, summed on read. Who writes what: the list events
+ * (alloc_hit, free_hit, refill, spill, drained, remote_home) under the pcp's hold, by
+ * whoever holds it (a remote drainer too); the rest (numa_*, trylock_fail_*, ipi_drain) by
+ * the CPU they belong to alone, outside any hold, as Linux counts its per-CPU events (an
+ * interrupt on that CPU may count in between: each count is one add to memory). Two cache
+ * lines: the first holds what a hit counts. The NUMA counters are Linux's per-zone ones
+ * (numa_hit, numa_miss, numa_foreign; local_node and other_node follow from the CPU's node
+ * when they are read: zone_numa_stats()); they count every allocation from the zone, per-CPU
+ * list or not.
  */
 struct pcp_stats {
-	u64 alloc_hit;		/* order <= 3 allocations served from the list */
+	u64 alloc_hit;		/* allocations served from the list as it was (no refill) */
 	u64 free_hit;		/* frees put on the list */
-	u64 refill;		/* rmqueue_bulk calls */
-	u64 spill;		/* free_pcppages_bulk calls from the free path */
+	u64 refill;		/* refills from the buddy lists (rmqueue_bulk calls) */
+	u64 spill;		/* spills to them from the free path (free_unref_page_spill) */
 	u64 numa_hit;		/* allocated here, on the node the allocation preferred */
 	u64 numa_miss;		/* allocated here although another node was preferred */
 	u64 numa_foreign;	/* preferred here, but allocated on another node (this zone was
@@ -181,21 +194,36 @@ struct pcp_stats {
 };
 
 /*
+ * The padding of struct per_cpu_pages below, as one switch: 1 (the default) gives every
+ * CPU's pcp cache lines of its own; a build with -DCONFIG_PCP_PADDING=0 packs them, so that
+ * neighbouring CPUs' pcps share lines (what false sharing costs).
+ */
+#ifndef CONFIG_PCP_PADDING
+#define CONFIG_PCP_PADDING 1
+#endif
+#if CONFIG_PCP_PADDING
+#define __pcp_padded __cacheline_aligned
+#define PCP_PAD_WORDS (CACHELINE_SIZE / sizeof(u64))
+#else
+#define __pcp_padded
+#define PCP_PAD_WORDS 0
+#endif
+
+/*
  * One per (zone, CPU), cache-line aligned so that CPUs never share a line: the 64-byte
  * spinlock (16 bytes of lock, 48 of statistics, which release builds leave unused on this
  * lock), 16 bytes of counters and 13 list heads of 16 bytes = 288 bytes, padded to 320:
  * 5 cache lines (Linux's, without lock statistics, is 256 bytes, 4 lines); then the event
- * counters, 2 lines. They sit in the same struct, so one page holds everything a fast-path
- * hit touches of its CPU (Linux keeps both in the CPU's per-CPU area for the same reason).
+ * counters, 2 lines. They sit in the same struct, so one page holds everything a hit
+ * touches of its CPU (Linux keeps both in the CPU's per-CPU area for the same reason).
  * Padded to 8 lines, 512 bytes, so that finding this CPU's, &zone->pcp[cpu], is a shift.
  */
 struct per_cpu_pages {
 	/*
-	 * lock protects count, free_factor and lists. Fast paths on the owning CPU only ever
-	 * trylock it; drains take it from any CPU. In the irqoff model it is not used: the
-	 * owner runs with interrupts off and remote CPUs ask it by IPI. high and batch are
-	 * written under zone->pcp_batch_high_lock, not this lock (WRITE_ONCE), and read once
-	 * per use.
+	 * lock protects count, free_factor and lists. The owning CPU only ever trylocks it;
+	 * drains take it from any CPU. In the irqoff model it is not used: the owner runs with
+	 * interrupts off and other CPUs ask it by IPI. high and batch are written under
+	 * zone->pcp_batch_high_lock, not this lock (WRITE_ONCE), and read once per use.
 	 */
 	spinlock_t lock;
 	int count;		/* pages (in base pages) on all lists */
@@ -204,9 +232,12 @@ struct per_cpu_pages {
 	short free_factor;	/* batch-free scaling shift: ++ on spill, >>= 1 on alloc */
 	short _pad;
 	struct list_head lists[NR_PCP_LISTS];
-	struct pcp_stats stats __cacheline_aligned;	/* this CPU's counters of this zone */
-	u64 _pad_to_512[CACHELINE_SIZE / sizeof(u64)];	/* (see above) */
-} __cacheline_aligned;
+	struct pcp_stats stats __pcp_padded;	/* this CPU's counters of this zone */
+	u64 _pad_to_512[PCP_PAD_WORDS];		/* (see above) */
+} __pcp_padded;
+BUILD_BUG_ON(CONFIG_PCP_PADDING && offsetof(struct per_cpu_pages, stats) != 5 * CACHELINE_SIZE);
+BUILD_BUG_ON(CONFIG_PCP_PADDING && sizeof(struct per_cpu_pages) != 8 * CACHELINE_SIZE);
+BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
 
 /*
  * A zone: a physically contiguous range of a node with its own free lists.
@@ -235,6 +266,8 @@ struct zone {
 
 	/* Per-CPU pages (mm/pcp.c); pcp[cpu], each is cache-line aligned. */
 	struct per_cpu_pages *pcp;
+	/* Their lock model: the machine's (a copy, on the line the hit paths read anyway). */
+	enum pcp_lock_model pcp_lock;
 	/*
 	 * pcp_batch_high_lock serialises pageset updates (zone_pcp_update, zone_pcp_disable,
 	 * zone_pcp_enable): it protects pageset_high, pageset_batch, pcp_disable_depth and
@@ -310,19 +343,32 @@ static inline struct zoneref *first_zones_zonelist(struct zonelist *zonelist,
  */
 struct mm_machine {
 	unsigned int nr_nodes;
-	struct pglist_data *node[MAX_NUMA_NODES];	/* by nid (node number in the machine) */
-	u8 distance[MAX_NUMA_NODES][MAX_NUMA_NODES];	/* SLIT units: 10 local */
-	const u8 *cpu_node;		/* [cpu] = nid; NULL: every CPU on node 0 */
+	struct pglist_data *node[MAX_NUMA_NODES];	/* by index: node[nid - first_nid] */
+	u8 distance[MAX_NUMA_NODES][MAX_NUMA_NODES];	/* by index; SLIT units: 10 local */
+	unsigned int first_nid;		/* node[i]->nid == first_nid + i: consecutive ids */
+	const u8 *cpu_node;		/* [cpu] = its node's index i in node[]; NULL: 0 */
 	unsigned int nr_cpus;		/* CPUs with a pcp in every zone of every node */
 	struct mem_section *sections;	/* [nr_sections], from pfn 0, shared by the nodes */
 	unsigned long nr_sections;
+	/* The migratetype of every pageblock, one byte each, from pfn 0: [pfn >> pageblock_order]
+	 * (Linux keeps them per section, or per zone without sparsemem). Written under the zone
+	 * lock of the pageblock's zone; read racily by free paths. */
+	u8 *pageblock_mt;
 	const char *name;
+	enum pcp_lock_model pcp_lock;	/* every zone's lists, for the machine's life */
+	/*
+	 * pcp_drain_lock serialises drains of other CPUs' lists (mm/pcp.c __drain_all_pages(),
+	 * drain_cpu_pages()). Waiters spin with interrupts on: in the irqoff model the holder
+	 * waits for their answer to its IPI.
+	 */
+	spinlock_t pcp_drain_lock;
 };
 
 /*
  * A node: the memory close to some CPUs, with its own zones, watermarks, memory map,
- * per-CPU lists and statistics. Pages know their node by page->nid, an index in node_data[]
- * shared by the kernel's nodes (index = nid, from 0) and tests' private ones (after them).
+ * per-CPU lists and statistics. Its one number is its node id, nid: its slot in
+ * node_data[], which pages record (page->nid). The kernel's nodes are 0 .. n-1 (the
+ * firmware's numbers); a test machine's nodes take the next free slots, consecutive ones.
  */
 struct pglist_data {
 	/*
@@ -336,12 +382,11 @@ struct pglist_data {
 	 * or the empty node_zones[0] if there is none. Set with the zonelists. */
 	struct zone *preferred_zone[MAX_NR_ZONES];
 	struct mem_section *sections;		/* the machine's: [nr_sections], from pfn 0 */
+	u8 *pageblock_mt;			/* the machine's (struct mm_machine) */
 	bool poison;				/* fill freed pages, check on allocation */
 	struct zone node_zones[MAX_NR_ZONES];
 	struct zonelist node_zonelists[MAX_ZONELISTS];
-	int node_id;				/* index in node_data[] (page->nid) */
-	int nid;				/* node number in its machine (= node_id for the
-						 * kernel's): machine->node[nid] == this */
+	int nid;				/* the node id: node_data[nid] == this, page->nid */
 	struct mm_machine *machine;
 	struct mm_machine own_machine;		/* the machine, when this node is one alone
 						 * (pgdat_init()) */
@@ -368,8 +413,17 @@ struct pglist_data {
 	u64 drain_retries;			/* slow-path drain-and-retry rounds */
 };
 
+/* Node ids: every node alive at once, the kernel's and the lab's private ones (a machine has
+ * at most MAX_NUMA_NODES, kernel/numa.h: what the firmware may describe). */
 #define MAX_NUMNODES 16
 extern struct pglist_data *node_data[MAX_NUMNODES];
+
+/* Where node pgdat sits in its machine's own tables (node[], distance[][], the cpu_node
+ * values and its memblock's region nids): its nid less the machine's first. */
+static inline unsigned int node_index(const struct pglist_data *pgdat)
+{
+	return (unsigned int)pgdat->nid - pgdat->machine->first_nid;
+}
 
 /* ---- pfn <-> page <-> physical <-> virtual ---- */
 
@@ -380,15 +434,13 @@ static inline struct pglist_data *page_pgdat(const struct page *page)
 
 static inline struct zone *page_zone(const struct page *page)
 {
-	return &page_pgdat(page)->node_zones[page->zone];
+	return &page_pgdat(page)->node_zones[(unsigned int)page->zone];
 }
 
-/* Where the migratetype of page's pageblock is kept: its section's pageblock_mt[]. */
+/* Where the migratetype of page's pageblock is kept: its machine's pageblock_mt[]. */
 static inline u8 *pageblock_mt_slot(const struct page *page)
 {
-	struct mem_section *ms = &page_pgdat(page)->sections[page->pfn >> PFN_SECTION_SHIFT];
-
-	return &ms->pageblock_mt[(page->pfn & (PAGES_PER_SECTION - 1)) >> pageblock_order];
+	return &page_pgdat(page)->pageblock_mt[page->pfn >> pageblock_order];
 }
 
 /* The migratetype of page's pageblock (include/linux/mmzone.h). Racy by design on free
@@ -424,7 +476,7 @@ static inline bool pfn_in_node(const struct pglist_data *pgdat, unsigned long pf
 {
 	const struct mem_section *ms = pfn_to_section(pgdat, pfn);
 
-	return ms && ms->memmap_enc && ms->nid == pgdat->node_id;
+	return ms && ms->memmap_enc && ms->nid == pgdat->nid;
 }
 
 /* The caller knows pfn_valid(pfn). */

@@ -7,18 +7,24 @@
 #include "mm/internal.h"
 #include "kernel/string.h"
 
+/* The index in m->node[] of cpu's node (cpu_node[] says; an out-of-range one is node 0's). */
+static unsigned int cpu_node_index(const struct mm_machine *m, unsigned int cpu)
+{
+	unsigned int i = m->cpu_node ? m->cpu_node[cpu] : 0;
+
+	return i < m->nr_nodes ? i : 0;
+}
+
 unsigned int machine_cpu_nid(const struct mm_machine *m, unsigned int cpu)
 {
-	unsigned int nid = m->cpu_node ? m->cpu_node[cpu] : 0;
-
-	return nid < m->nr_nodes ? nid : 0;
+	return m->first_nid + cpu_node_index(m, cpu);
 }
 
 struct pglist_data *local_node(const struct pglist_data *pgdat)
 {
 	const struct mm_machine *m = pgdat->machine;
 
-	return m->node[machine_cpu_nid(m, arch_cpu_id())];
+	return m->node[cpu_node_index(m, arch_cpu_id())];
 }
 
 /*
@@ -97,40 +103,38 @@ void build_all_zonelists(struct mm_machine *m)
 
 /* ---- sums over a machine ---- */
 
-unsigned long machine_free_pages(const struct mm_machine *m)
+unsigned long machine_sum(const struct mm_machine *m, unsigned long (*fn)(struct pglist_data *))
 {
 	unsigned long n = 0;
 
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		n += node_free_pages(m->node[nid]);
+	for (unsigned int i = 0; i < m->nr_nodes; i++)
+		n += fn(m->node[i]);
 	return n;
+}
+
+unsigned long machine_free_pages(const struct mm_machine *m)
+{
+	return machine_sum(m, node_free_pages);
 }
 
 unsigned long machine_managed_pages(const struct mm_machine *m)
 {
-	unsigned long n = 0;
+	return machine_sum(m, node_managed_pages);
+}
 
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		n += node_managed_pages(m->node[nid]);
-	return n;
+static unsigned long node_memmap_bytes(struct pglist_data *pgdat)
+{
+	return pgdat->memmap_bytes;
 }
 
 unsigned long machine_memmap_bytes(const struct mm_machine *m)
 {
-	unsigned long n = 0;
-
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		n += m->node[nid]->memmap_bytes;
-	return n;
+	return machine_sum(m, node_memmap_bytes);
 }
 
 unsigned long mm_verify_machine(const struct mm_machine *m)
 {
-	unsigned long problems = 0;
-
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		problems += mm_verify(m->node[nid]);
-	return problems;
+	return machine_sum(m, mm_verify);
 }
 
 /* ---- NUMA statistics ---- */

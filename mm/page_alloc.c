@@ -1,7 +1,7 @@
 /*
  * The page allocator at run time: buddy free lists, migratetype fallback, watermarks, and
  * the alloc_pages/__free_pages API. Boot-time setup is in mm_init.c, the per-CPU lists in
- * pcp.c, checks and dumps in debug.c. Not a byte allocator.
+ * pcp.h (their hit paths) and pcp.c, checks and dumps in debug.c. Not a byte allocator.
  */
 #include "mm/pcp.h"
 #include "mm/fail_page_alloc.h"
@@ -120,7 +120,9 @@ void __free_one_page(struct page *page, unsigned long pfn, struct zone *zone,
 	add_to_free_list(page, zone, order, mt, buddy_merge_likely(pfn, page, order));
 }
 
-void free_one_page(struct zone *zone, struct page *page, unsigned int order, int mt)
+/* The buddy lists' free, zone->lock taken here; out of line: the per-CPU free falls back on
+ * it (lists off or busy), and its call must not give the hit path a stack frame. */
+__noinline void free_one_page(struct zone *zone, struct page *page, unsigned int order, int mt)
 {
 	unsigned long flags = spin_lock_irqsave(&zone->lock);
 
@@ -407,33 +409,29 @@ static inline enum zone_type gfp_zone(gfp_t gfp)
 	return (enum zone_type)gfp_zone_table[gfp & (__GFP_DMA | __GFP_DMA32)];
 }
 
-static struct page *rmqueue(struct zone *zone, unsigned int order, int mt)
-{
-	struct page *page = NULL;
-
-	if (pcp_allowed_order(order))
-		page = rmqueue_pcplist(zone, order, mt);
-	if (!page)
-		page = rmqueue_buddy(zone, order, mt);
-	return page;
-}
-
 /*
- * NUMA statistics of one allocation, as Linux's zone_statistics(): a hit if the zone is on
- * the node the zonelist preferred, else a miss here and a "foreign" on the preferred zone.
- * One per-CPU increment in the common case. Whether the CPU was local to the zone is not
- * counted here: the counters are per (zone, CPU), so it is known when they are summed.
+ * The allocation from one zone, as every zone of the zonelist walk takes it: this CPU's
+ * list for a pcp order (mm/pcp.h rmqueue_pcplist(), the hit, which the order-0 first attempt
+ * in alloc_pages_node() takes too; then rmqueue_pcplist_refill()), else the buddy lists.
+ * The pcp functions count the NUMA statistics themselves.
  */
-static inline void zone_statistics(struct zone *preferred, struct zone *zone)
+static struct page *rmqueue(struct zone *preferred, struct zone *zone, unsigned int order,
+			    int mt)
 {
-	unsigned int cpu = arch_cpu_id();
+	struct page *page;
 
-	if (likely(zone->node == preferred->node)) {
-		zone->pcp[cpu].stats.numa_hit++;
-		return;
+	if (likely(pcp_allowed_order(order) && pcp_enabled)) {
+		page = pcp_model_call(zone, rmqueue_pcplist, preferred, zone, order, mt);
+		if (likely(page))
+			return page;
+		page = rmqueue_pcplist_refill(preferred, zone, order, mt);
+		if (page)
+			return page;
 	}
-	zone->pcp[cpu].stats.numa_miss++;
-	preferred->pcp[cpu].stats.numa_foreign++;
+	page = rmqueue_buddy(zone, order, mt);
+	if (page)
+		zone_statistics(preferred, zone, this_cpu_pcp(zone));
+	return page;
 }
 
 /*
@@ -457,12 +455,10 @@ static struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
 		    !(zone_has_deferred(zone) && deferred_grow_zone(zone, order)))
 			continue;
 		do {
-			page = rmqueue(zone, order, ac->migratetype);
+			page = rmqueue(ac->preferred_zoneref->zone, zone, order, ac->migratetype);
 		} while (!page && zone_has_deferred(zone) && deferred_grow_zone(zone, order));
-		if (page) {
-			zone_statistics(ac->preferred_zoneref->zone, zone);
+		if (page)
 			return prep_new_page(page, order, gfp);
-		}
 	}
 	return NULL;
 }
@@ -505,15 +501,8 @@ static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order,
 	return get_page_from_freelist(gfp, order, alloc_flags, ac);
 }
 
-static __noinline struct page *alloc_pages_order_too_big(gfp_t gfp, unsigned int order)
-{
-	if (!(gfp & __GFP_NOWARN))
-		pr_warn("alloc_pages: order %u > MAX_ORDER %u\n", order, MAX_ORDER);
-	return NULL;
-}
-
-/* Everything but an order-0 fast-path hit: the general path at the low watermark, then the
- * slow path. */
+/* Everything but an order-0 hit of the first attempt: the general path at the low
+ * watermark, then the slow path. */
 static __noinline struct page *__alloc_pages(struct pglist_data *pgdat, gfp_t gfp,
 					     unsigned int order)
 {
@@ -521,6 +510,11 @@ static __noinline struct page *__alloc_pages(struct pglist_data *pgdat, gfp_t gf
 				    .migratetype = gfp_migratetype(gfp) };
 	struct page *page;
 
+	if (unlikely(order > MAX_ORDER)) {
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("alloc_pages: order %u > MAX_ORDER %u\n", order, MAX_ORDER);
+		return NULL;
+	}
 	ac.zonelist = &pgdat->node_zonelists[(gfp & __GFP_THISNODE) ? ZONELIST_NOFALLBACK :
 									ZONELIST_FALLBACK];
 	ac.preferred_zoneref = first_zones_zonelist(ac.zonelist, ac.highest_zoneidx);
@@ -538,54 +532,44 @@ static __noinline struct page *__alloc_pages(struct pglist_data *pgdat, gfp_t gf
 }
 
 /*
- * The order-0 fast path, the textbook's steps: find the zone (the first of this node's
- * fallback zonelist that gfp allows, above its low watermark: one comparison), then on this
- * CPU's list of it: lock, pop, count, unlock. The zone is the preferred one, so the
- * allocation is a NUMA hit (zone_statistics()). NULL if anything is unusual (the lists off,
- * the zone near its watermark, __GFP_THISNODE with the zone on another node, the list empty
- * or busy, in debug builds a page in use): the caller takes the general path, which refills
- * the list, falls back to the buddy lists and the other zones and nodes, and counts a busy
- * list.
+ * The first attempt of an order-0 allocation, in one lock model (pcp_model_call() makes one
+ * copy per model, each with its own way out): a hit on this CPU's list of zone, prepared;
+ * on a miss (the list empty or busy) the general path.
  */
-static __always_inline struct page *alloc_page_fast(struct pglist_data *pgdat, gfp_t gfp)
+static __always_inline struct page *alloc_page_first(struct pglist_data *pgdat,
+						     struct zone *zone, gfp_t gfp,
+						     enum pcp_lock_model model)
 {
-	enum zone_type highest = gfp_zone(gfp);
-	struct zone *zone = pgdat->preferred_zone[highest];
-	struct per_cpu_pages *pcp;
-	struct pcp_stats *stats;
-	struct pcp_hold hold;
-	struct page *page;
+	struct page *page = rmqueue_pcplist(zone, zone, 0, gfp_migratetype(gfp), model);
 
-	if (((gfp & __GFP_THISNODE) && zone->node != pgdat) || !READ_ONCE(pcp_enabled) ||
-	    !zone_order0_above_mark(zone, wmark_pages(zone, ALLOC_WMARK_LOW), highest))
-		return NULL;
-	pcp = this_cpu_pcp(zone);
-	if (!pcp_trylock(pcp, &hold))
-		return NULL;
-	page = pcp_pop(pcp, pcp->lists + order_to_pindex(gfp_migratetype(gfp), 0), 0);
-	if (page) {
-		stats = &pcp->stats;
-		stats->alloc_hit++;
-		stats->numa_hit++;
-		pcp->free_factor >>= 1;
-	}
-	pcp_unlock(pcp, hold);
-	if (!page || (CONFIG_DEBUG_VM && !check_new_pages(page, 0)))
-		return NULL;	/* a page in use is discarded, left off every list */
-	return prep_new_pcp_page(page, gfp);
+	if (likely(page))
+		return prep_new_page(page, 0, gfp);
+	return __alloc_pages(pgdat, gfp, 0);
 }
 
-/* Order 0 tries the fast path; the rest, and order 0 when it found no page, __alloc_pages(). */
+/*
+ * Order 0 first tries the first zone of this node's fallback zonelist that gfp allows
+ * (pgdat->preferred_zone[]), checked against its low watermark with one comparison, for a
+ * hit on this CPU's list of it: rmqueue_pcplist() (mm/pcp.h), the head of every zone's
+ * rmqueue(), is the common case and the only code it runs. It is a NUMA hit by construction
+ * (the zone heads the zonelist). The rest, and order 0 when that attempt misses (the zone
+ * near its watermark, the lists off, the list empty or busy, __GFP_THISNODE and the zone on
+ * another node: a memoryless node), go to __alloc_pages(), which walks the whole zonelist
+ * with rmqueue(): refills, the buddy lists, the other zones and nodes.
+ */
 struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int order)
 {
-	struct page *page;
-
 	if (should_fail_alloc_page(gfp, order))
 		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
-	if (likely(!order) && (page = alloc_page_fast(pgdat, gfp)))
-		return page;
-	if (unlikely(order > MAX_ORDER))
-		return alloc_pages_order_too_big(gfp, order);
+	if (likely(!order)) {
+		enum zone_type highest = gfp_zone(gfp);
+		struct zone *zone = pgdat->preferred_zone[highest];
+
+		if (likely(zone_order0_above_mark(zone, wmark_pages(zone, ALLOC_WMARK_LOW),
+						  highest)) &&
+		    !((gfp & __GFP_THISNODE) && zone->node != pgdat) && likely(pcp_enabled))
+			return pcp_model_call(zone, alloc_page_first, pgdat, zone, gfp);
+	}
 	return __alloc_pages(pgdat, gfp, order);
 }
 
@@ -624,7 +608,10 @@ static __noinline unsigned int free_order_bad(struct page *page, unsigned int or
 
 /*
  * The checks of a large block's free (order > 0): aligned, no pins left in page[1], no
- * tail page in use. Each problem is reported; false if the block must not be freed.
+ * tail page in use. Each problem is reported; false if the block must not be freed. Each
+ * tail's compound_off goes back to 0 on the way (as Linux's free_tail_pages_check() clears
+ * compound_head): every page of every free block says 0, so whatever a later allocation
+ * takes off a list is its own head (prep_new_page()).
  */
 static __noinline bool free_block_ok(struct page *page, unsigned int order)
 {
@@ -643,6 +630,7 @@ static __noinline bool free_block_ok(struct page *page, unsigned int order)
 			bad_page(page + i, "tail page of an order-%u block is in use", order);
 			ok = false;
 		}
+		WRITE_ONCE(page[i].compound_off, 0);
 	}
 	return ok;
 }
@@ -664,34 +652,6 @@ static bool free_pages_prepare(struct page *page, unsigned int *order)
 	return true;
 }
 
-/*
- * The order-0 free fast path, the mirror: find the zone (the page's own), then on this
- * CPU's list of it: lock, push, count, unlock. False if anything is unusual (the lists off
- * or busy, or this free would bring count to high): the caller frees the general way, which
- * spills a batch to the buddy lists or frees to them directly.
- */
-static __always_inline bool free_page_fast(struct page *page)
-{
-	struct zone *zone = page_zone(page);
-	int mt = get_pageblock_migratetype(page);
-	struct per_cpu_pages *pcp;
-	struct pcp_hold hold;
-	bool pushed = false;
-
-	if (!READ_ONCE(pcp_enabled))
-		return false;
-	pcp = this_cpu_pcp(zone);
-	if (!pcp_trylock(pcp, &hold))
-		return false;
-	if (pcp->count < READ_ONCE(pcp->high) - 1) {	/* count + 1 stays below high */
-		pcp_push(pcp, page, mt, 0);
-		pcp->stats.free_hit++;
-		pushed = true;
-	}
-	pcp_unlock(pcp, hold);
-	return pushed;
-}
-
 /* The general free: prepare the block, then this CPU's list for a pcp order
  * (free_unref_page()), else the buddy lists. */
 static __noinline void free_pages_general(struct page *page, unsigned int order)
@@ -705,17 +665,19 @@ static __noinline void free_pages_general(struct page *page, unsigned int order)
 }
 
 /*
- * An order-0 page without poisoning has nothing to prepare: it may take the fast path.
+ * An order-0 page without poisoning has nothing to prepare: straight to this CPU's list
+ * (mm/pcp.h free_unref_page()), the common case; with the lists off, free_pages_general().
  * Debug builds also check that it was allocated as order 0 (a mismatch is reported by the
  * general path, free_order_bad()); release builds trust the caller's order, as Linux does
  * (it records none for a block that is not compound).
  */
 static __always_inline void free_the_page(struct page *page, unsigned int order)
 {
-	if (likely(!order && (!CONFIG_DEBUG_VM || !page->order) && !page_pgdat(page)->poison) &&
-	    free_page_fast(page))
-		return;
-	free_pages_general(page, order);
+	if (likely(!order && (!CONFIG_DEBUG_VM || !page->order) && !page_pgdat(page)->poison &&
+		   pcp_enabled))
+		free_unref_page(page, 0);
+	else
+		free_pages_general(page, order);
 }
 
 /*
@@ -750,12 +712,10 @@ bool check_new_block(struct page *page, unsigned int order)
 	return true;
 }
 
-/* prep_new_page() for all but a clean order-0 page: clear what mm/gup.h reads, check the
- * poison, zero if asked. */
+/* prep_new_page() for all but a clean order-0 page: check the poison, clear the pin count
+ * mm/gup.h reads, zero if asked. */
 struct page *prep_new_block(struct page *page, unsigned int order, gfp_t gfp)
 {
-	for (unsigned int i = 0; i < (1u << order); i++)
-		page[i].compound_off = 0;
 	check_poison_pages(page, 1u << order);
 	if (order)
 		page[1].compound_pincount = 0;

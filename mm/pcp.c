@@ -1,7 +1,8 @@
 /*
  * Per-CPU page lists (PCP): per zone and CPU, a cache of free order-0..3 (and pageblock)
  * blocks so most allocations and frees skip zone->lock; Linux v6.4 rules, with its three
- * locking schemes selectable at boot. Not the buddy lists (page_alloc.c).
+ * lock models, one per allocator instance. Here: sizing, what a hit does not need (refills,
+ * spills), drains. The hit paths are mm/pcp.h; checks and counters mm/debug.c.
  */
 #include "mm/pcp.h"
 #include "mm/memblock.h"
@@ -9,10 +10,12 @@
 #include "kernel/cmdline.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
-#include "kernel/printk.h"
 
-enum pcp_lock_model pcp_lock_model __read_mostly = PCP_LOCK_TRYLOCK;
+/* Written at boot, and by benchmarks and tests while no other CPU allocates: a plain read. */
 bool pcp_enabled __read_mostly = true;
+CMDLINE_BOOL("pcp.enable", pcp_enabled, "0: no per-CPU page lists, every page via zone->lock");
+
+enum pcp_lock_model pcp_lock_default = PCP_LOCK_TRYLOCK;
 
 static const char *const lock_model_names[] = { "irqoff", "irqsave", "trylock" };
 
@@ -21,7 +24,7 @@ const char *pcp_lock_model_name(enum pcp_lock_model m)
 	return lock_model_names[m];
 }
 
-static int lock_model_index(const char *name)
+int pcp_lock_model_parse(const char *name)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(lock_model_names); i++)
 		if (name && !strcmp(name, lock_model_names[i]))
@@ -29,93 +32,17 @@ static int lock_model_index(const char *name)
 	return -1;
 }
 
-/* Set the model before any list holds a page (the boot command line). */
-int pcp_set_lock_model(const char *name)
+static int set_lock_default(const char *name)
 {
-	int i = lock_model_index(name);
-
-	if (i < 0)
-		return -1;
-	WRITE_ONCE(pcp_lock_model, (enum pcp_lock_model)i);
-	return 0;
-}
-
-/*
- * pcp_drain_lock serialises remote drains: drain_all_pages() and friends, and model
- * switches. A drain reads the model once, under it, so no switch can happen in the middle
- * of one. Waiters spin with interrupts on (the holder may IPI them, irqoff model).
- */
-static spinlock_t pcp_drain_lock;
-
-/*
- * Which lists a drain empties: one zone's, one node's, or every zone of every node of a
- * machine. A CPU has a list in every zone of every node, so a node's drain is not a CPU's
- * own node's: CPU 30 of node 1 holds pages of node 0 that it freed.
- */
-struct drain_request {
-	struct mm_machine *machine;
-	struct pglist_data *pgdat;	/* NULL: every node of machine */
-	struct zone *zone;		/* NULL: every zone (of pgdat, or of machine) */
-	enum pcp_lock_model model;	/* read once, under pcp_drain_lock */
-};
-
-static void __drain_all_pages(struct drain_request *req, bool force_all);
-
-/*
- * Switch models at run time: under pcp_drain_lock (after waiting for a drain in progress)
- * every list of every node is emptied, then the model changes, so no list is ever shared
- * between two models. Fast paths are not excluded: no other CPU may be inside one meanwhile
- * (benchmarks, tests and the monitor switch while the other CPUs idle), nor may a node be
- * created or destroyed. A hold taken before the switch is still released as it was taken.
- */
-int pcp_switch_lock_model(const char *name)
-{
-	int m = lock_model_index(name);
-	enum pcp_lock_model old;
+	int m = pcp_lock_model_parse(name);
 
 	if (m < 0)
 		return -1;
-	VM_BUG_ON(arch_irqs_disabled());
-	spin_lock(&pcp_drain_lock);
-	old = READ_ONCE(pcp_lock_model);
-	for (int n = 0; n < MAX_NUMNODES; n++) {
-		struct pglist_data *pgdat = smp_load_acquire(&node_data[n]);
-		struct drain_request req = { pgdat ? pgdat->machine : NULL, pgdat, NULL, old };
-
-		if (pgdat)
-			__drain_all_pages(&req, true);
-	}
-	WRITE_ONCE(pcp_lock_model, (enum pcp_lock_model)m);
-	spin_unlock(&pcp_drain_lock);
+	pcp_lock_default = (enum pcp_lock_model)m;
 	return 0;
 }
-CMDLINE_FUNC("pcp.lock", pcp_set_lock_model,
-	     "irqoff|irqsave|trylock: how per-CPU page lists are protected (default trylock)");
-CMDLINE_BOOL("pcp.enable", pcp_enabled, "0: no per-CPU page lists, every page via zone->lock");
-
-#define pcp_stat(zone, cpu) (&(zone)->pcp[cpu].stats)
-
-/*
- * Size the per-CPU pages struct as promised in mm/mmzone.h: the 64-byte spinlock (it carries
- * lock statistics) + 16 bytes of counters + 13 list heads = 288 bytes -> 5 cache lines,
- * then the event counters on 2 lines of their own and one of padding: 8, a power of two.
- */
-BUILD_BUG_ON(offsetof(struct per_cpu_pages, stats) != 5 * CACHELINE_SIZE);
-BUILD_BUG_ON(sizeof(struct per_cpu_pages) != 8 * CACHELINE_SIZE);
-BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
-
-/* For tests: hold this CPU's pcp as a fast path would (see pcp_trylock). */
-struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, struct pcp_hold *hold)
-{
-	struct per_cpu_pages *pcp = this_cpu_pcp(zone);
-
-	return pcp_trylock(pcp, hold) ? pcp : NULL;
-}
-
-void pcp_unlock_this_cpu(struct per_cpu_pages *pcp, const struct pcp_hold *hold)
-{
-	pcp_unlock(pcp, *hold);
-}
+CMDLINE_FUNC("pcp.lock", set_lock_default, "irqoff|irqsave|trylock: how the per-CPU page lists "
+	     "are protected, fixed for the allocator's life (default trylock)");
 
 /* ---- sizing ---- */
 
@@ -162,7 +89,7 @@ static void __pageset_set_high_and_batch(struct zone *zone, int high, int batch)
  * The CPUs among the first nr_cpus that share node pgdat's zones' high: those on the node,
  * or all of them if the node has none (CPU-less) - Linux's zone_highsize() split.
  */
-static unsigned int node_split_cpus(const struct pglist_data *pgdat, unsigned int nr_cpus)
+unsigned int node_split_cpus(const struct pglist_data *pgdat, unsigned int nr_cpus)
 {
 	unsigned int n = 0;
 
@@ -189,16 +116,13 @@ void zone_pcp_update(struct pglist_data *pgdat, unsigned int nr_cpus)
 	}
 }
 
-/* Every zone of a node with memory gets nr_cpus pcps, from the node's own memory, with the
- * boot pageset (high 0, batch 1: every free spills) until zone_pcp_update() computes the
- * real values. */
+/* Every zone of a node with memory gets nr_cpus pcps, from the node's own memory, in the
+ * machine's lock model, with the boot pageset (high 0, batch 1: every free spills) until
+ * zone_pcp_update() computes the real values. */
 int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 {
-	int nid = pgdat->machine->nr_nodes > 1 ? pgdat->nid : -1;	/* one node: anywhere */
-	static bool drain_lock_ready;
+	int nid = pgdat->machine->nr_nodes > 1 ? (int)node_index(pgdat) : -1; /* 1 node: anywhere */
 
-	if (!__atomic_exchange_n(&drain_lock_ready, true, __ATOMIC_ACQ_REL))
-		spin_lock_init(&pcp_drain_lock, "pcp_drain", 0);
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &pgdat->node_zones[z];
 		u64 pcp;
@@ -210,6 +134,7 @@ int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 		if (!pcp)
 			return -1;
 		zone->pcp = arch_phys_to_virt(pcp);
+		zone->pcp_lock = pgdat->machine->pcp_lock;
 		spin_lock_init(&zone->pcp_batch_high_lock, "pcp_batch_high", 0);
 		for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++) {
 			spin_lock_init(&zone->pcp[cpu].lock, "pcp", 0);
@@ -234,7 +159,7 @@ static void count_remote_home(struct zone *zone, struct per_cpu_pages *pcp, int 
 	unsigned int cpu = (unsigned int)(pcp - zone->pcp);
 
 	if (machine_cpu_nid(zone->node->machine, cpu) != (unsigned int)zone->node->nid)
-		pcp_stat(zone, cpu)->remote_home += (u64)count;
+		zone->pcp[cpu].stats.remote_home += (u64)count;
 }
 
 /*
@@ -250,7 +175,7 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 	int min_pindex = 0, max_pindex = NR_PCP_LISTS - 1;
 	unsigned long flags;
 
-	pcp_assert_held(pcp);
+	pcp_assert_held(zone, pcp);
 	count = MIN(pcp->count, count);
 	count_remote_home(zone, pcp, count);
 	pindex--;
@@ -285,8 +210,6 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 	spin_unlock_irqrestore(&zone->lock, flags);
 }
 
-/* ---- free path ---- */
-
 /* When count reaches this, spill. 0 (boot pageset, pcp disabled, free_high) spills now. */
 static int nr_pcp_high(struct per_cpu_pages *pcp, bool free_high)
 {
@@ -318,52 +241,31 @@ static int nr_pcp_free(struct per_cpu_pages *pcp, int high, bool free_high)
 	return CLAMP(batch, min_nr_free, max_nr_free);
 }
 
-/* Spill from pcp after a free brought count to high (see nr_pcp_free). Caller holds pcp. */
-static void pcp_spill(struct zone *zone, struct per_cpu_pages *pcp, int high, bool free_high,
-		      unsigned int pindex)
-{
-	free_pcppages_bulk(zone, nr_pcp_free(pcp, high, free_high), pcp, (int)pindex);
-	pcp->stats.spill++;
-}
-
 /*
- * Free a block of a pcp order whose last reference is gone (the order-0 fast path,
- * mm/page_alloc.c, sends what it did not take): to this CPU's list, or to the buddy lists if
- * the lists are off or busy (trylock failed: an interrupted holder, or a remote drain).
- * On the list: push, count, and spill if count reached high. free_high (v6.4): a high-order
- * free while frees dominate (free_factor > 0) empties the whole pcp, so that a CPU that
- * mostly frees does not sit on high-order pages another CPU could use while they are still
- * cache-hot.
+ * The rest of a free that brought count to high, or of an order 1..3 one while frees
+ * dominate (free_factor > 0): free_unref_page_commit() in mm/pcp.h said so. Spill
+ * nr_pcp_free() pages, starting with the list just freed to, then let go of the caller's
+ * hold (model, flags): under that same hold, so that no other holder ever sees the list at
+ * or above high (zone_pcp_disable() relies on it: high 0 must mean empty lists). free_high
+ * (v6.4): that high-order free empties the whole pcp, so that a CPU that mostly frees does
+ * not sit on high-order pages another CPU could use while they are still cache-hot.
  */
-void free_unref_page(struct page *page, unsigned int order)
+void free_unref_page_spill(struct zone *zone, struct per_cpu_pages *pcp, unsigned int order,
+			   int mt, enum pcp_lock_model model, unsigned long flags)
 {
-	struct zone *zone = page_zone(page);
-	int mt = get_pageblock_migratetype(page);
-	struct per_cpu_pages *pcp;
-	struct pcp_hold hold;
-	bool free_high;
-	int high;
+	bool free_high = pcp->free_factor && order && order <= PAGE_ALLOC_COSTLY_ORDER;
+	int high = nr_pcp_high(pcp, free_high);
 
-	if (!READ_ONCE(pcp_enabled)) {
-		free_one_page(zone, page, order, mt);
-		return;
+	pcp_assert_held(zone, pcp);
+	if (pcp->count >= high) {
+		free_pcppages_bulk(zone, nr_pcp_free(pcp, high, free_high), pcp,
+				   (int)order_to_pindex(mt, order));
+		pcp->stats.spill++;
 	}
-	pcp = this_cpu_pcp(zone);
-	if (!pcp_trylock(pcp, &hold)) {
-		pcp->stats.trylock_fail_free++;
-		free_one_page(zone, page, order, mt);
-		return;
-	}
-	pcp_push(pcp, page, mt, order);
-	pcp->stats.free_hit++;
-	free_high = pcp->free_factor && order && order <= PAGE_ALLOC_COSTLY_ORDER;
-	high = nr_pcp_high(pcp, free_high);
-	if (pcp->count >= high)
-		pcp_spill(zone, pcp, high, free_high, order_to_pindex(mt, order));
-	pcp_unlock(pcp, hold);
+	pcp_unlock(pcp, model, flags);
 }
 
-/* ---- allocation path ---- */
+/* ---- refilling from the buddy lists ---- */
 
 /*
  * Move up to count blocks of order from the buddy lists to the tail of list, under one
@@ -410,52 +312,38 @@ static bool pcp_refill(struct zone *zone, unsigned int order, int mt,
 }
 
 /*
- * Take the head of list, refilling an empty list first. Every block was checked when a
- * refill brought it from the buddy lists; debug builds check it again as it leaves the list
- * (a page someone used while it sat here) and take the next one if it is in use: the bad
- * one is discarded, left off every list (check_new_pages). Linux checks in the same two
- * places (check_pcp_refill, check_new_pcp). Caller holds pcp.
+ * The rest of an allocation from this CPU's list that rmqueue_pcplist() (mm/pcp.h) could
+ * not serve: take the lock again (busy: counted, and the caller goes to the buddy lists),
+ * refill an empty list and take its head, until a block passes the check; NULL if the buddy
+ * lists have none. Every block was checked when a refill brought it; debug builds check it
+ * again as it leaves (a page someone used while it sat here), as Linux does
+ * (check_pcp_refill, check_new_pcp).
  */
-static struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int mt,
-				      struct per_cpu_pages *pcp, struct list_head *list)
+struct page *rmqueue_pcplist_refill(struct zone *preferred, struct zone *zone,
+				    unsigned int order, int mt)
 {
-	struct page *page;
+	struct per_cpu_pages *pcp = this_cpu_pcp(zone);
+	struct list_head *list = &pcp->lists[order_to_pindex(mt, order)];
+	struct page *page = NULL;
+	unsigned long flags = 0;	/* (the trylock model leaves it alone) */
 
-	do {
-		if (!list_empty(list))
-			pcp->stats.alloc_hit++;
-		else if (!pcp_refill(zone, order, mt, pcp, list))
-			return NULL;
-		page = pcp_pop(pcp, list, order);
-	} while (CONFIG_DEBUG_VM && !check_new_pages(page, order));
-	return page;
-}
-
-/*
- * Allocate from this CPU's list (refilled if empty), or NULL: the caller then uses the
- * buddy lists. Every order; order 0 comes here when its fast path (mm/page_alloc.c) did not
- * find a page. An allocation halves free_factor: frees that follow allocations spill less.
- */
-struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int mt)
-{
-	struct per_cpu_pages *pcp;
-	struct pcp_hold hold;
-	struct page *page;
-
-	if (!READ_ONCE(pcp_enabled))
-		return NULL;
-	pcp = this_cpu_pcp(zone);
-	if (unlikely(!pcp_trylock(pcp, &hold))) {
+	if (!pcp_trylock(pcp, zone->pcp_lock, &flags)) {
 		pcp->stats.trylock_fail_alloc++;
 		return NULL;
 	}
-	pcp->free_factor >>= 1;
-	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
-	pcp_unlock(pcp, hold);
+	do {
+		if (list_empty(list) && !pcp_refill(zone, order, mt, pcp, list))
+			break;
+		page = __rmqueue_pcplist(zone, order, pcp, list);
+	} while (!page);
+	pcp_unlock(pcp, zone->pcp_lock, flags);
+	if (page)
+		zone_statistics(preferred, zone, pcp);
 	return page;
 }
 
-/* The first zone (zonelist order) that can give nr pages above its low watermark. */
+/* The first zone of pgdat's own, highest first, that gfp allows and that can give nr pages
+ * above its low watermark (Linux's __alloc_pages_bulk() stays on the local node too). */
 static struct zone *bulk_zone(struct pglist_data *pgdat, gfp_t gfp, unsigned int nr)
 {
 	enum zone_type high = (gfp & __GFP_DMA) ? ZONE_DMA :
@@ -483,30 +371,31 @@ unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigne
 	unsigned int i = 0, filled = 0, missing = 0;
 	struct per_cpu_pages *pcp = NULL;
 	struct zone *zone = NULL;
-	struct pcp_hold hold;
+	unsigned long flags = 0;
 	int mt = gfp_migratetype(gfp);
 
 	for (unsigned int k = 0; k < nr; k++)
 		missing += !pages[k];
-	if (missing > 1 && READ_ONCE(pcp_enabled) && !should_fail_alloc_page(gfp, 0) &&
-	    (zone = bulk_zone(pgdat, gfp, missing))) {
-		pcp = this_cpu_pcp(zone);
-		if (!pcp_trylock(pcp, &hold))
-			pcp = NULL;
-	}
+	if (missing > 1 && pcp_enabled && !should_fail_alloc_page(gfp, 0) &&
+	    (zone = bulk_zone(pgdat, gfp, missing)))
+		pcp = pcp_lock_this_cpu(zone, &flags);
 	for (; pcp && i < nr; i++) {
 		struct list_head *list = &pcp->lists[order_to_pindex(mt, 0)];
 
 		if (pages[i])
 			continue;
-		if (!(pages[i] = __rmqueue_pcplist(zone, 0, mt, pcp, list)))
+		if (list_empty(list) && !pcp_refill(zone, 0, mt, pcp, list))
 			break;
+		if (!(pages[i] = __rmqueue_pcplist(zone, 0, pcp, list))) {
+			i--;	/* a page in use, discarded: take the next one */
+			continue;
+		}
 		prep_new_page(pages[i], 0, gfp);
-		pcp->stats.numa_hit++;	/* a zone of the node asked for */
+		zone_statistics(zone, zone, pcp);	/* a zone of the node asked for */
 		filled++;
 	}
 	if (pcp)
-		pcp_unlock(pcp, hold);
+		pcp_unlock_this_cpu(zone, pcp, flags);
 	for (i = 0; !filled && i < nr; i++)
 		if (!pages[i]) {
 			filled = !!(pages[i] = alloc_pages_node(pgdat, gfp, 0));
@@ -517,209 +406,165 @@ unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigne
 	return filled;
 }
 
-/* ---- drains ---- */
+/* ---- drains: one CPU's lists of one zone, of every zone; every CPU's ---- */
+
+/* Every zone with per-CPU lists of every node of machine m. */
+#define for_each_pcp_zone(m, zn)							\
+	for (unsigned int nid__ = 0; nid__ < (m)->nr_nodes; nid__++)			\
+		for (struct zone *zn = (m)->node[nid__]->node_zones;			\
+		     zn < (m)->node[nid__]->node_zones + MAX_NR_ZONES; zn++)			\
+			if (!zn->pcp) {} else
 
 /*
- * Empty cpu's pcp of zone into the buddy lists, from any CPU (lock models irqsave and
- * trylock: the drainer takes the owner's lock directly, no IPI; irqoff: only for a CPU that
- * is not online). It drains in chunks of batch << 5 to bound the lock hold, and re-reads
- * count under the lock until it is zero: reading it before locking races with the owner's
- * refill (which adds to count under the lock) and can leave pages behind (Linux
- * 66eca1021a42, a memory-offline hang). It spins on the lock: never call it from an
- * interrupt on cpu itself, whose interrupted code may hold that lock (trylock model).
+ * A drain's hold of a pcp, which may wait (a drain is never the owner's hit path).
+ * irqoff: the drainer is the owner, or the owner is not online: interrupts off. irqsave:
+ * the lock with interrupts off, as Linux 6.0 and 6.1. trylock: the lock, interrupts on, as
+ * 6.2+ (an interrupt that wants this CPU's own pcp meanwhile fails its trylock).
+ */
+static unsigned long drain_lock(struct per_cpu_pages *pcp, enum pcp_lock_model model)
+{
+	if (model == PCP_LOCK_IRQOFF)
+		return arch_irq_save();
+	if (model == PCP_LOCK_IRQSAVE)
+		return spin_lock_irqsave(&pcp->lock);
+	spin_lock(&pcp->lock);
+	return 0;
+}
+
+static void drain_unlock(struct per_cpu_pages *pcp, enum pcp_lock_model model,
+			 unsigned long flags)
+{
+	if (model == PCP_LOCK_IRQOFF)
+		arch_irq_restore(flags);
+	else if (model == PCP_LOCK_IRQSAVE)
+		spin_unlock_irqrestore(&pcp->lock, flags);
+	else
+		spin_unlock(&pcp->lock);
+}
+
+/*
+ * Empty cpu's lists of zone into the buddy lists (Linux's drain_pages_zone()): from any CPU
+ * in the lock models, only from cpu itself (or for a CPU that is not online) in irqoff. In
+ * chunks of batch << 5, to bound the hold; count is re-read under the lock until it is zero:
+ * read before locking, it races with the owner's refill (which adds to count under the
+ * lock) and can leave pages behind (Linux 66eca1021a42, a memory-offline hang). It waits
+ * for the lock: never from an interrupt on cpu, whose interrupted code may hold it.
  */
 static void drain_pages_zone(unsigned int cpu, struct zone *zone, enum pcp_lock_model model)
 {
 	struct per_cpu_pages *pcp = &zone->pcp[cpu];
-	bool irqsave = model == PCP_LOCK_IRQSAVE;
 	int count;
 
 	do {
-		unsigned long flags = irqsave ? spin_lock_irqsave(&pcp->lock) : 0;
+		unsigned long flags = drain_lock(pcp, model);
 
-		if (!irqsave)
-			spin_lock(&pcp->lock);
 		count = pcp->count;
 		if (count) {
 			int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
 			free_pcppages_bulk(zone, chunk, pcp, 0);
-			pcp_stat(zone, cpu)->drained += (u64)(count - pcp->count);
+			pcp->stats.drained += (u64)(count - pcp->count);
 		}
-		if (irqsave)
-			spin_unlock_irqrestore(&pcp->lock, flags);
-		else
-			spin_unlock(&pcp->lock);
+		drain_unlock(pcp, model, flags);
 	} while (count);
 }
 
-/* irqoff model: only the owner touches its lists, with interrupts off. */
-static void drain_local_irqoff(struct zone *zone)
+/* cpu's lists of every zone of m (Linux's drain_pages()). */
+static void drain_pages(struct mm_machine *m, unsigned int cpu, enum pcp_lock_model model)
 {
-	struct per_cpu_pages *pcp = &zone->pcp[arch_cpu_id()];
-	unsigned long flags = arch_irq_save();
-	int count = pcp->count;
-
-	if (count) {
-		free_pcppages_bulk(zone, count, pcp, 0);
-		pcp_stat(zone, arch_cpu_id())->drained += (u64)count;
-	}
-	arch_irq_restore(flags);
+	for_each_pcp_zone(m, zone)
+		drain_pages_zone(cpu, zone, model);
 }
 
-static bool drain_covers(const struct drain_request *req, const struct zone *zn)
+/* irqoff: another CPU asked this one to drain its own lists (Linux before 6.0 queued work
+ * for that, drain_local_pages_wq()); in the IPI, interrupts off. Counted per zone. */
+static void drain_zone_ipi(void *zone)
 {
-	return zn->pcp && (req->zone ? zn == req->zone : !req->pgdat || zn->node == req->pgdat);
+	drain_pages_zone(arch_cpu_id(), zone, PCP_LOCK_IRQOFF);
+	this_cpu_pcp(zone)->stats.ipi_drain++;
 }
 
-/* zn is the next zone req covers after prev (NULL: the first); NULL when done. */
-static struct zone *drain_next_zone(const struct drain_request *req, struct zone *prev)
+static void drain_machine_ipi(void *m)
 {
-	const struct mm_machine *m = req->machine;
-	unsigned int nid = prev ? (unsigned int)prev->node->nid : 0;
-	int z = prev ? (int)prev->idx + 1 : 0;
-
-	for (; nid < m->nr_nodes; nid++, z = 0)
-		for (; z < MAX_NR_ZONES; z++)
-			if (drain_covers(req, &m->node[nid]->node_zones[z]))
-				return &m->node[nid]->node_zones[z];
-	return NULL;
+	for_each_pcp_zone((struct mm_machine *)m, zone)
+		drain_zone_ipi(zone);
 }
 
-#define for_each_drain_zone(req, zn) \
-	for (struct zone *zn = drain_next_zone(req, NULL); zn; zn = drain_next_zone(req, zn))
-
-/* Drain this CPU's lists of the zones req covers, under req->model. */
-static void drain_local(const struct drain_request *req)
+/*
+ * cpu's lists of zone, or of every zone of m (zone NULL), drained from this CPU: directly in
+ * the lock models; in irqoff by asking cpu and waiting, unless it is this CPU or not online
+ * (then nobody uses its lists, and this CPU drains them).
+ */
+static void drain_cpu(struct mm_machine *m, struct zone *zone, unsigned int cpu,
+		      enum pcp_lock_model model)
 {
-	for_each_drain_zone(req, zn) {
-		if (req->model == PCP_LOCK_IRQOFF)
-			drain_local_irqoff(zn);
-		else
-			drain_pages_zone(arch_cpu_id(), zn, req->model);
-	}
+	if (model == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
+	    (zone ? smp_call_function_single(cpu, drain_zone_ipi, zone, true) :
+		    smp_call_function_single(cpu, drain_machine_ipi, m, true)) == 0)
+		return;
+	if (zone)
+		drain_pages_zone(cpu, zone, model);
+	else
+		drain_pages(m, cpu, model);
 }
 
-/* Not from an interrupt handler: in the lock models the code it interrupted may hold this
- * CPU's pcp lock, on which the drain would spin. */
-void drain_local_pages_node(struct pglist_data *pgdat)
+static bool cpu_has_pcp_pages(struct mm_machine *m, struct zone *zone, unsigned int cpu)
 {
-	struct drain_request req = { pgdat->machine, pgdat, NULL, READ_ONCE(pcp_lock_model) };
-
-	drain_local(&req);
-}
-
-void drain_local_pages(struct zone *zone)
-{
-	struct drain_request req = { zone ? zone->node->machine : mm_machine(), NULL, zone,
-				     READ_ONCE(pcp_lock_model) };
-
-	drain_local(&req);
-}
-
-/* Cross-CPU call handler (irqoff model): runs on the owner with interrupts off. */
-static void drain_local_ipi(void *arg)
-{
-	struct drain_request *req = arg;
-	struct zone *first = drain_next_zone(req, NULL);
-
-	drain_local(req);
-	if (first)
-		pcp_stat(first, arch_cpu_id())->ipi_drain++;
-}
-
-static bool cpu_has_pcp_pages(const struct drain_request *req, unsigned int cpu)
-{
-	for_each_drain_zone(req, zn)
-		if (READ_ONCE(zn->pcp[cpu].count))
+	if (zone)
+		return READ_ONCE(zone->pcp[cpu].count);
+	for_each_pcp_zone(m, z)
+		if (READ_ONCE(z->pcp[cpu].count))
 			return true;
 	return false;
 }
 
-/* Drain one CPU's pcps from here: directly, or (irqoff) by asking the owner and waiting;
- * a CPU that is not online cannot be using its lists, so those are drained directly. */
-static void drain_cpu(struct drain_request *req, unsigned int cpu)
-{
-	if (req->model == PCP_LOCK_IRQOFF) {
-		if (cpu == arch_cpu_id()) {
-			drain_local(req);
-			return;
-		}
-		if (smp_call_function_single(cpu, drain_local_ipi, req, true) == 0)
-			return;
-		/* not online: nobody uses its lists, drain them from here */
-	}
-	for_each_drain_zone(req, zn)
-		drain_pages_zone(cpu, zn, req->model);
-}
-
 /*
- * Empty the pcps of every CPU (of the zones req covers). CPUs with empty lists are skipped
- * by a racy peek unless force_all (then every CPU is drained: the peek can miss a refill in
- * flight). pcp_drain_lock held.
+ * Empty every CPU's lists of zone, or of every zone of m (zone NULL): Linux's
+ * __drain_all_pages(), with m's lock model read once. Every CPU has lists in every zone of
+ * every node: a node's CPUs are not the only ones holding its pages. CPUs are picked by a
+ * racy peek at their counts unless force_all_cpus (the peek can miss a refill in flight). A
+ * drain of every zone that finds another running returns at once, as Linux's
+ * drain_all_pages(NULL) does: the running one does the work, and the slow path that asked
+ * only retries once; a zone drain waits its turn (its caller needs the lists empty). It may
+ * wait (for the lock, other CPUs' locks, IPIs), so interrupts must be on.
  */
-static void __drain_all_pages(struct drain_request *req, bool force_all)
+static void __drain_all_pages(struct mm_machine *m, struct zone *zone, bool force_all_cpus)
 {
-	assert_spin_locked(&pcp_drain_lock);
-	for (unsigned int cpu = 0; cpu < req->machine->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(req, cpu))
-			drain_cpu(req, cpu);
-}
+	enum pcp_lock_model model = m->pcp_lock;
 
-/*
- * Take pcp_drain_lock and drain. It may wait (for the lock, other CPUs' locks, IPIs), so
- * interrupts must be on. A drain of more than one zone that finds another drain running
- * just returns, as Linux's drain_all_pages(NULL) does: the running one does the work, and
- * the slow path that asked only retries once. Callers that need the lists empty pass a
- * zone (zone_pcp_disable) or use pcp_switch_lock_model(), which wait their turn.
- */
-static void drain_all(struct drain_request *req, bool force_all)
-{
 	VM_BUG_ON(arch_irqs_disabled());
-	if (!spin_trylock(&pcp_drain_lock)) {
-		if (!req->zone)
+	if (!spin_trylock(&m->pcp_drain_lock)) {
+		if (!zone)
 			return;
-		spin_lock(&pcp_drain_lock);
+		spin_lock(&m->pcp_drain_lock);
 	}
-	req->model = READ_ONCE(pcp_lock_model);
-	__drain_all_pages(req, force_all);
-	spin_unlock(&pcp_drain_lock);
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
+			drain_cpu(m, zone, cpu, model);
+	spin_unlock(&m->pcp_drain_lock);
 }
 
-void drain_all_pages_node(struct pglist_data *pgdat)
+void drain_local_pages(struct zone *zone)
 {
-	struct drain_request req = { pgdat->machine, pgdat, NULL, PCP_LOCK_TRYLOCK };
+	drain_pages_zone(arch_cpu_id(), zone, zone->pcp_lock);
+}
 
-	drain_all(&req, false);
+void drain_cpu_pages(struct mm_machine *m, unsigned int cpu)
+{
+	VM_BUG_ON(arch_irqs_disabled() || cpu >= m->nr_cpus);
+	spin_lock(&m->pcp_drain_lock);
+	drain_cpu(m, NULL, cpu, m->pcp_lock);
+	spin_unlock(&m->pcp_drain_lock);
+}
+
+void drain_all_pages(struct zone *zone)
+{
+	__drain_all_pages(zone->node->machine, zone, false);
 }
 
 void drain_all_pages_machine(struct mm_machine *m)
 {
-	struct drain_request req = { m, NULL, NULL, PCP_LOCK_TRYLOCK };
-
-	drain_all(&req, false);
-}
-
-/* Every CPU that holds pages of zone, whatever node it is on: all of them are asked. */
-void drain_all_pages(struct zone *zone)
-{
-	struct drain_request req = { zone ? zone->node->machine : mm_machine(), NULL, zone,
-				     PCP_LOCK_TRYLOCK };
-
-	drain_all(&req, false);
-}
-
-/* One CPU's lists of every zone of pgdat's node, drained from here (Linux's
- * drain_pages(cpu), per node); waits its turn. */
-void drain_cpu_pages(struct pglist_data *pgdat, unsigned int cpu)
-{
-	struct drain_request req = { pgdat->machine, pgdat, NULL, PCP_LOCK_TRYLOCK };
-
-	VM_BUG_ON(arch_irqs_disabled() || cpu >= pgdat->nr_cpus);
-	spin_lock(&pcp_drain_lock);
-	req.model = READ_ONCE(pcp_lock_model);
-	drain_cpu(&req, cpu);
-	spin_unlock(&pcp_drain_lock);
+	__drain_all_pages(m, NULL, false);
 }
 
 /*
@@ -729,15 +574,13 @@ void drain_cpu_pages(struct pglist_data *pgdat, unsigned int cpu)
  */
 void zone_pcp_disable(struct zone *zone)
 {
-	struct drain_request req = { zone->node->machine, NULL, zone, PCP_LOCK_TRYLOCK };
-
 	if (!zone->pcp)
 		return;
 	spin_lock(&zone->pcp_batch_high_lock);
 	zone->pcp_disable_depth++;
 	__pageset_set_high_and_batch(zone, BOOT_PAGESET_HIGH, BOOT_PAGESET_BATCH);
 	spin_unlock(&zone->pcp_batch_high_lock);
-	drain_all(&req, true);
+	__drain_all_pages(zone->node->machine, zone, true);
 }
 
 void zone_pcp_enable(struct zone *zone)
@@ -749,236 +592,4 @@ void zone_pcp_enable(struct zone *zone)
 	if (--zone->pcp_disable_depth == 0)
 		__pageset_set_high_and_batch(zone, zone->pageset_high, zone->pageset_batch);
 	spin_unlock(&zone->pcp_batch_high_lock);
-}
-
-/* ---- checks, counters, dumps ---- */
-
-unsigned long zone_pcp_count(struct zone *zone)
-{
-	unsigned long n = 0;
-
-	for (unsigned int cpu = 0; zone->pcp && cpu < zone->node->nr_cpus; cpu++)
-		n += (unsigned long)READ_ONCE(zone->pcp[cpu].count);
-	return n;
-}
-
-static unsigned long verify_pcp_list(struct zone *zone, unsigned int cpu, unsigned int pindex,
-				     unsigned long *pages)
-{
-	unsigned int order = pindex_to_order(pindex);
-	unsigned long errors = 0, n = 0;
-	struct page *page;
-
-	list_for_each_entry(page, &zone->pcp[cpu].lists[pindex], lru) {
-		if (++n > zone->spanned_pages)
-			return errors + 1 + (printk("mm_verify: cpu%u pcp list %u loops\n", cpu,
-						    pindex), 0);
-		if (!PagePcp(page) || PageBuddy(page) || page->order != order || page_count(page) ||
-		    (pindex < NR_LOWORDER_PCP_LISTS && page->mt != pindex % MIGRATE_PCPTYPES) ||
-		    (page->pfn & ((1u << order) - 1)) || !zone_spans_pfn(zone, page->pfn) ||
-		    page_zone(page) != zone) {
-			printk("mm_verify: %s cpu%u pcp list %u: pfn 0x%lx flags 0x%x order %u mt "
-			       "%u refcount %d\n", zone->name, cpu, pindex, (unsigned long)page->pfn,
-			       page_flags(page), page->order, page->mt, page_count(page));
-			errors++;
-		}
-		errors += verify_mark_block("pcp", page, order);
-		*pages += 1ul << order;
-	}
-	return errors;
-}
-
-/* One CPU's lists, held as model protects them: their pages and count. */
-static unsigned long verify_pcp(struct zone *zone, unsigned int cpu, unsigned long *pages)
-{
-	unsigned long errors = 0, before = *pages;
-	struct per_cpu_pages *pcp = &zone->pcp[cpu];
-
-	for (unsigned int i = 0; i < NR_PCP_LISTS; i++)
-		errors += verify_pcp_list(zone, cpu, i, pages);
-	if (*pages - before != (unsigned long)pcp->count) {
-		printk("mm_verify: %s cpu%u pcp count %d but %lu pages listed\n", zone->name, cpu,
-		       pcp->count, *pages - before);
-		errors++;
-	}
-	return errors;
-}
-
-/*
- * mm_verify() part: every page on every CPU's lists of zone, and each count. mm_verify()
- * needs the allocator quiet. Each pcp is still held as its model protects it, without
- * waiting (the caller may itself have interrupted a holder): a held lock is reported as a
- * pcp operation in flight. irqoff: interrupts off shields only this CPU's own lists; the
- * others rely on the quiet rule alone.
- */
-unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
-{
-	enum pcp_lock_model model = READ_ONCE(pcp_lock_model);
-	unsigned long errors = 0;
-
-	for (unsigned int cpu = 0; zone->pcp && cpu < zone->node->nr_cpus; cpu++) {
-		struct per_cpu_pages *pcp = &zone->pcp[cpu];
-		unsigned long flags = 0;	/* the trylock model leaves it alone */
-
-		if (!pcp_trylock_model(pcp, model, &flags)) {
-			printk("mm_verify: %s cpu%u pcp busy: a pcp operation is in flight, the "
-			       "allocator is not quiet\n", zone->name, cpu);
-			errors++;
-			continue;
-		}
-		errors += verify_pcp(zone, cpu, pages);
-		pcp_unlock_model(pcp, model, flags);
-	}
-	return errors;
-}
-
-static void pcp_stats_add(struct pcp_stats *sum, const struct pcp_stats *s)
-{
-	sum->alloc_hit += READ_ONCE(s->alloc_hit);
-	sum->free_hit += READ_ONCE(s->free_hit);
-	sum->refill += READ_ONCE(s->refill);
-	sum->spill += READ_ONCE(s->spill);
-	sum->numa_hit += READ_ONCE(s->numa_hit);
-	sum->numa_miss += READ_ONCE(s->numa_miss);
-	sum->numa_foreign += READ_ONCE(s->numa_foreign);
-	sum->drained += READ_ONCE(s->drained);
-	sum->trylock_fail_alloc += READ_ONCE(s->trylock_fail_alloc);
-	sum->trylock_fail_free += READ_ONCE(s->trylock_fail_free);
-	sum->ipi_drain += READ_ONCE(s->ipi_drain);
-	sum->remote_home += READ_ONCE(s->remote_home);
-}
-
-static void node_pcp_stats_add(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)
-{
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = &pgdat->node_zones[z];
-
-		for (unsigned int c = 0; zone->pcp && c < pgdat->nr_cpus; c++)
-			if (cpu < 0 || c == (unsigned int)cpu)
-				pcp_stats_add(sum, &zone->pcp[c].stats);
-	}
-}
-
-void pcp_stats_reset(const struct mm_machine *m)
-{
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		for (int z = 0; z < MAX_NR_ZONES; z++) {
-			struct zone *zone = &m->node[nid]->node_zones[z];
-
-			for (unsigned int c = 0; zone->pcp && c < m->nr_cpus; c++) {
-				struct pcp_stats *s = &zone->pcp[c].stats;
-
-				*s = (struct pcp_stats){ .numa_hit = s->numa_hit,
-							 .numa_miss = s->numa_miss,
-							 .numa_foreign = s->numa_foreign,
-							 .remote_home = s->remote_home };
-			}
-		}
-}
-
-void pcp_stats_sum(struct pglist_data *pgdat, int cpu, struct pcp_stats *sum)
-{
-	memset(sum, 0, sizeof(*sum));
-	node_pcp_stats_add(pgdat, cpu, sum);
-}
-
-void pcp_stats_sum_machine(const struct mm_machine *m, int cpu, struct pcp_stats *sum)
-{
-	memset(sum, 0, sizeof(*sum));
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		node_pcp_stats_add(m->node[nid], cpu, sum);
-}
-
-/* Per CPU: pages on each list (non-empty CPUs only), then the event counters. */
-void show_pcpinfo(struct pglist_data *pgdat)
-{
-	printk("pcp: lock model %s, %s; per CPU: zone count high batch free_factor | lists "
-	       "(order0 U M R, order1 ..., order3, pageblock)\n",
-	       pcp_lock_model_name(pcp_lock_model), pcp_enabled ? "enabled" : "disabled");
-	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++) {
-		struct pcp_stats st;
-
-		for (int z = 0; z < MAX_NR_ZONES; z++) {
-			struct per_cpu_pages *pcp = &pgdat->node_zones[z].pcp[cpu];
-			char line[160];
-			int len = 0;
-
-			if (!pgdat->node_zones[z].pcp || !READ_ONCE(pcp->count))
-				continue;
-			for (int i = 0; i < NR_PCP_LISTS; i++) {
-				unsigned long n = 0;
-				struct list_head *pos;
-
-				list_for_each(pos, &pcp->lists[i])
-					n++;
-				len += snprintf(line + len, sizeof(line) - (size_t)len, " %lu", n);
-			}
-			printk("cpu%-3u %-6s %5d %5d %4d %2d |%s\n", cpu, pgdat->node_zones[z].name,
-			       pcp->count, pcp->high, pcp->batch, pcp->free_factor, line);
-		}
-		pcp_stats_sum(pgdat, (int)cpu, &st);
-		if (st.alloc_hit || st.free_hit || st.trylock_fail_alloc || st.trylock_fail_free)
-			printk("cpu%-3u hits alloc %llu free %llu refill %llu spill %llu trylock-fail "
-			       "alloc %llu free %llu drained %llu ipi-drains %llu\n", cpu,
-			       (unsigned long long)st.alloc_hit, (unsigned long long)st.free_hit,
-			       (unsigned long long)st.refill, (unsigned long long)st.spill,
-			       (unsigned long long)st.trylock_fail_alloc,
-			       (unsigned long long)st.trylock_fail_free,
-			       (unsigned long long)st.drained, (unsigned long long)st.ipi_drain);
-	}
-}
-
-/*
- * Name every pcp lock of zone for lockstat and lock reports ("pcp cpu3 DMA32", "pcp cpu3
- * node1 DMA32" on another node) and register it; names from one allocation per zone.
- */
-static void pcp_lockstat_register(struct zone *zone, unsigned int nr_cpus)
-{
-	enum { NAME_LEN = 24 };
-	unsigned int order = 0;
-	struct page *page;
-	char *names;
-
-	while ((PAGE_SIZE << order) < nr_cpus * NAME_LEN)
-		order++;
-	page = alloc_pages_node(zone->node, GFP_KERNEL | __GFP_NOWARN, order);
-	if (!page)
-		return;
-	names = page_address(page);
-	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
-		snprintf(names + cpu * NAME_LEN, NAME_LEN, "pcp cpu%u %s", cpu, zone->lock.name);
-		zone->pcp[cpu].lock.name = names + cpu * NAME_LEN;
-		lockstat_register(&zone->pcp[cpu].lock);
-	}
-}
-
-/* After SMP bring-up: size every pcp of the kernel's nodes for the CPUs now online. */
-void mm_cpus_online(void)
-{
-	struct mm_machine *m = mm_machine();
-	struct zone *z = &mm_node()->node_zones[ZONE_DMA32];
-
-	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
-		zone_pcp_update(m->node[nid], nr_cpus_online());
-		for (int zi = 0; zi < MAX_NR_ZONES; zi++)
-			if (zone_populated(&m->node[nid]->node_zones[zi]))
-				pcp_lockstat_register(&m->node[nid]->node_zones[zi],
-						      nr_cpus_online());
-	}
-	printk("pcp: %s, lock model %s; %u CPUs online: DMA32 batch %d high %d\n",
-	       pcp_enabled ? "on" : "off (pcp.enable=0)", pcp_lock_model_name(pcp_lock_model),
-	       nr_cpus_online(), z->pageset_batch, z->pageset_high);
-	for (unsigned int nid = 0; m->nr_nodes > 1 && nid < m->nr_nodes; nid++) {
-		struct pglist_data *pgdat = m->node[nid];
-
-		show_zonelist(pgdat);
-		for (int zi = 0; zi < MAX_NR_ZONES; zi++)
-			if (zone_populated(&pgdat->node_zones[zi]))
-				printk("pcp: %s %s: batch %d high %d (the zone's low watermark over "
-				       "%u CPUs)\n", pgdat->name, pgdat->node_zones[zi].name,
-				       pgdat->node_zones[zi].pageset_batch,
-				       pgdat->node_zones[zi].pageset_high,
-				       node_split_cpus(pgdat, nr_cpus_online()));
-	}
-	fail_page_alloc_boot();	/* from now on: the boot's own allocations are not tested */
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """`make test`: the host tests, then the kernel's KTAP tests on a table of QEMU configurations.
 
-Make steps come first (STEPS: the kernel/lab boundary check, the bare kernel's boot, host
-tests, the mutation smoke run, fuzz smoke, the monitor script, gdb's unwinding, the tour and
-docs check, the benchmark smoke run, the fast-path budget; a missing target fails, with a
-note). Then every row of MATRIX boots once through tests/runner.py, two QEMUs at a time (this
+Make steps come first (STEPS: the kernel/lab boundary check, the docs' and comments'
+references into the tree, the bare kernel's boot, host tests, the mutation smoke run, fuzz
+smoke, the monitor script, gdb's unwinding, the tour and docs check, the benchmark smoke run,
+the fast-path budget; a missing target fails, with a note). Then every row of MATRIX boots once through tests/runner.py, two QEMUs at a time (this
 is sized for a 2-core machine); the x2APIC rows need QEMU 10, which `make qemu10` fetches
 first if it is not there. Everything is
 summed into the last line, `N passed, N failed, N skipped`; the exit status is non-zero if
@@ -31,6 +31,7 @@ import runner  # noqa: E402
 #   expect_cpus=N: CPUs the boot tests expect online (default: the CPUs given);
 #   numa=SPEC: NUMA nodes as tests/runner.py --numa takes them (CPUs and memory must add up
 #   to the row's);
+#   iso="release": the release kernel (DEBUG_VM=0, $(BUILD)/release/smpmm.iso: `make release`).
 #   qemu10=True: boot it under QEMU 10 (`make qemu10`, fetched first if missing), with
 #   cpu=MODEL (QEMU -cpu) and qemu_args=[...] appended to QEMU's command line.
 # x2APIC under QEMU 10 (Debian's 7.2 has no TCG x2APIC): an AP whose x2APIC ID has another
@@ -95,6 +96,11 @@ MATRIX = [
     ("pcp-irqoff-smp8", "bios", "q35", 8, "2G", 300, "pcp.lock=irqoff test=mm_*,gup*", {}),
     ("pcp-irqsave-smp8", "bios", "q35", 8, "2G", 300, "pcp.lock=irqsave test=mm_*,gup*", {}),
     ("pcp-off-smp8", "bios", "q35", 8, "2G", 300, "pcp.enable=0 test=mm_*,gup*", {}),
+    # The configuration users run: the release kernel (no page-state checks, the lock word
+    # alone on the per-CPU lists) with poisoning off, so every free takes the path release
+    # kernels take (issue 22 item 7: two bugs there lived because no test booted it).
+    ("release-nopoison-smp4", "bios", "q35", 4, "2G", 300, "mm.poison=0 test=mm_*,gup*",
+     {"iso": "release"}),
     # Every suite with 10% of page allocations failed on purpose (fail_page_alloc, a new
     # seed each run, printed): each case either copes and loses nothing, or says why it runs
     # with injection paused (KTEST_CASE_NOFAIL). The summary line counts the failures.
@@ -166,8 +172,8 @@ def make_step(make, target):
 
 
 # Steps run by `make test` before the QEMU matrix, in order.
-STEPS = ["check-boundary", "bare-test", "host-test", "mutate-smoke", "fuzz-smoke", "shell-test",
-         "gdb-check", "tour-check", "bench-smoke", "fastpath-check"]
+STEPS = ["check-boundary", "ref-check", "bare-test", "host-test", "mutate-smoke", "fuzz-smoke",
+         "shell-test", "gdb-check", "tour-check", "bench-smoke", "fastpath-check"]
 
 
 def runner_self_test():
@@ -196,7 +202,9 @@ def get_qemu10(opts):
 
 def run_row(row, opts, out):
     name, firmware, machine, smp, mem, timeout, cmdline, extra = row
-    argv = ["--iso", opts.iso, "--name", name, "--firmware", firmware, "--machine", machine,
+    iso = os.path.join(opts.build, "release", "smpmm.iso") if extra.get("iso") == "release" \
+        else opts.iso
+    argv = ["--iso", iso, "--name", name, "--firmware", firmware, "--machine", machine,
             "--expect", extra.get("expect", "pass"),
             *(["--expect-text", extra["expect_text"]] if "expect_text" in extra else []),
             "--expect-cpus", str(extra.get("expect_cpus", smp)),
@@ -248,6 +256,9 @@ def main():
         print(f"== {notes[-1]}", flush=True)
 
     rows = [r for r in MATRIX if fnmatch.fnmatch(r[0], opts.only)]
+    if any(r[7].get("iso") == "release" for r in rows):    # fastpath-check built it, unless
+        subprocess.run(opts.make.split() + ["--no-print-directory", "release"],   # --no-host
+                       stdout=subprocess.DEVNULL, check=False)
     if any(r[7].get("qemu10") for r in rows) and not get_qemu10(opts):
         notes.append(f"no QEMU 10 at {opts.qemu10} (make qemu10 failed): its rows count as "
                      "failed")

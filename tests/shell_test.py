@@ -35,7 +35,7 @@ SCRIPT = [
     ("unpin", r"unpin: 8 page\(s\) unpinned"),
     ("lockstat", r"lock\s+acquired\s+contended[^\n]*\n(.*\n)*pcp cpu[0-3] DMA32 "),
     ("stress 1", r"mm_verify: 0 problems"),
-    ("model irqsave", r"model: per-CPU lists now use irqsave"),
+    ("model", r"model: per-CPU lists use trylock, for the allocator's life"),
     ("verify", r"verify: ok \(0 problems\)"),
     # Bad input: what was wrong and what is allowed, then the usage line; nothing runs.
     ("alloc", r"alloc: which order\? 0 \(one page\) to 10 \(4096 KiB\)\nusage: alloc ORDER"),
@@ -54,7 +54,8 @@ SCRIPT = [
     ("pin 0", r"pin: 0 pages: 1 to 256 can be pinned now \(0 of 256 held; unpin frees them\)"),
     ("pin 300", r"pin: 300 pages: 1 to 256 can be pinned now"),
     ("pin 2 forever", r"pin: after the count only 'longterm' may follow\nusage: pin"),
-    ("model", r"model: which model\? irqoff, irqsave or trylock \(now irqsave\)\nusage: model"),
+    ("model irqsave", r"model: the model is fixed when the allocator is created \(now trylock\): "
+                      r"boot with pcp.lock=irqsave\nusage: model"),
     ("model foo", r"model: no model 'foo': irqoff, irqsave or trylock\nusage: model"),
     ("mem nonsense", r"mem: no table 'nonsense': buddyinfo \(the default\), zoneinfo or "
                      r"pagetypeinfo\nusage: mem"),

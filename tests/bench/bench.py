@@ -45,8 +45,33 @@ CONFIGS = {
 }
 # Runner options a configuration needs beyond the above (tests/runner.py --help).
 RUNNER_ARGS = {"numa": ["--numa", "2"]}
+# The PCP lock model is the allocator's for its life (pcp.lock= at boot): the configurations
+# that compare models boot once per model, and the metrics of the boots are merged. The
+# lists-off series (nopcp) is measured in the first boot only. Smoke runs leave pft at one.
+MODELS = ("trylock", "irqsave", "irqoff")
+PER_MODEL = {"page": "bench.page_nopcp=0", "page-icount": "bench.page_nopcp=0",
+             "scaling": "bench.scaling_models=%s", "pft": ""}
+SMOKE_MODELS = {"pft": MODELS[:1]}
 
-def run_config(name, cfg, smoke, outdir, iso):
+
+def run_models(name, cfg, smoke, outdir, iso):
+    """run_config() once per lock model (pcp.lock=), the metrics of every boot together."""
+    metrics, lines, ok = {}, [], True
+    for i, model in enumerate(SMOKE_MODELS.get(name, MODELS) if smoke else MODELS):
+        extra = "pcp.lock=" + model
+        if i:
+            extra += " " + PER_MODEL[name].replace("%s", model)
+        qemu_args, smp, mem, cmdline, smoke_cmdline, timeout = cfg
+        got, got_lines, good = run_config("%s-%s" % (name, model), (
+            qemu_args, smp, mem, cmdline + " " + extra, smoke_cmdline + " " + extra, timeout),
+            smoke, outdir, iso, runner_name=name)
+        metrics.update(got)
+        lines += got_lines
+        ok &= good
+    return metrics, lines, ok
+
+
+def run_config(name, cfg, smoke, outdir, iso, runner_name=None):
     qemu_args, smp, mem, cmdline, smoke_cmdline, timeout = cfg
     log = os.path.join(outdir, name + ".log")
     cmd = [sys.executable, os.path.join(ROOT, "tests", "runner.py"), "--iso", iso,
@@ -55,7 +80,7 @@ def run_config(name, cfg, smoke, outdir, iso):
            "--cmdline", smoke_cmdline if smoke else cmdline]
     for a in qemu_args:
         cmd += ["--qemu-arg=" + a]
-    cmd += RUNNER_ARGS.get(name, [])
+    cmd += RUNNER_ARGS.get(runner_name or name, [])
     start = time.monotonic()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wall = time.monotonic() - start
@@ -166,8 +191,9 @@ VS_ROUNDS, VS_WINDOWS, VS_CPUS, VS_PAIRS, VS_PAIRS_OURS = 5, 3, "1,40", 20000, 2
 # A Linux boot of this comparison takes 14 s on an idle host; one hung before /init for more
 # than 8 minutes (2026-12-01): give up after 5 and boot it again, once.
 VS_LINUX_TIMEOUT = 300
-VS_OURS = ("test=none mm.poison=0 bench=scaling bench.scaling_models=trylock,irqsave "
+VS_OURS = ("test=none mm.poison=0 bench=scaling bench.scaling_models=%s pcp.lock=%s "
            "bench.scaling_cpus=%s bench.scaling_pairs=%d bench.windows=%d")
+VS_OURS_MODELS = ("trylock", "irqsave")    # one boot each per round: the model is fixed at boot
 TSC_OURS_RE = re.compile(r"timer: TSC (\d+) kHz")
 TSC_LINUX_RE = re.compile(r"tsc: (?:Refined TSC clocksource calibration|Detected): ([\d.]+) MHz")
 
@@ -197,20 +223,23 @@ def vs_linux(iso, outdir, rounds=VS_ROUNDS, inits=("1", "0")):
     import bench_linux  # noqa: E402 (imports this module)
     files = bench_linux.prepare(os.path.join(ROOT, "build", "linux"))
     host_mhz = bench_linux.host_tsc_mhz()
-    ours_cfg = ([], 40, "2G", VS_OURS % (VS_CPUS, VS_PAIRS_OURS, VS_WINDOWS), "", 1200)
+    ours_cfgs = [(m, ([], 40, "2G", VS_OURS % (m, m, VS_CPUS, VS_PAIRS_OURS, VS_WINDOWS), "",
+                      1200)) for m in VS_OURS_MODELS]
     linux_sides = [bench_linux.model_name(i) for i in inits]
     per_round, tsc = {}, {}    # (side, cpus) -> [[window samples] per round]; side -> [MHz]
     ok = True
     for r in range(rounds):
         # A round counts only if all its boots measured: each round's ratio pairs its own boots.
-        this_round = {}
-        got, _, good = run_config("vs-linux-ours-%d" % r, ours_cfg, False, outdir, iso)
-        round_ok = good
-        mhz = log_tsc_mhz(os.path.join(outdir, "vs-linux-ours-%d.log" % r), TSC_OURS_RE, 1000.0)
-        tsc.setdefault("ours", []).append(mhz)
-        for key, m in got.items():
-            side, cpus = "ours-" + key.split(".")[1], key.rsplit("cpus", 1)[-1]
-            this_round[(side, cpus)] = tsc_rescale(m["samples"], mhz, host_mhz)
+        this_round, round_ok = {}, True
+        for model, ours_cfg in ours_cfgs:
+            tag = "vs-linux-ours-%s-%d" % (model, r)
+            got, _, good = run_config(tag, ours_cfg, False, outdir, iso)
+            round_ok &= good
+            mhz = log_tsc_mhz(os.path.join(outdir, tag + ".log"), TSC_OURS_RE, 1000.0)
+            tsc.setdefault("ours", []).append(mhz)
+            for key, m in got.items():
+                side, cpus = "ours-" + key.split(".")[1], key.rsplit("cpus", 1)[-1]
+                this_round[(side, cpus)] = tsc_rescale(m["samples"], mhz, host_mhz)
         for side, init in zip(linux_sides, inits):
             for _ in range(2):    # a 40-CPU Linux boot under TCG now and then hangs
                 got, good = bench_linux.run_config(files, "scaling", False, outdir, init,
@@ -327,7 +356,8 @@ def main():
             for model, ms in split_by_model(metrics).items():
                 write_results(args.out, "%s-%s" % (name, model), ms, args.smoke, quiet=True)
         else:
-            metrics, _, ok = run_config(name, CONFIGS[name], args.smoke, args.out, args.iso)
+            run = run_models if name in PER_MODEL else run_config
+            metrics, _, ok = run(name, CONFIGS[name], args.smoke, args.out, args.iso)
             write_results(args.out, name, metrics, args.smoke)
             if name in ("pft", "scaling", "page", "page-icount", "locks"):
                 for model, ms in split_by_model(metrics).items():

@@ -142,9 +142,9 @@ static u64 gup_bench_mode(const char *mode, u64 *flag_writes)
 		run->get_us[i] *= 1000;
 		run->put_us[i] *= 1000;
 	}
-	bench_emit("gup", mode[0] == 'o' ? "get_us_once" : "get_us_always", "us", false,
+	bench_emit("gup", mode[0] == 'i' ? "get_us_if_clear" : "get_us_every_pin", "us", false,
 		   run->get_us, n, extra);
-	bench_emit("gup", mode[0] == 'o' ? "put_us_once" : "put_us_always", "us", false,
+	bench_emit("gup", mode[0] == 'i' ? "put_us_if_clear" : "put_us_every_pin", "us", false,
 		   run->put_us, n, extra);
 	gup_bench_teardown(run);
 	return mean_get;
@@ -153,19 +153,20 @@ static u64 gup_bench_mode(const char *mode, u64 *flag_writes)
 static void gup_bench(void)
 {
 	enum gup_has_pinned_mode saved = gup_has_pinned_mode;
-	u64 w_once = 0, w_always = 0, once = 0, always = 0;
+	u64 w_if_clear = 0, w_every = 0, if_clear = 0, every = 0;
 	bool both = !strcmp(gup_modes, "both");
 
 	printk("gup: %s -m %u -j %u -n %u -r %u (all threads on the same range)\n",
 	       gup_cmd, gup_size_mb, gup_threads ? gup_threads : nr_cpus, gup_nr, gup_repeats);
-	if (both || saved == GUP_HAS_PINNED_ALWAYS)
-		always = gup_bench_mode("always", &w_always);
-	if (both || saved == GUP_HAS_PINNED_ONCE)
-		once = gup_bench_mode("once", &w_once);
+	if (both || saved == GUP_HAS_PINNED_EVERY_PIN)
+		every = gup_bench_mode("every-pin", &w_every);
+	if (both || saved == GUP_HAS_PINNED_IF_CLEAR)
+		if_clear = gup_bench_mode("if-clear", &w_if_clear);
 	gup_has_pinned_mode = saved;
-	if (both && once)
-		printk("gup: always/once get-time ratio %llu.%02llu; flag writes: always %llu, once %llu\n",
-		       (unsigned long long)(always / once), (unsigned long long)(always * 100 / once % 100),
-		       (unsigned long long)w_always, (unsigned long long)w_once);
+	if (both && if_clear)
+		printk("gup: every-pin/if-clear get-time ratio %llu.%02llu; flag writes: every-pin "
+		       "%llu, if-clear %llu\n", (unsigned long long)(every / if_clear),
+		       (unsigned long long)(every * 100 / if_clear % 100),
+		       (unsigned long long)w_every, (unsigned long long)w_if_clear);
 }
-BENCH_REGISTER(gup, gup_bench, "gup_test: pin/get the same range from every CPU, has_pinned once vs always");
+BENCH_REGISTER(gup, gup_bench, "gup_test: pin/get the same range from every CPU, has_pinned every-pin vs if-clear");

@@ -56,7 +56,8 @@ static u64 mi_round(unsigned int workers, unsigned long *pages)
 	memblock_init(&mi_mb, ~0ull);
 	memblock_add_mmap(&mi_mb, mi_map, mi_blocks);
 	memblock_set_bottom_up(&mi_mb, mi_map[0].base);	/* the same memory map every round */
-	if (pgdat_init_deferred(&mi_node, &mi_mb, "meminit", nr_cpu_ids))
+	if (pgdat_init_deferred(&mi_node, &mi_mb, "meminit", nr_cpu_ids,
+				pcp_lock_default))
 		return 0;
 	total = node_free_pages(&mi_node) + node_deferred_pages(&mi_node);
 	*pages = node_deferred_pages(&mi_node);

@@ -160,14 +160,14 @@ static struct numa_window numa_window(enum numa_pattern pattern)
 		printk("numa bench: no memory for %u hand-off boxes\n", nr_cpu_ids);
 		return (struct numa_window){ 0 };
 	}
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	run.pattern = pattern;
 	run.pairs = MAX(numa_pairs, 100u);
 	machine_numa_stats(&a);
 	smp_run_on_all(numa_cpu, &run);
 	machine_numa_stats(&b);
 	w.parked = remote_parked();
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	machine_numa_stats(&c);
 	cpu_array_free(run.box, sizeof(*run.box));
 	for_each_online_cpu(cpu) {
@@ -245,7 +245,7 @@ static void numa_bench(void)
 	printk("numa bench: %u pairs per CPU per window, %u nodes, %u CPUs, lock model %s. "
 	       "TCG does not model remote memory latency: rates differ only by the software's "
 	       "work (lists, spills, drains)\n", MAX(numa_pairs, 100u), m->nr_nodes,
-	       nr_cpus_online(), pcp_lock_model_name(pcp_lock_model));
+	       nr_cpus_online(), pcp_lock_model_name(m->pcp_lock));
 	for (int p = 0; p < NR_PATTERNS; p++)
 		numa_bench_pattern((enum numa_pattern)p);
 }

@@ -1,9 +1,9 @@
 /*
  * `bench=page` and `bench=scaling`: the cost of an alloc+free pair on one CPU (Jesper
- * Brouer's page_bench, per order, per PCP locking model) and alloc+free throughput as CPUs
- * are added, with zone->lock contention. Both switch models at run time while the others
- * CPUs are idle. Under QEMU -icount shift=0 one guest instruction is one nanosecond, so the
- * ns figures are instruction counts (tests/bench/bench.py labels them).
+ * Brouer's page_bench, per order) and alloc+free throughput as CPUs are added, with
+ * zone->lock contention, in the boot's PCP lock model (pcp.lock=: tests/bench/bench.py boots
+ * once per model), and with the lists off. Under QEMU -icount shift=0 one guest instruction
+ * is one nanosecond, so the ns figures are instruction counts (bench.py labels them).
  */
 #include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
@@ -20,32 +20,21 @@ static char scaling_cpus[64] = "1,2,4,8,16,24,32,40", scaling_models[64] = "all"
 CMDLINE_UINT("bench.page_loops", page_bench_loops, "page bench: alloc+free pairs per measurement (window)");
 CMDLINE_UINT("bench.scaling_pairs", scaling_pairs, "scaling bench: alloc+free pairs per CPU per window");
 CMDLINE_STRING("bench.scaling_cpus", scaling_cpus, "scaling bench: CPU counts, e.g. 1,40 (default 1,2,4,...,40)");
-CMDLINE_STRING("bench.scaling_models", scaling_models, "scaling bench: irqoff,irqsave,trylock,nopcp or all");
+CMDLINE_STRING("bench.scaling_models", scaling_models, "scaling bench: which of this boot's model (pcp.lock=) and nopcp to run: e.g. trylock,nopcp, or all");
 
-static const char *const bench_models[] = { "irqoff", "irqsave", "trylock" };
+static bool page_nopcp = true;
+CMDLINE_BOOL("bench.page_nopcp", page_nopcp, "page bench: also measure with the lists off (pcp.enable=0)");
 
-/* Put every model back the way the command line left it. */
-struct pcp_setup {
-	enum pcp_lock_model model;
-	bool enabled;
-};
-
-static struct pcp_setup pcp_setup_save(void)
+/* The lists on or off (pcp_enabled: a bypass, switched here with every list empty). */
+static void pcp_set_enabled(bool enabled)
 {
-	return (struct pcp_setup){ pcp_lock_model, pcp_enabled };
-}
-
-/* Switch model (NULL: keep it) and the lists on or off, with no page on any list. */
-static void pcp_setup_apply(const char *model, bool enabled)
-{
-	pcp_switch_lock_model(model ? model : pcp_lock_model_name(pcp_lock_model));
+	drain_all_pages_machine(mm_machine());
 	WRITE_ONCE(pcp_enabled, enabled);
-	drain_all_pages(NULL);
 }
 
-static void pcp_setup_restore(struct pcp_setup s)
+static const char *boot_model(void)
 {
-	pcp_setup_apply(pcp_lock_model_name(s.model), s.enabled);
+	return pcp_lock_model_name(mm_machine()->pcp_lock);
 }
 
 /* ---- page_bench: one CPU ---- */
@@ -125,22 +114,20 @@ static void page_bench_point(const char *model, const char *what, unsigned int o
 
 static void page_bench(void)
 {
-	struct pcp_setup saved = pcp_setup_save();
+	bool saved = pcp_enabled;
 	unsigned int loops = MAX(page_bench_loops, 100u);
 
-	for (unsigned int m = 0; m < ARRAY_SIZE(bench_models); m++) {
-		pcp_setup_apply(bench_models[m], true);
-		for (unsigned int order = 0; order <= PAGE_ALLOC_COSTLY_ORDER; order++) {
-			page_bench_point(bench_models[m], "pcp_hit", order, pairs_hot, loops);
-			page_bench_point(bench_models[m], "pcp_batch", order, pairs_batched, loops);
-		}
+	pcp_set_enabled(true);
+	for (unsigned int order = 0; order <= PAGE_ALLOC_COSTLY_ORDER; order++) {
+		page_bench_point(boot_model(), "pcp_hit", order, pairs_hot, loops);
+		page_bench_point(boot_model(), "pcp_batch", order, pairs_batched, loops);
 	}
-	pcp_setup_apply(NULL, false);
-	for (unsigned int order = 0; order <= PAGE_ALLOC_COSTLY_ORDER; order++)
+	pcp_set_enabled(false);
+	for (unsigned int order = 0; page_nopcp && order <= PAGE_ALLOC_COSTLY_ORDER; order++)
 		page_bench_point("nopcp", "buddy", order, pairs_hot, loops);
-	pcp_setup_restore(saved);
+	pcp_set_enabled(saved);
 }
-BENCH_REGISTER(page, page_bench, "page_bench: one CPU, cost of an alloc+free pair per order and PCP model");
+BENCH_REGISTER(page, page_bench, "page_bench: one CPU, cost of an alloc+free pair per order, this boot's PCP model and without PCP");
 
 /* ---- scaling: throughput with n CPUs ---- */
 
@@ -197,7 +184,7 @@ static u64 scaling_point(unsigned int cpus, u64 *contended)
 	return (u64)cpus * scaling_pairs * 1000000ull / MAX(cycles_to_us(last - first), 1ull) * 1000;
 }
 
-static void scaling_series(const char *name, const char *model, bool enabled)
+static void scaling_series(const char *name, bool enabled)
 {
 	static const unsigned int points[] = { 1, 2, 4, 8, 16, 24, 32, 40 };
 	unsigned int nwin = bench_windows();
@@ -206,7 +193,7 @@ static void scaling_series(const char *name, const char *model, bool enabled)
 
 	if (!bench_list_has(scaling_models, name))
 		return;
-	pcp_setup_apply(model, enabled);
+	pcp_set_enabled(enabled);
 	for (unsigned int i = 0; i < ARRAY_SIZE(points) && points[i] <= nr_cpus_online(); i++) {
 		snprintf(cpus, sizeof(cpus), "%u", points[i]);
 		if (!bench_list_has(scaling_cpus, cpus))
@@ -228,11 +215,10 @@ static void scaling_series(const char *name, const char *model, bool enabled)
 
 static void scaling_bench(void)
 {
-	struct pcp_setup saved = pcp_setup_save();
+	bool saved = pcp_enabled;
 
-	for (unsigned int m = 0; m < ARRAY_SIZE(bench_models); m++)
-		scaling_series(bench_models[m], bench_models[m], true);
-	scaling_series("nopcp", NULL, false);
-	pcp_setup_restore(saved);
+	scaling_series(boot_model(), true);
+	scaling_series("nopcp", false);
+	pcp_set_enabled(saved);
 }
-BENCH_REGISTER(scaling, scaling_bench, "alloc+free pairs per second on 1..40 CPUs, per PCP model and without PCP");
+BENCH_REGISTER(scaling, scaling_bench, "alloc+free pairs per second on 1..40 CPUs, this boot's PCP model and without PCP");

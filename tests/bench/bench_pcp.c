@@ -1,7 +1,8 @@
 /*
  * `bench=pcp`: order-0 alloc+free pairs per second on 1, 2, 4, ... CPUs with per-CPU lists
- * on and off, and single-CPU cycles per pair per locking model and through the buddy lists
- * alone. Poisoning off while measuring; CONFIG_DEBUG_VM checks stay as built.
+ * on and off, and single-CPU cycles per pair in the boot's lock model (pcp.lock=) and
+ * through the buddy lists alone. Poisoning off while measuring; CONFIG_DEBUG_VM checks stay
+ * as built.
  */
 #include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
@@ -81,30 +82,26 @@ static u64 pair_cycles(void)
 	return best;
 }
 
-static void bench_set(bool pcp_on, enum pcp_lock_model m)
+/* The lists on or off (pcp_enabled: a bypass, set here with every list empty). */
+static void bench_set(bool pcp_on)
 {
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	pcp_enabled = pcp_on;
-	pcp_lock_model = m;
 }
 
-/* Single-CPU cycles per pair in each lock model, then through the buddy lists alone. */
-static void bench_pair_costs(enum pcp_lock_model saved_model)
+/* Single-CPU cycles per pair with the lists, then through the buddy lists alone. */
+static void bench_pair_costs(const char *model)
 {
-	static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
-						      PCP_LOCK_TRYLOCK };
 	char extra[64];
 	u64 c;
 
-	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		bench_set(true, models[m]);
-		c = pair_cycles() * 1000;
-		printk("pcp bench: 1 CPU, %-7s: %llu cycles per order-0 alloc+free\n",
-		       pcp_lock_model_name(models[m]), (unsigned long long)(c / 1000));
-		snprintf(extra, sizeof(extra), "\"model\":\"%s\"", pcp_lock_model_name(models[m]));
-		bench_emit("pcp", "pair_cycles", "cycles", false, &c, 1, extra);
-	}
-	bench_set(false, saved_model);
+	bench_set(true);
+	c = pair_cycles() * 1000;
+	printk("pcp bench: 1 CPU, %-7s: %llu cycles per order-0 alloc+free\n", model,
+	       (unsigned long long)(c / 1000));
+	snprintf(extra, sizeof(extra), "\"model\":\"%s\"", model);
+	bench_emit("pcp", "pair_cycles", "cycles", false, &c, 1, extra);
+	bench_set(false);
 	c = pair_cycles() * 1000;
 	printk("pcp bench: 1 CPU, buddy lists only: %llu cycles per pair\n",
 	       (unsigned long long)(c / 1000));
@@ -112,7 +109,7 @@ static void bench_pair_costs(enum pcp_lock_model saved_model)
 }
 
 /* Pairs per second on 1, 2, 4, ... CPUs (up to those online), pcp on and off. */
-static void bench_throughput(enum pcp_lock_model model)
+static void bench_throughput(const char *model)
 {
 	static const unsigned int counts[] = { 1, 2, 4, 8, 16, 40, 64, 128, 255 };
 	char extra[64];
@@ -120,16 +117,16 @@ static void bench_throughput(enum pcp_lock_model model)
 	for (unsigned int i = 0; i < ARRAY_SIZE(counts) && counts[i] <= nr_cpus_online(); i++) {
 		u64 on, off;
 
-		bench_set(true, model);
+		bench_set(true);
 		on = throughput(counts[i]);
-		bench_set(false, model);
+		bench_set(false);
 		off = throughput(counts[i]);
 		printk("pcp bench: %3u CPUs: %9llu pairs/s with pcp, %9llu without, ratio %llu.%02llu\n",
 		       counts[i], (unsigned long long)on, (unsigned long long)off,
 		       (unsigned long long)(on / MAX(off, 1ull)),
 		       (unsigned long long)(on * 100 / MAX(off, 1ull) % 100));
 		snprintf(extra, sizeof(extra), "\"cpus\":%u,\"pcp\":true,\"model\":\"%s\"",
-			 counts[i], pcp_lock_model_name(model));
+			 counts[i], model);
 		on *= 1000;
 		bench_emit("pcp", "pairs_per_s", "pairs/s", true, &on, 1, extra);
 		snprintf(extra, sizeof(extra), "\"cpus\":%u,\"pcp\":false", counts[i]);
@@ -140,19 +137,19 @@ static void bench_throughput(enum pcp_lock_model model)
 
 static void pcp_bench(void)
 {
-	enum pcp_lock_model saved_model = pcp_lock_model;
 	struct mm_machine *m = mm_machine();
+	const char *model = pcp_lock_model_name(m->pcp_lock);
 	bool saved_on = pcp_enabled, poison = m->node[0]->poison;
 
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
 		m->node[nid]->poison = false;
 	printk("pcp bench: %u pairs per CPU, DEBUG_VM %d, %u CPUs online, model %s\n",
-	       bench_pairs, CONFIG_DEBUG_VM, nr_cpus_online(), pcp_lock_model_name(saved_model));
-	bench_pair_costs(saved_model);
-	bench_throughput(saved_model);
-	bench_set(saved_on, saved_model);
+	       bench_pairs, CONFIG_DEBUG_VM, nr_cpus_online(), model);
+	bench_pair_costs(model);
+	bench_throughput(model);
+	bench_set(saved_on);
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
 		m->node[nid]->poison = poison;
 }
 BENCH_REGISTER(pcp, pcp_bench, "order-0 alloc+free: pairs/s per CPU count with pcp on/off, "
-	       "cycles per pair per lock model");
+	       "cycles per pair in this boot's lock model");

@@ -18,7 +18,7 @@ static unsigned long high_max_v67(const struct zone *zone, unsigned int cpus)
 	return MAX(zone->managed_pages / 8 / MAX(cpus, 1u), 4ul * (unsigned long)zone->pageset_batch);
 }
 
-/* One zone's sizing line and its machine-readable twin (tests/pcp_cost.py reads PCPCOST). */
+/* One zone's sizing line and its machine-readable twin (tests/big_report.py reads PCPCOST). */
 static void report_zone(struct zone *zone, unsigned int cpus)
 {
 	unsigned long low = zone->_watermark[WMARK_LOW], sum = (unsigned long)zone->pageset_high * cpus;
@@ -77,19 +77,19 @@ static unsigned int cpus_with_pages(unsigned long *pages)
 	return cpus;
 }
 
-/* drain_all_pages(NULL) on CPU 0 with the other CPUs idle: microseconds. */
+/* drain_all_pages_machine(mm_machine()) on CPU 0 with the other CPUs idle: microseconds. */
 static u64 timed_drain(void)
 {
 	u64 t0 = arch_cycles();
 
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	return cycles_to_us(arch_cycles() - t0);
 }
 
-/* Fill every CPU's lists, then drain them all from here, in the current lock model. */
+/* Fill every CPU's lists, then drain them all from here, in the boot's lock model. */
 static void measure_drain(unsigned int online)
 {
-	const char *model = pcp_lock_model_name(pcp_lock_model);
+	const char *model = pcp_lock_model_name(mm_machine()->pcp_lock);
 	struct pcp_stats before, after;
 	unsigned long pages, left;
 	unsigned int full;
@@ -107,7 +107,7 @@ static void measure_drain(unsigned int online)
 	zone_pcp_disable(&mm_node()->node_zones[ZONE_DMA32]);	/* force: every CPU */
 	disable_us = cycles_to_us(arch_cycles() - disable_us);
 	zone_pcp_enable(&mm_node()->node_zones[ZONE_DMA32]);
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	printk("pcp_cost: [%s] %u of %u CPUs filled their lists: %lu pages (%lu MiB) held; "
 	       "drain_all_pages() drained those %u CPUs (%llu by IPI) in %llu us, %lu pages left; "
 	       "with every list empty it peeks %u CPUs and drains none in %llu us; "
@@ -124,7 +124,6 @@ static void measure_drain(unsigned int online)
 
 static void pcp_cost_bench(void)
 {
-	enum pcp_lock_model saved = pcp_lock_model;
 	unsigned int online = nr_cpus_online();
 
 	printk("pcp_cost: %u CPUs online, %lu MiB managed; high = max(low watermark / CPUs, "
@@ -133,10 +132,7 @@ static void pcp_cost_bench(void)
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		if (zone_populated(&mm_node()->node_zones[z]))
 			report_zone(&mm_node()->node_zones[z], online);
-	measure_drain(online);
-	pcp_switch_lock_model("irqoff");
-	measure_drain(online);
-	pcp_switch_lock_model(pcp_lock_model_name(saved));
+	measure_drain(online);	/* pcp.lock=irqoff shows the IPI drains */
 }
 BENCH_REGISTER(pcp_cost, pcp_cost_bench,
 	       "per-CPU list sizing (sum of high vs watermarks) and drain_all_pages() cost at this CPU count");

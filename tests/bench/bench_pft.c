@@ -4,8 +4,9 @@
  * fault allocates a zeroed MOVABLE order-0 page and maps it. Reported per iteration:
  *   faults/sec = pages / wall time (first start to last end), the aggregate rate;
  *   faults/cpu = pages / CPU time (the sum of every CPU's own time), per-CPU efficiency.
- * Repeated pft.iterations times per point, per PCP locking model; tests/bench summarises
- * them as mmtests does (harmonic mean, stddev, CoeffVar) and compares the models.
+ * Repeated pft.iterations times per point, in the boot's PCP lock model (pcp.lock=: bench.py
+ * boots once per model); tests/bench summarises them as mmtests does (harmonic mean, stddev,
+ * CoeffVar) and compares the models.
  */
 #include "tests/bench/bench.h"
 #include "kernel/cmdline.h"
@@ -20,10 +21,8 @@
 #define PFT_MAX_ITER 64
 
 static unsigned int pft_size_mb = 128, pft_iterations = 30;
-static char pft_models[40] = "irqoff,irqsave,trylock";
 CMDLINE_UINT("pft.size_mb", pft_size_mb, "pft bench: size of the region faulted in per iteration (MiB)");
 CMDLINE_UINT("pft.iterations", pft_iterations, "pft bench: iterations per CPU count (mmtests: 30)");
-CMDLINE_STRING("pft.models", pft_models, "pft bench: PCP lock models to compare, comma-separated");
 
 struct pft_run {
 	struct mm_struct *mm;
@@ -97,20 +96,9 @@ static void pft_point(const char *model, unsigned int cpus)
 static void pft_bench(void)
 {
 	static const unsigned int points[] = { 1, 2, 4, 8, 16, 24, 32, 40 };
-	enum pcp_lock_model saved = pcp_lock_model;
-	char models[sizeof(pft_models)];
+	const char *model = pcp_lock_model_name(mm_machine()->pcp_lock);
 
-	memcpy(models, pft_models, sizeof(models));
-	for (char *m = models, *next; m && *m; m = next) {
-		if ((next = strchr(m, ',')))
-			*next++ = '\0';
-		if (pcp_switch_lock_model(m)) {
-			printk("pft: unknown model '%s'\n", m);
-			continue;
-		}
-		for (unsigned int i = 0; i < ARRAY_SIZE(points) && points[i] <= nr_cpus_online(); i++)
-			pft_point(m, points[i]);
-	}
-	pcp_switch_lock_model(pcp_lock_model_name(saved));
+	for (unsigned int i = 0; i < ARRAY_SIZE(points) && points[i] <= nr_cpus_online(); i++)
+		pft_point(model, points[i]);
 }
-BENCH_REGISTER(pft, pft_bench, "page fault test: faults/sec and faults/cpu per CPU count and PCP model");
+BENCH_REGISTER(pft, pft_bench, "page fault test: faults/sec and faults/cpu per CPU count, this boot's PCP model");

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PNG plots of benchmark results (build/bench/*.json) with gnuplot: scaling curves per PCP
 model (and Linux's, after make bench-linux), ours against Linux at 1 and 40 CPUs, PFT
-faults/sec per model, gup get time once vs always, boot time vs CPUs; every point with
+faults/sec per model, gup get time every-pin vs if-clear, boot time vs CPUs; every point with
 stddev error bars. A plot whose
 data is missing is skipped; without gnuplot nothing is drawn (and that is said)."""
 import json
@@ -104,14 +104,14 @@ def line_plot(outdir, name, title, ylabel, series):
 def gup_plot(outdir):
     m = load(outdir, "gup")
     rows = []
-    for mode in ("always", "once"):
+    for mode in ("every_pin", "if_clear"):
         key = "gup.get_us_" + mode
         if key in m and m[key]["samples"]:
             s = stats.summarise(m[key]["samples"], False)
             rows.append("%s %f %f\n" % (mode, s["mean"], s["stddev"]))
     if len(rows) != 2:
         return
-    linux = load(outdir, "gup-linux").get("gup.get_us_once")
+    linux = load(outdir, "gup-linux").get("gup.get_us_if_clear")
     if linux and linux["samples"]:
         s = stats.summarise(linux["samples"], False)
         rows.append("linux-6.1 %f %f\n" % (s["mean"], s["stddev"]))

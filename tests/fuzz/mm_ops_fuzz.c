@@ -35,9 +35,9 @@ static void setup_once(void)
 	memblock_init(&mb, host_boot_map_limit);
 	memblock_add_mmap(&mb, map, 1);
 	memblock_reserve(&mb, 0, PAGE_SIZE);
-	if (pgdat_init(&pgdat, &mb, "fuzz", 2))
+	if (pgdat_init(&pgdat, &mb, "fuzz", 2, pcp_lock_default))
 		abort();
-	drain_all_pages_node(&pgdat);
+	drain_all_pages_machine(pgdat.machine);
 	free_at_start = node_free_pages(&pgdat);
 }
 
@@ -133,7 +133,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *d, size_t size)
 		case 1: op_free(h, &n, a); break;
 		case 2: op_ref(h, n, a, true); break;
 		case 3: op_ref(h, n, a, false); break;
-		case 4: (a & 1) ? drain_all_pages_node(&pgdat) : drain_local_pages_node(&pgdat); break;
+		case 4: (a & 1) ? drain_all_pages_machine(pgdat.machine) : drain_cpu_pages(pgdat.machine, arch_cpu_id()); break;
 		case 5: op_pin(mm, pinned, &np, a); break;
 		case 6: unpin_user_pages(pinned, np); np = 0; break;
 		case 7: {
@@ -150,7 +150,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *d, size_t size)
 	while (n)
 		release(&h[--n]);
 	mm_destroy(mm);
-	drain_all_pages_node(&pgdat);
+	drain_all_pages_machine(pgdat.machine);
 	check();
 	if (node_free_pages(&pgdat) != free_at_start)
 		abort();	/* a page was lost or freed twice */

@@ -27,14 +27,16 @@ extern const struct ktest_suite *const __stop_ktest_suites[];
 	     s < __stop_ktest_suites; s++)
 
 static struct pglist_data *node_create(const struct mem_region *map, unsigned int n,
-				       unsigned int nr_cpus, bool deferred)
+				       unsigned int nr_cpus, bool deferred,
+				       enum pcp_lock_model model)
 {
 	struct test_node *tn = calloc(1, sizeof(*tn));
 
 	memblock_init(&tn->mb, host_boot_map_limit);
 	memblock_add_mmap(&tn->mb, map, n);
 	memblock_reserve(&tn->mb, 0, PAGE_SIZE);	/* as firmware's page 0 in the kernel */
-	if ((deferred ? pgdat_init_deferred : pgdat_init)(&tn->pgdat, &tn->mb, "test", nr_cpus)) {
+	if ((deferred ? pgdat_init_deferred : pgdat_init)(&tn->pgdat, &tn->mb, "test", nr_cpus,
+							  model)) {
 		free(tn);
 		return NULL;
 	}
@@ -44,13 +46,19 @@ static struct pglist_data *node_create(const struct mem_region *map, unsigned in
 struct pglist_data *test_node_create(const struct mem_region *map, unsigned int n,
 				     unsigned int nr_cpus)
 {
-	return node_create(map, n, nr_cpus, false);
+	return node_create(map, n, nr_cpus, false, pcp_lock_default);
+}
+
+struct pglist_data *test_node_create_model(const struct mem_region *map, unsigned int n,
+					   unsigned int nr_cpus, enum pcp_lock_model model)
+{
+	return node_create(map, n, nr_cpus, false, model);
 }
 
 struct pglist_data *test_node_create_deferred(const struct mem_region *map, unsigned int n,
 					      unsigned int nr_cpus)
 {
-	return node_create(map, n, nr_cpus, true);
+	return node_create(map, n, nr_cpus, true, pcp_lock_default);
 }
 
 void test_node_destroy(struct pglist_data *pgdat)
@@ -65,7 +73,8 @@ void test_node_destroy(struct pglist_data *pgdat)
 
 static struct pglist_data *lab_live;
 
-static struct pglist_data *lab_node(unsigned int nr_blocks, bool pcp, unsigned int nr_pcps)
+static struct pglist_data *lab_node(unsigned int nr_blocks, bool pcp, unsigned int nr_pcps,
+				    enum pcp_lock_model model)
 {
 	const struct mem_region map[] = {
 		{ 16 * MiB, (u64)nr_blocks * (MAX_ORDER_NR_PAGES << PAGE_SHIFT), MEM_USABLE },
@@ -73,7 +82,7 @@ static struct pglist_data *lab_node(unsigned int nr_blocks, bool pcp, unsigned i
 
 	if (lab_live || !nr_blocks || nr_blocks > LAB_NODE_MAX_BLOCKS)
 		return NULL;
-	lab_live = test_node_create(map, ARRAY_SIZE(map), nr_pcps);
+	lab_live = test_node_create_model(map, ARRAY_SIZE(map), nr_pcps, model);
 	if (lab_live && pcp)
 		zone_pcp_update(lab_live, LAB_HOST_CPUS);
 	for (int z = 0; lab_live && !pcp && z < MAX_NR_ZONES; z++)
@@ -83,12 +92,18 @@ static struct pglist_data *lab_node(unsigned int nr_blocks, bool pcp, unsigned i
 
 struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
 {
-	return lab_node(nr_blocks, pcp, LAB_HOST_CPUS);
+	return lab_node(nr_blocks, pcp, LAB_HOST_CPUS, pcp_lock_default);
+}
+
+struct pglist_data *lab_node_create_model(unsigned int nr_blocks, enum pcp_lock_model model)
+{
+	return lab_node(nr_blocks, true, LAB_HOST_CPUS, model);
 }
 
 struct pglist_data *lab_node_create_pcps(unsigned int nr_blocks, unsigned int nr_pcps)
 {
-	return lab_node(nr_blocks, true, MAX(nr_pcps, (unsigned int)LAB_HOST_CPUS));
+	return lab_node(nr_blocks, true, MAX(nr_pcps, (unsigned int)LAB_HOST_CPUS),
+			pcp_lock_default);
 }
 
 void lab_node_destroy(struct pglist_data *pgdat)
@@ -133,11 +148,6 @@ void lab_run_on_cpus(smp_call_fn fn, void *arg)
 bool lab_deterministic(void)
 {
 	return host_pct_on();
-}
-
-void lab_set_lock_model(enum pcp_lock_model model)
-{
-	pcp_lock_model = model;
 }
 
 int lab_set_tick(void (*fn)(void))

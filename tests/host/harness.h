@@ -26,6 +26,10 @@ struct test_node {
 /* Build an instance over map (usable entries; other types cut out). NULL on failure. */
 struct pglist_data *test_node_create(const struct mem_region *map, unsigned int n,
 				     unsigned int nr_cpus);
+/* The same in lock model `model` (the one above: pcp_lock_default, trylock unless a test
+ * set it). */
+struct pglist_data *test_node_create_model(const struct mem_region *map, unsigned int n,
+					   unsigned int nr_cpus, enum pcp_lock_model model);
 /* The same with only the first chunks initialised (pgdat_init_deferred()): the caller runs
  * deferred_init_memmap() and deferred_init_done(), or lets allocations grow it. */
 struct pglist_data *test_node_create_deferred(const struct mem_region *map, unsigned int n,

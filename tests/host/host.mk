@@ -1,7 +1,9 @@
 # Host test harness for mm/: the real mm/*.c and kernel/{printk,spinlock,lockdep,...}.c built
-# for Linux userspace against tests/host/shim/, three ways (plain, ASan+UBSan, TSan for the
-# concurrent tests).
-# Included by the top Makefile; `make host-test` builds and runs all three.
+# for Linux userspace against tests/host/shim/, four ways: plain, ASan+UBSan and TSan (the
+# concurrent tests) are debug builds (CONFIG_DEBUG_VM=1: checks, lockdep, poisoned frees);
+# release is what users run (CONFIG_DEBUG_VM=0, so mm.poison's default is off: the path a
+# release kernel takes on every free runs under the tests too).
+# Included by the top Makefile; `make host-test` builds and runs all four.
 
 HOST_CC    ?= $(CC)
 HOST_BUILD := $(BUILD)/host
@@ -27,17 +29,18 @@ HOST_CFLAGS := \
 	-Werror \
 	-Wno-unused-parameter \
 	-fno-strict-aliasing \
-	-DCONFIG_DEBUG_VM=1 \
 	-MMD \
 	-MP \
 	-I. \
 	-Itests/host/shim
-HOST_VARIANT_FLAGS_plain := -O2
+HOST_VARIANT_FLAGS_plain := -O2 -DCONFIG_DEBUG_VM=1
 HOST_VARIANT_FLAGS_asan  := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
-	-fno-sanitize-recover=all
+	-fno-sanitize-recover=all -DCONFIG_DEBUG_VM=1
 # gcc warns that TSan does not model atomic_thread_fence (no mm/ code uses one today)
-HOST_VARIANT_FLAGS_tsan  := -O1 -fsanitize=thread $(if $(findstring clang,$(HOST_CC)),,-Wno-tsan)
-HOST_VARIANTS := plain asan tsan
+HOST_VARIANT_FLAGS_tsan  := -O1 -fsanitize=thread $(if $(findstring clang,$(HOST_CC)),,-Wno-tsan) \
+	-DCONFIG_DEBUG_VM=1
+HOST_VARIANT_FLAGS_release := -O2 -DCONFIG_DEBUG_VM=0
+HOST_VARIANTS := plain asan tsan release
 
 define host_variant
 HOST_OBJ_$(1) := $$(patsubst %.c,$(HOST_BUILD)/$(1)/%.o,$(HOST_SRC))

@@ -1,10 +1,11 @@
 #!/bin/sh
-# Run the three host test builds (plain, ASan+UBSan, TSan on the concurrent tests) and end
-# with one "N passed, N failed, N skipped" line for all of them. Exit status 1 if anything
+# Run the four host test builds (plain, ASan+UBSan, TSan on the concurrent tests, release:
+# CONFIG_DEBUG_VM=0, poisoning off) and end with one "N passed, N failed, N skipped" line for
+# all of them. Exit status 1 if anything
 # failed. A race test whose window was never entered is a skip, listed with its reason.
 build=${1:-build/host}
 passed=0 failed=0 skipped=0
-for v in plain asan tsan; do
+for v in plain asan tsan release; do
 	args=
 	[ "$v" = tsan ] && args=-c
 	echo "== host tests: $v $args"

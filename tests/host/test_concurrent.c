@@ -71,7 +71,7 @@ static void alloc_pages_concurrent_random_orders(struct ktest *t)
 	run_on_cpus(NR_TEST_CPUS, stress_cpu, args, sizeof(args[0]));
 	contended = pgdat->node_zones[ZONE_DMA32].lock.stats.contended;
 	printk("random orders: zone->lock contended %llu times\n", (unsigned long long)contended);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
 	KT_EXPECT_EQ(t, pgdat->bad_pages, 0);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
@@ -121,7 +121,7 @@ static void alloc_pages_concurrent_exhaustion(struct ktest *t)
 		free_all(args[i].pages, args[i].n, 0);
 		free(args[i].pages);
 	}
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), nfree);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);

@@ -92,7 +92,7 @@ static void fail_host_space_interval_times(struct ktest *t)
 	KT_EXPECT_EQ(t, fails, want);
 	KT_EXPECT_EQ(t, a.times, 0);
 	KT_EXPECT_EQ(t, a.space, 1);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
 	test_node_destroy(pgdat);
 }
@@ -234,7 +234,7 @@ static void fail_host_concurrent_nothing_lost(struct ktest *t)
 	u64 inj = injected();
 
 	KT_ASSERT_TRUE(t, mm && mm_mmap_anon(mm, BASE, 256 * PAGE_SIZE, true, false, false) == 0);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	before = node_free_pages(pgdat);
 	gup_read_totals(&g0);
 	for (unsigned int i = 0; i < FAIL_CPUS; i++)
@@ -257,7 +257,7 @@ static void fail_host_concurrent_nothing_lost(struct ktest *t)
 	KT_EXPECT_TRUE(t, g1.longterm_migrated > g0.longterm_migrated);
 	KT_EXPECT_TRUE(t, injected() > inj);
 	mm_munmap(mm, BASE, 256 * PAGE_SIZE);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	mm_destroy(mm);
@@ -287,7 +287,7 @@ static void fail_host_mm_create_nothing_lost(struct ktest *t)
 	fail_page_alloc_configure(NULL);
 	KT_EXPECT_TRUE(t, no_mm > 0);
 	KT_EXPECT_TRUE(t, no_populate > 0);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
@@ -435,4 +435,10 @@ static const struct ktest_case fail_page_alloc_cases[] = {
 	KTEST_CASE_CONCURRENT(fail_host_space_exact_on_all_cpus),
 	KTEST_CASE(fail_host_resume_without_pause_panics),
 };
-KTEST_SUITE(host_fail_page_alloc, fail_page_alloc_cases);
+/* Fault injection is a debug build's (CONFIG_FAIL_PAGE_ALLOC follows CONFIG_DEBUG_VM). */
+static int fail_page_alloc_suite_init(struct ktest *t)
+{
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no fault injection (CONFIG_FAIL_PAGE_ALLOC)");
+	return 0;
+}
+KTEST_SUITE(host_fail_page_alloc, fail_page_alloc_cases, .init = fail_page_alloc_suite_init);

@@ -335,7 +335,7 @@ static double bench_mode(const char *mode, unsigned int threads, u64 size, doubl
 	*rsd = threads > 1 ? 100.0 * sqrt((sq - sum * sum / threads) / (threads - 1)) /
 		(sum / threads) : 0;
 	printf("  %s: flag writes %llu\n", mode, (unsigned long long)MM_STAT(mm, flag_writes));
-	gup_set_has_pinned_mode("once");
+	gup_set_has_pinned_mode("if-clear");
 	mm_destroy(mm);
 	test_node_destroy(pgdat);
 	pthread_barrier_destroy(&start);
@@ -353,14 +353,14 @@ int gup_host_bench(int argc, char **argv)
 	printf("gup host bench: -a -m %llu -j %u, %d rounds per mode\n",
 	       (unsigned long long)(size >> 20), threads, rounds);
 	for (int r = 0; r < rounds; r++) {
-		double a = bench_mode("always", threads, size, &rsd);
-		printf("always round %d: mean get %.0f us (+- %.2f%%)\n", r, a, rsd);
-		double o = bench_mode("once", threads, size, &rsd);
-		printf("once   round %d: mean get %.0f us (+- %.2f%%)\n", r, o, rsd);
+		double a = bench_mode("every-pin", threads, size, &rsd);
+		printf("every-pin round %d: mean get %.0f us (+- %.2f%%)\n", r, a, rsd);
+		double o = bench_mode("if-clear", threads, size, &rsd);
+		printf("if-clear  round %d: mean get %.0f us (+- %.2f%%)\n", r, o, rsd);
 		always += a;
 		once += o;
 	}
-	printf("gup host bench: always %.0f us, once %.0f us, always/once %.2fx\n",
+	printf("gup host bench: every-pin %.0f us, if-clear %.0f us, every-pin/if-clear %.2fx\n",
 	       always / rounds, once / rounds, always / once);
 	return 0;
 }

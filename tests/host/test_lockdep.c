@@ -169,21 +169,19 @@ static void *atomic_irq_cpu(void *arg)
 static void lockdep_host_atomic_alloc_in_irq_under_pressure(struct ktest *t)
 {
 	const struct mem_region map[] = { { 16 * MiB, 16 * MiB, MEM_USABLE } };
-	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 2);
+	struct pglist_data *pgdat = test_node_create_model(map, ARRAY_SIZE(map), 2,
+							   PCP_LOCK_TRYLOCK);
 	struct atomic_irq a = { .t = t, .pgdat = pgdat };
 	struct atomic_irq *args[2] = { &a, &a };
-	enum pcp_lock_model old = pcp_lock_model;
 	struct lockdep_expect e;
 
 	KT_ASSERT_TRUE(t, pgdat);
 	zone_pcp_update(pgdat, 2);
 	a.pages = calloc(node_free_pages(pgdat), sizeof(*a.pages));
-	pcp_lock_model = PCP_LOCK_TRYLOCK;
 	step = 0;
 	lockdep_expect_begin(&e);
 	run_on_cpus(2, atomic_irq_cpu, args, sizeof(args[0]));
 	KT_EXPECT_EQ(t, lockdep_expect_end(&e), LOCKDEP_NONE);
-	pcp_lock_model = old;
 	printk("held %lu pages; the interrupt's GFP_ATOMIC allocation %s, %llu drain rounds\n",
 	       a.held, a.got ? "succeeded" : "failed", (unsigned long long)a.drains);
 	KT_EXPECT_TRUE(t, a.held > 0);
@@ -192,7 +190,7 @@ static void lockdep_host_atomic_alloc_in_irq_under_pressure(struct ktest *t)
 	KT_EXPECT_EQ(t, a.fails, 1);	/* it did reach the slow path, and gave up there */
 	free_all(a.pages, a.held, 0);
 	free(a.pages);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
@@ -249,4 +247,10 @@ static const struct ktest_case lockdep_cases[] = {
 	KTEST_CASE_CONCURRENT(lockdep_host_atomic_alloc_in_irq_under_pressure),
 	KTEST_CASE_CONCURRENT(lockdep_host_first_use_on_every_cpu_at_once),
 };
-KTEST_SUITE(host_lockdep, lockdep_cases);
+/* The validator is a debug build's (CONFIG_LOCKDEP follows CONFIG_DEBUG_VM). */
+static int lockdep_suite_init(struct ktest *t)
+{
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no lock validator (CONFIG_LOCKDEP)");
+	return 0;
+}
+KTEST_SUITE(host_lockdep, lockdep_cases, .init = lockdep_suite_init);

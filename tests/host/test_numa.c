@@ -23,9 +23,10 @@ struct test_machine {
 	u8 cpu_node[MAX_CPUS];
 };
 
-static struct mm_machine *machine_create(struct test_machine *tm, unsigned int nr,
-					 const unsigned int *size_mib,
-					 const u8 (*dist)[MAX_NUMA_NODES], const u8 *cpu_node)
+static struct mm_machine *machine_create_model(struct test_machine *tm, unsigned int nr,
+					       const unsigned int *size_mib,
+					       const u8 (*dist)[MAX_NUMA_NODES],
+					       const u8 *cpu_node, enum pcp_lock_model model)
 {
 	struct pglist_data *nodes[4];
 
@@ -43,11 +44,19 @@ static struct mm_machine *machine_create(struct test_machine *tm, unsigned int n
 	}
 	for (unsigned int c = 0; c < NUMA_TEST_CPUS; c++)
 		tm->cpu_node[c] = cpu_node ? cpu_node[c] : 0;
-	if (mm_machine_init(&tm->m, nodes, nr, &tm->mb, "t", NUMA_TEST_CPUS, dist, tm->cpu_node))
+	if (mm_machine_init(&tm->m, nodes, nr, &tm->mb, "t", NUMA_TEST_CPUS, dist, tm->cpu_node,
+			    model))
 		return NULL;
 	for (unsigned int nid = 0; nid < nr; nid++)
 		zone_pcp_update(tm->m.node[nid], NUMA_TEST_CPUS);
 	return &tm->m;
+}
+
+static struct mm_machine *machine_create(struct test_machine *tm, unsigned int nr,
+					 const unsigned int *size_mib,
+					 const u8 (*dist)[MAX_NUMA_NODES], const u8 *cpu_node)
+{
+	return machine_create_model(tm, nr, size_mib, dist, cpu_node, pcp_lock_default);
 }
 
 static void node_counts(struct mm_machine *m, unsigned long *free)
@@ -57,14 +66,14 @@ static void node_counts(struct mm_machine *m, unsigned long *free)
 		free[nid] = node_free_pages(m->node[nid]);
 }
 
-/* The node sequence of pgdat's fallback zonelist. */
+/* The node sequence of pgdat's fallback zonelist, as indices in its machine. */
 static unsigned int zonelist_nodes(struct pglist_data *pgdat, int *order)
 {
 	unsigned int n = 0;
 
 	for (struct zoneref *z = pgdat->node_zonelists[ZONELIST_FALLBACK]._zonerefs; z->zone; z++)
-		if (!n || order[n - 1] != z->zone->node->nid)
-			order[n++] = z->zone->node->nid;
+		if (!n || order[n - 1] != (int)node_index(z->zone->node))
+			order[n++] = (int)node_index(z->zone->node);
 	return n;
 }
 
@@ -185,7 +194,8 @@ static void numa_section_holds_one_node(struct ktest *t)
 	memblock_init(&tm.mb, host_boot_map_limit);
 	memblock_add(&tm.mb, 256 * MiB, 192 * MiB);
 	memblock_set_node(&tm.mb, 368 * MiB, 80 * MiB, 1);
-	KT_ASSERT_TRUE(t, mm_machine_init(m, nodes, 2, &tm.mb, "t", 1, NULL, NULL) == 0);
+	KT_ASSERT_TRUE(t, mm_machine_init(m, nodes, 2, &tm.mb, "t", 1, NULL, NULL,
+					  pcp_lock_default) == 0);
 	KT_EXPECT_TRUE(t, host_console_contains("goes to node 0"));
 	free1 = node_free_pages(m->node[1]);
 	KT_EXPECT_TRUE(t, free1 > 60 * MiB / PAGE_SIZE && free1 <= 64 * MiB / PAGE_SIZE);
@@ -201,6 +211,7 @@ static void numa_section_holds_one_node(struct ktest *t)
 struct remote_race {
 	struct mm_machine *m;
 	unsigned int ops;
+	int draining;			/* the drainer has begun (atomic): churners wait for it */
 	int churning;			/* churner threads still running (atomic) */
 	u64 moved;			/* pages found on another node than they came from */
 	u64 drains_with_pages;		/* drains that found remote pages on some list (atomic) */
@@ -217,12 +228,14 @@ static void *remote_race_cpu(void *p)
 	struct remote_arg *a = p;
 	struct remote_race *r = a->r;
 	unsigned int cpu = arch_cpu_id();
-	struct pglist_data *to = r->m->node[(machine_cpu_nid(r->m, cpu) + 1) % 2];
+	struct pglist_data *to =
+		r->m->node[(machine_cpu_nid(r->m, cpu) - r->m->first_nid + 1) % 2];
 	struct page *held[16];
 	unsigned int n = 0;
 	u64 seed = 0x9e3779b97f4a7c15ull * (cpu + 1);
 
 	if (cpu == 1) {
+		smp_store_release(&r->draining, 1);
 		while (smp_load_acquire(&r->churning)) {
 			unsigned long before = 0;
 
@@ -234,6 +247,8 @@ static void *remote_race_cpu(void *p)
 		}
 		return NULL;
 	}
+	while (!smp_load_acquire(&r->draining))	/* a drainer started late would drain nothing */
+		arch_cpu_relax();
 	for (unsigned int i = 0; i < r->ops || n; i++) {
 		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
 		if (i < r->ops && n < 16 && (n == 0 || (seed & 1))) {
@@ -243,7 +258,7 @@ static void *remote_race_cpu(void *p)
 			continue;
 		}
 		n--;
-		__atomic_add_fetch(&r->moved, held[n]->nid != to->node_id, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->moved, held[n]->nid != to->nid, __ATOMIC_RELAXED);
 		__free_pages(held[n], held[n]->order);
 		a->frees++;
 	}
@@ -257,7 +272,8 @@ static void *park_remote_page_cpu(void *p)
 {
 	struct remote_arg *a = p;
 	unsigned int cpu = arch_cpu_id();
-	struct pglist_data *to = a->r->m->node[(machine_cpu_nid(a->r->m, cpu) + 1) % 2];
+	struct pglist_data *to =
+		a->r->m->node[(machine_cpu_nid(a->r->m, cpu) - a->r->m->first_nid + 1) % 2];
 	struct page *page;
 
 	if (cpu == 1)
@@ -275,7 +291,7 @@ static unsigned long parked_remote(struct mm_machine *m, unsigned int nid)
 	unsigned long n = 0;
 
 	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
-		if (machine_cpu_nid(m, cpu) != nid)
+		if (machine_cpu_nid(m, cpu) != (unsigned int)m->node[nid]->nid)
 			n += (unsigned long)READ_ONCE(zone->pcp[cpu].count);
 	return n;
 }
@@ -294,16 +310,15 @@ static void numa_remote_free_vs_drain(struct ktest *t)
 	static const unsigned int size[2] = { 64, 64 };
 	static const u8 even_odd[NUMA_TEST_CPUS] = { 0, 1, 0, 1, 0, 1, 0, 1 };
 	static struct test_machine tm;
-	struct mm_machine *m = machine_create(&tm, 2, size, NULL, even_odd);
 
-	KT_ASSERT_TRUE(t, m);
 	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
+		struct mm_machine *m = machine_create_model(&tm, 2, size, NULL, even_odd, models[i]);
 		struct remote_race r = { .m = m, .ops = 4000, .churning = NUMA_TEST_CPUS - 1 };
 		struct remote_arg args[NUMA_TEST_CPUS];
 		unsigned long before[2], after[2], left = 0;
 		u64 frees = 0;
 
-		pcp_switch_lock_model(pcp_lock_model_name(models[i]));
+		KT_ASSERT_TRUE(t, m);
 		node_counts(m, before);
 		for (unsigned int c = 0; c < NUMA_TEST_CPUS; c++)
 			args[c] = (struct remote_arg){ &r, 0 };
@@ -326,9 +341,8 @@ static void numa_remote_free_vs_drain(struct ktest *t)
 		KT_EXPECT_TRUE(t, frees >= (NUMA_TEST_CPUS - 1) * 1000);
 		KT_EXPECT_TRUE(t, r.drains_with_pages > 0);
 		KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
+		mm_machine_destroy(m);
 	}
-	pcp_switch_lock_model("trylock");
-	mm_machine_destroy(m);
 }
 
 /*
@@ -342,16 +356,15 @@ static void numa_zone_drain_reaches_other_node_cpu(struct ktest *t)
 	static const unsigned int size[2] = { 16, 16 };
 	static const u8 even_odd[NUMA_TEST_CPUS] = { 0, 1, 0, 1, 0, 1, 0, 1 };
 	static struct test_machine tm;
-	struct mm_machine *m = machine_create(&tm, 2, size, NULL, even_odd);
-	struct zone *z1;
 
-	KT_ASSERT_TRUE(t, m);
-	z1 = &m->node[1]->node_zones[ZONE_DMA32];
 	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
+		struct mm_machine *m = machine_create_model(&tm, 2, size, NULL, even_odd, models[i]);
 		unsigned long home[2];
 		struct page *page;
+		struct zone *z1;
 
-		pcp_switch_lock_model(pcp_lock_model_name(models[i]));
+		KT_ASSERT_TRUE(t, m);
+		z1 = &m->node[1]->node_zones[ZONE_DMA32];
 		node_counts(m, home);
 		page = alloc_pages_node(m->node[1], GFP_KERNEL | __GFP_THISNODE, 0);
 		KT_ASSERT_NOT_NULL(t, page);
@@ -360,10 +373,9 @@ static void numa_zone_drain_reaches_other_node_cpu(struct ktest *t)
 		drain_all_pages(z1);
 		KT_EXPECT_EQ(t, z1->pcp[0].count, 0);
 		KT_EXPECT_EQ(t, node_free_pages(m->node[1]), home[1]);
+		KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
+		mm_machine_destroy(m);
 	}
-	pcp_switch_lock_model("trylock");
-	KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
-	mm_machine_destroy(m);
 }
 
 /*

@@ -1,9 +1,9 @@
 /*
  * Host tests of the per-CPU page lists (mm/pcp.c): indexing, sizing, free and refill rules,
- * bulk allocation, the lock debug checks; and what needs the host's tools: drains that must
- * wait for another CPU stopped at an exact point, interrupts-off slow paths, a hold released
- * under a switched model, mm_verify() on a held list, zone_pcp_disable() against refills under
- * --pct. The races written once for host and kernel are in tests/kernel/mm_pcp_private.c.
+ * bulk allocation, the lock debug checks, each instance's own lock model; and what needs the
+ * host's tools: drains that must wait for another CPU stopped at an exact point,
+ * interrupts-off slow paths, mm_verify() on a held list, zone_pcp_disable() against refills
+ * under --pct. The races written once for host and kernel are in tests/kernel/mm_pcp_private.c.
  */
 #include <stdlib.h>
 #include <setjmp.h>
@@ -16,16 +16,22 @@
 static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
 					      PCP_LOCK_TRYLOCK };
 
-/* A single-zone node of `mib` MiB in DMA32 with nr_cpus per-CPU lists, pcp values for
- * nr_cpus online CPUs. */
-static struct pglist_data *pcp_node(unsigned long mib, unsigned int nr_cpus)
+/* A single-zone node of `mib` MiB in DMA32 with nr_cpus per-CPU lists in lock model
+ * `model`, pcp values for nr_cpus online CPUs. */
+static struct pglist_data *pcp_node_model(unsigned long mib, unsigned int nr_cpus,
+					  enum pcp_lock_model model)
 {
 	const struct mem_region map[] = { { 16 * MiB, mib * MiB, MEM_USABLE } };
-	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), nr_cpus);
+	struct pglist_data *pgdat = test_node_create_model(map, ARRAY_SIZE(map), nr_cpus, model);
 
 	if (pgdat)
 		zone_pcp_update(pgdat, nr_cpus);
 	return pgdat;
+}
+
+static struct pglist_data *pcp_node(unsigned long mib, unsigned int nr_cpus)
+{
+	return pcp_node_model(mib, nr_cpus, pcp_lock_default);
 }
 
 static struct per_cpu_pages *this_pcp(struct pglist_data *pgdat)
@@ -125,7 +131,7 @@ static void pcp_refill_size_per_order_and_lifo(struct ktest *t)
 	pcp_stats_sum(pgdat, 0, &st);
 	KT_EXPECT_EQ(t, st.refill, 4);
 	KT_EXPECT_EQ(t, st.alloc_hit, 4);
-	drain_local_pages_node(pgdat);
+	drain_cpu_pages(pgdat->machine, arch_cpu_id());
 	KT_EXPECT_EQ(t, pcp->count, 0);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
@@ -149,7 +155,7 @@ static void pcp_spill_grows_then_allocation_halves(struct ktest *t)
 {
 	struct pglist_data *pgdat = pcp_node(256, 4);
 	static struct page *pages[4000];
-	int spills[8], nspill = 0, batch;
+	int spills[8] = { 0 }, nspill = 0, batch;
 	struct per_cpu_pages *pcp;
 	unsigned long i = 0, n;
 	struct page *one;
@@ -159,7 +165,7 @@ static void pcp_spill_grows_then_allocation_halves(struct ktest *t)
 	batch = pcp->batch;
 	n = alloc_until_null(pgdat, GFP_KERNEL, 0, pages, ARRAY_SIZE(pages));
 	KT_ASSERT_TRUE(t, n == ARRAY_SIZE(pages));
-	drain_local_pages_node(pgdat);
+	drain_cpu_pages(pgdat->machine, arch_cpu_id());
 	pcp->high = 16 * batch;
 	pcp->free_factor = 0;
 	while (nspill < 5 && i < n) {
@@ -168,6 +174,7 @@ static void pcp_spill_grows_then_allocation_halves(struct ktest *t)
 		if (s)
 			spills[nspill++] = s;
 	}
+	KT_ASSERT_EQ(t, nspill, 5);
 	KT_EXPECT_EQ(t, spills[0], batch);
 	KT_EXPECT_EQ(t, spills[1], 2 * batch);
 	KT_EXPECT_EQ(t, spills[2], 4 * batch);
@@ -186,7 +193,7 @@ static void pcp_spill_grows_then_allocation_halves(struct ktest *t)
 	}
 	__free_pages(one, 0);
 	free_all(pages + i, n - i, 0);
-	drain_local_pages_node(pgdat);
+	drain_cpu_pages(pgdat->machine, arch_cpu_id());
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
@@ -228,8 +235,7 @@ static void pcp_alloc_pages_bulk_fills_array(struct ktest *t)
 	struct pglist_data *pgdat = pcp_node(256, 4);
 	struct page *pages[100] = { NULL }, *first;
 	struct per_cpu_pages *held;
-	unsigned long free;
-	struct pcp_hold hold;
+	unsigned long free, flags;
 	unsigned int got;
 
 	KT_ASSERT_TRUE(t, pgdat);
@@ -244,12 +250,12 @@ static void pcp_alloc_pages_bulk_fills_array(struct ktest *t)
 				KT_EXPECT_TRUE(t, pages[a] != pages[b]);
 	free_all(pages, 100, 0);
 	memset(pages, 0, sizeof(pages));
-	held = pcp_lock_this_cpu(&pgdat->node_zones[ZONE_DMA32], &hold);
+	held = pcp_lock_this_cpu(&pgdat->node_zones[ZONE_DMA32], &flags);
 	KT_ASSERT_TRUE(t, held);
 	KT_EXPECT_EQ(t, alloc_pages_bulk_node(pgdat, GFP_KERNEL, 100, pages), 1);
-	pcp_unlock_this_cpu(held, &hold);
+	pcp_unlock_this_cpu(&pgdat->node_zones[ZONE_DMA32], held, flags);
 	free_all(pages, 1, 0);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
@@ -263,12 +269,14 @@ static void pcp_alloc_pages_bulk_fills_array(struct ktest *t)
  */
 static void pcp_lock_debug_checks(struct ktest *t)
 {
-	struct pglist_data *pgdat = pcp_node(16, 4);
+	struct pglist_data *pgdat;
 	struct lockdep_expect e;
 	struct zone *zone;
 	unsigned long warnings = taint_count(TAINT_WARN);
 	jmp_buf jb;
 
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no spinlock debug checks");
+	pgdat = pcp_node(16, 4);
 	KT_ASSERT_TRUE(t, pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
 	ktest_expect_taint(TAINT_WARN);		/* the one below */
@@ -337,24 +345,24 @@ static void *drain_race_cpu(void *p)
 		break;
 	case 1:
 		wait_flag_us(&d->step, 60000000);
-		drain_all_pages_node(d->pgdat);
+		drain_all_pages_machine(d->pgdat->machine);
 		smp_store_release(&d->global_done, 1);
 		break;
 	case 2: {
 		struct per_cpu_pages *pcp;
-		struct pcp_hold hold;
+		unsigned long flags;
 
 		fill_own_list(d->pgdat);
 		__atomic_add_fetch(&d->filled, 1, __ATOMIC_ACQ_REL);
 		while (smp_load_acquire(&d->filled) < 2)
 			arch_cpu_relax();
-		pcp = pcp_lock_this_cpu(zone, &hold);
+		pcp = pcp_lock_this_cpu(zone, &flags);
 		smp_store_release(&d->step, 1);
 		udelay(20000);	/* cpu1's drain is now waiting for this pcp */
 		smp_store_release(&d->step, 2);
 		while (!smp_load_acquire(&d->release))
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* no interrupts while held */
-		pcp_unlock_this_cpu(pcp, &hold);
+		pcp_unlock_this_cpu(zone, pcp, flags);
 		break;
 	}
 	case 3:
@@ -383,9 +391,8 @@ static void zone_pcp_disable_waits_for_running_drain(struct ktest *t)
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		bool overlapped = false;
 
-		pcp_lock_model = models[m];
 		for (int attempt = 0; attempt < 3 && !overlapped; attempt++) {
-			struct pglist_data *pgdat = pcp_node(64, 4);
+			struct pglist_data *pgdat = pcp_node_model(64, 4, models[m]);
 			struct zone *zone;
 			struct drain_race d = { .pgdat = pgdat };
 			struct drain_race *args[4] = { &d, &d, &d, &d };
@@ -403,7 +410,7 @@ static void zone_pcp_disable_waits_for_running_drain(struct ktest *t)
 			KT_EXPECT_TRUE(t, !d.returned_early);
 			KT_EXPECT_EQ(t, d.left, 0);
 			zone_pcp_enable(zone);
-			drain_all_pages_node(pgdat);
+			drain_all_pages_machine(pgdat->machine);
 			KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
 			KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 			test_node_destroy(pgdat);
@@ -411,7 +418,6 @@ static void zone_pcp_disable_waits_for_running_drain(struct ktest *t)
 		/* else the global drain never held the lock: nothing tested */
 		KT_EXPECT_TRUE(t, overlapped);
 	}
-	pcp_lock_model = PCP_LOCK_TRYLOCK;
 }
 
 struct irqs_off_alloc {
@@ -457,13 +463,12 @@ static void *irqs_off_alloc_cpu(void *p)
 static void alloc_pages_slowpath_irqs_off_does_not_drain(struct ktest *t)
 {
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		struct pglist_data *pgdat = pcp_node(32, 2);
+		struct pglist_data *pgdat = pcp_node_model(32, 2, models[m]);
 		struct irqs_off_alloc a = { .pgdat = pgdat };
 		struct irqs_off_alloc *args[2] = { &a, &a };
 		unsigned long nfree;
 
 		KT_ASSERT_TRUE(t, pgdat);
-		pcp_lock_model = models[m];
 		nfree = node_free_pages(pgdat);
 		a.pages = calloc(nfree, sizeof(struct page *));
 		run_on_cpus(2, irqs_off_alloc_cpu, args, sizeof(args[0]));
@@ -475,56 +480,60 @@ static void alloc_pages_slowpath_irqs_off_does_not_drain(struct ktest *t)
 		KT_EXPECT_EQ(t, pgdat->drain_retries, 0);
 		free_all(a.pages, a.got, 0);
 		free(a.pages);
-		drain_all_pages_node(pgdat);
+		drain_all_pages_machine(pgdat->machine);
 		KT_EXPECT_EQ(t, node_free_pages(pgdat), nfree);
 		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		test_node_destroy(pgdat);
 	}
-	pcp_lock_model = PCP_LOCK_TRYLOCK;
 }
 
 /* ---- small rules ---- */
 
 /*
- * A pcp hold is released the way it was taken even if pcp_lock_model changes in between
- * (it must not, but the unlock must not turn that into a leaked lock or interrupts left
- * off): for every pair of models, hold under one, switch the variable, unlock.
+ * The lock model is the instance's: three instances alive at once, one per model, and one
+ * made without a model (pcp_lock_default). Every zone with lists carries its machine's
+ * model, and a hold of this CPU's pcp does what that model says, whatever the others are:
+ * irqoff turns interrupts off and leaves the lock word alone, irqsave takes the lock with
+ * interrupts off, trylock takes it with interrupts on; the release gives back exactly that.
  */
-static void pcp_unlock_uses_model_of_lock(struct ktest *t)
+static void pcp_lock_model_fixed_per_instance(struct ktest *t)
 {
-	struct pglist_data *pgdat = pcp_node(16, 1);
-	struct zone *zone;
+	struct pglist_data *node[ARRAY_SIZE(models)], *dflt = pcp_node(16, 1);
 
-	KT_ASSERT_TRUE(t, pgdat);
-	zone = &pgdat->node_zones[ZONE_DMA32];
-	for (unsigned int a = 0; a < ARRAY_SIZE(models); a++)
-		for (unsigned int b = 0; b < ARRAY_SIZE(models); b++) {
-			struct pcp_hold hold;
-			struct per_cpu_pages *pcp;
-			jmp_buf jb;
+	KT_ASSERT_TRUE(t, dflt);
+	KT_EXPECT_EQ(t, dflt->machine->pcp_lock, pcp_lock_default);
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		const struct mem_region map[] = { { (48 + 32 * m) * MiB, 16 * MiB, MEM_USABLE } };
 
-			pcp_lock_model = models[a];
-			pcp = pcp_lock_this_cpu(zone, &hold);
-			KT_ASSERT_TRUE(t, pcp);
-			pcp_lock_model = models[b];
-			if (!setjmp(jb)) {
-				host_panic_jmp = &jb;
-				pcp_unlock_this_cpu(pcp, &hold);
-			}
-			host_panic_jmp = NULL;
-			if (spin_is_held_by_me(&pcp->lock) || arch_irqs_disabled())
-				printk("held under %s, released under %s: lock %s, interrupts %s\n",
-				       pcp_lock_model_name(models[a]), pcp_lock_model_name(models[b]),
-				       spin_is_held_by_me(&pcp->lock) ? "still held" : "free",
-				       arch_irqs_disabled() ? "off" : "on");
-			KT_EXPECT_TRUE(t, !spin_is_held_by_me(&pcp->lock) && !arch_irqs_disabled());
-			if (spin_is_held_by_me(&pcp->lock))
-				spin_unlock(&pcp->lock);
-			host_irqs_off = 0;
-		}
-	pcp_lock_model = PCP_LOCK_TRYLOCK;
-	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
-	test_node_destroy(pgdat);
+		node[m] = test_node_create_model(map, ARRAY_SIZE(map), 1, models[m]);
+		KT_ASSERT_TRUE(t, node[m]);
+		KT_EXPECT_EQ(t, node[m]->machine->pcp_lock, models[m]);
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			if (node[m]->node_zones[z].pcp)
+				KT_EXPECT_EQ(t, node[m]->node_zones[z].pcp_lock, models[m]);
+	}
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		struct zone *zone = &node[m]->node_zones[ZONE_DMA32];
+		bool irqs_off, locked;
+		unsigned long flags;
+		struct per_cpu_pages *pcp = pcp_lock_this_cpu(zone, &flags);
+
+		KT_ASSERT_TRUE(t, pcp);
+		irqs_off = arch_irqs_disabled();
+		locked = READ_ONCE(pcp->lock.locked) != 0;
+		printk("[%s] held: interrupts %s, lock word %s\n", pcp_lock_model_name(models[m]),
+		       irqs_off ? "off" : "on", locked ? "taken" : "free");
+		KT_EXPECT_EQ(t, irqs_off, models[m] != PCP_LOCK_TRYLOCK);
+		KT_EXPECT_EQ(t, locked, models[m] != PCP_LOCK_IRQOFF);
+		pcp_unlock_this_cpu(zone, pcp, flags);
+		KT_EXPECT_TRUE(t, !arch_irqs_disabled() && !READ_ONCE(pcp->lock.locked));
+		host_irqs_off = 0;
+	}
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		KT_EXPECT_EQ(t, mm_verify(node[m]), 0);
+		test_node_destroy(node[m]);
+	}
+	test_node_destroy(dflt);
 }
 
 static unsigned long verify_catching_panic(struct pglist_data *pgdat, bool *panicked)
@@ -550,18 +559,16 @@ static unsigned long verify_catching_panic(struct pglist_data *pgdat, bool *pani
  */
 static void mm_verify_reports_busy_pcp(struct ktest *t)
 {
-	struct pglist_data *pgdat = pcp_node(16, 2);
-
-	KT_ASSERT_TRUE(t, pgdat);
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
-		struct zone *zone = &pgdat->node_zones[ZONE_DMA32];
-		unsigned long problems;
-		struct pcp_hold hold;
+		struct pglist_data *pgdat = pcp_node_model(16, 2, models[m]);
+		struct zone *zone;
+		unsigned long problems, flags;
 		struct per_cpu_pages *pcp;
 		bool panicked;
 
-		pcp_lock_model = models[m];
-		pcp = pcp_lock_this_cpu(zone, &hold);
+		KT_ASSERT_TRUE(t, pgdat);
+		zone = &pgdat->node_zones[ZONE_DMA32];
+		pcp = pcp_lock_this_cpu(zone, &flags);
 		KT_ASSERT_TRUE(t, pcp);
 		problems = verify_catching_panic(pgdat, &panicked);
 		if (panicked)
@@ -570,12 +577,11 @@ static void mm_verify_reports_busy_pcp(struct ktest *t)
 		KT_EXPECT_TRUE(t, !panicked);
 		if (models[m] != PCP_LOCK_IRQOFF)
 			KT_EXPECT_TRUE(t, problems > 0 && host_console_contains("busy"));
-		pcp_unlock_this_cpu(pcp, &hold);	/* a panic came before verify took it */
+		pcp_unlock_this_cpu(zone, pcp, flags);	/* a panic came before verify took it */
 		host_irqs_off = 0;
 		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+		test_node_destroy(pgdat);
 	}
-	pcp_lock_model = PCP_LOCK_TRYLOCK;
-	test_node_destroy(pgdat);
 }
 
 /* ---- zone_pcp_disable() against refills, every interleaving a seed away (mmtest --pct) ---- */
@@ -628,10 +634,10 @@ static void *refill_interleave_cpu(void *p)
 		if (st->refill != refills && ((seq & 1) ||
 					      smp_load_acquire(&ri->seq) != seq))
 			ri->overlapped++;
-		drain_local_pages_node(pgdat);
+		drain_cpu_pages(pgdat->machine, arch_cpu_id());
 		if (page)
 			__free_pages(page, 0);
-		drain_local_pages_node(pgdat);
+		drain_cpu_pages(pgdat->machine, arch_cpu_id());
 		__atomic_sub_fetch(&ri->refilling, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
@@ -651,13 +657,12 @@ static void zone_pcp_disable_vs_refill_interleavings(struct ktest *t)
 	unsigned long overlapped = 0;
 
 	for (unsigned int m = 0; m < ARRAY_SIZE(remote_models); m++) {
-		struct pglist_data *pgdat = pcp_node(256, 2);
+		struct pglist_data *pgdat = pcp_node_model(256, 2, remote_models[m]);
 		struct refill_interleave ri = { .rounds = host_pct_on() ? 6 : 400 };
 		struct refill_interleave *args[2] = { &ri, &ri };
 		unsigned long free;
 
 		KT_ASSERT_TRUE(t, pgdat);
-		pcp_lock_model = remote_models[m];
 		ri.zone = &pgdat->node_zones[ZONE_DMA32];
 		ri.refilling = (int)ri.rounds;
 		free = node_free_pages(pgdat);
@@ -667,12 +672,11 @@ static void zone_pcp_disable_vs_refill_interleavings(struct ktest *t)
 		       ri.overlapped, ri.left);
 		KT_EXPECT_EQ(t, ri.left, 0);
 		overlapped += ri.overlapped;
-		drain_all_pages_node(pgdat);
+		drain_all_pages_machine(pgdat->machine);
 		KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
 		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 		test_node_destroy(pgdat);
 	}
-	pcp_lock_model = PCP_LOCK_TRYLOCK;
 	if (!overlapped)
 		KT_SKIP(t, "no race: no refill ran while a zone_pcp_disable() did");
 }
@@ -689,7 +693,7 @@ static const struct ktest_case pcp_cases[] = {
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_vs_refill_interleavings),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_running_drain),
 	KTEST_CASE_CONCURRENT(alloc_pages_slowpath_irqs_off_does_not_drain),
-	KTEST_CASE(pcp_unlock_uses_model_of_lock),
+	KTEST_CASE(pcp_lock_model_fixed_per_instance),
 	KTEST_CASE(mm_verify_reports_busy_pcp),
 };
 KTEST_SUITE(host_pcp, pcp_cases);

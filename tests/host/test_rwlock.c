@@ -163,6 +163,7 @@ static void rwlock_writer_not_starved_by_readers(struct ktest *t)
  * the two (writers go first), the second read would never come. */
 static void rwlock_read_recursion_reported(struct ktest *t)
 {
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no lock validator (CONFIG_LOCKDEP)");
 	static rwlock_t rw;
 	struct lockdep_expect e;
 
@@ -180,6 +181,7 @@ static void rwlock_read_recursion_reported(struct ktest *t)
  * that, then taking mmap_lock inside mm->lock is reported as a possible deadlock. */
 static void mmap_lock_inside_mm_lock_reported(struct ktest *t)
 {
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no lock validator (CONFIG_LOCKDEP)");
 	const struct mem_region map[] = { { 16 * MiB, 64 * MiB, MEM_USABLE } };
 	struct pglist_data *pgdat = test_node_create(map, ARRAY_SIZE(map), 1);
 	struct mm_struct *mm = pgdat ? mm_create(pgdat) : NULL;

@@ -82,6 +82,7 @@ static void *recursion_cpu(void *p)
  * instead of spinning on itself forever. */
 static void spin_lock_recursion_panics(struct ktest *t)
 {
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no lock validator (CONFIG_LOCKDEP)");
 	static struct recursion r;
 	struct recursion *args[2] = { &r, &r };
 	struct lockdep_expect e;
@@ -284,6 +285,7 @@ static void spin_trylock_failures_counted_exactly(struct ktest *t)
  * interrupt's does in the trylock model.) */
 static void spin_trylock_failed_holds_nothing(struct ktest *t)
 {
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no lock validator (CONFIG_LOCKDEP)");
 	static spinlock_t l;
 	unsigned int depth = lockdep_held_depth();
 
@@ -336,6 +338,7 @@ static void *before_wait_cpu(void *p)
  * reported while it spins, not after it got the lock (a real deadlock would never end). */
 static void lockdep_report_comes_before_the_wait(struct ktest *t)
 {
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no lock validator (CONFIG_LOCKDEP)");
 	static struct before_wait w;
 	struct before_wait *args[2] = { &w, &w };
 	struct lockdep_expect e;

@@ -42,7 +42,7 @@ static inline unsigned long deferred_count_unwritten(struct pglist_data *pgdat)
 		if (!pfn_in_node(pgdat, pfn))
 			continue;
 		page = pfn_to_page(pgdat, pfn);
-		bad += page->pfn != pfn || page->nid != pgdat->node_id || page->zone != z ||
+		bad += page->pfn != pfn || page->nid != pgdat->nid || page->zone != z ||
 		       (READ_ONCE(page->flags) & ~(PG_reserved | PG_buddy | PG_poisoned)) ||
 		       page_count(page) != !!(READ_ONCE(page->flags) & PG_reserved);
 	}

@@ -80,7 +80,7 @@ static unsigned int attempts(gfp_t gfp, unsigned int order, unsigned int n, u64 
 /* The checks every scenario ends with: all of memory back, consistent, and failures seen. */
 static void expect_nothing_lost(struct ktest *t, unsigned long free_before, u64 injected_before)
 {
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	KT_EXPECT_EQ(t, nr_free_pages(), free_before);
 	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 	if (injected() == injected_before)
@@ -89,7 +89,7 @@ static void expect_nothing_lost(struct ktest *t, unsigned long free_before, u64 
 
 static unsigned long free_now(void)
 {
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	return nr_free_pages();
 }
 

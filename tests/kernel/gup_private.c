@@ -22,12 +22,23 @@
 static struct page *pages_buf[NPAGES];
 static unsigned long free_at_start;	/* the instance's free pages before the case's mm */
 
+/* A private instance whose freed pages are poisoned whatever mm.poison= says: the races here
+ * find a read of a freed page table by the poison in its entries (mm/gup.c poison_reads). */
+static struct pglist_data *poisoned_node(unsigned int nr_blocks)
+{
+	struct pglist_data *pgdat = lab_node_create(nr_blocks, true);
+
+	if (pgdat)
+		pgdat->poison = true;
+	return pgdat;
+}
+
 /* The case's address space over a private instance, npages mapped and populated at BASE,
  * kept in t->priv so that the suite's exit hook destroys both if the case ends early (a
  * failed KT_ASSERT). */
 static struct mm_struct *new_mm(struct ktest *t, unsigned long npages)
 {
-	struct pglist_data *pgdat = lab_node_create(GUP_BLOCKS, true);
+	struct pglist_data *pgdat = poisoned_node(GUP_BLOCKS);
 	struct mm_struct *mm;
 
 	KT_ASSERT_NOT_NULL(t, pgdat);
@@ -47,7 +58,7 @@ static void put_mm(struct ktest *t, struct mm_struct *mm)
 
 	mm_destroy(mm);
 	t->priv = NULL;
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_at_start);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
 	lab_node_destroy(pgdat);
@@ -142,16 +153,16 @@ static u64 count_flag_writes(struct ktest *t, const char *mode, unsigned int pin
 /*
  * Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP") made the flag write
  * conditional, not unique: N CPUs x M pins write mm->flags at least once and at most once
- * per CPU in `once` mode (CPUs that race on their first pin may all see the bit clear), and
- * N x M times in `always` mode.
+ * per CPU in `if-clear` mode (CPUs that race on their first pin may all see the bit clear),
+ * and N x M times in `every-pin` mode.
  */
-static void gup_has_pinned_written_once(struct ktest *t)
+static void gup_has_pinned_written_if_clear(struct ktest *t)
 {
 	unsigned int pins = 200;
-	u64 once = count_flag_writes(t, "once", pins);
-	u64 always = count_flag_writes(t, "always", pins);
+	u64 once = count_flag_writes(t, "if-clear", pins);
+	u64 always = count_flag_writes(t, "every-pin", pins);
 
-	ktest_printf(t, "%u CPUs x %u pins: flag writes once=%llu always=%llu", lab_nr_cpus(),
+	ktest_printf(t, "%u CPUs x %u pins: flag writes if-clear=%llu every-pin=%llu", lab_nr_cpus(),
 		     pins, (unsigned long long)once, (unsigned long long)always);
 	KT_EXPECT_GE(t, once, 1ull);
 	KT_EXPECT_LE(t, once, (u64)lab_nr_cpus());
@@ -179,7 +190,7 @@ static void gup_free_pages_many_refs(struct ktest *t)
 	for (int i = 0; i < 1101; i++)
 		__free_pages(page, 0);
 	KT_EXPECT_EQ(t, pgdat->bad_pages, 0ull);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free_before);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
 	lab_node_destroy(pgdat);
@@ -324,13 +335,14 @@ static void gup_unmap_vs_fast_walk(struct ktest *t)
 	struct pglist_data *pgdat;
 	struct gup_totals before, after;
 
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no gup-fast race hook to widen the walk window");
 	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
 		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
 	memset(&c, 0, sizeof(c));
 	c.max_walks = lab_deterministic() ? 400 : ~0ull;
 	c.walkers = (int)lab_nr_cpus() - 1;
 	fail_page_alloc_pause();	/* the instance and address space are not what is tested */
-	pgdat = lab_node_create(RACE_BLOCKS, true);
+	pgdat = poisoned_node(RACE_BLOCKS);
 	free_at_start = pgdat ? node_free_pages(pgdat) : 0;
 	c.mm = pgdat ? mm_create(pgdat) : NULL;
 	fail_page_alloc_resume();
@@ -451,6 +463,7 @@ static void gup_fast_walk_race(struct ktest *t, enum gup_race_point point, enum 
 	struct page *old;
 	int level;
 
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no gup-fast race hook");
 	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
 		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
 	memset(&w, 0, sizeof(w));
@@ -795,6 +808,7 @@ static void fault_vs_munmap(struct ktest *t, bool huge)
 	static struct fault_munmap_race r;
 	struct pglist_data *pgdat;
 
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no fault_race_hook to hold an install open");
 	if (lab_nr_cpus() < 2 || arch_cpu_id() != 0)
 		KT_SKIP(t, "needs 2 CPUs, run from cpu0");
 	memset(&r, 0, sizeof(r));
@@ -953,7 +967,7 @@ static void gup_migration_vs_faults(struct ktest *t)
 
 static const struct ktest_case gup_private_cases[] = {
 	KTEST_CASE_NOFAIL(gup_pin_unpin_balance, "pins exactly 64 faulted pages"),
-	KTEST_CASE_CONCURRENT_NOFAIL(gup_has_pinned_written_once,
+	KTEST_CASE_CONCURRENT_NOFAIL(gup_has_pinned_written_if_clear,
 				     "counts pins of a populated range"),
 	KTEST_CASE_NOFAIL(gup_free_pages_many_refs, "checks free pages exactly"),
 	KTEST_CASE_CONCURRENT(gup_unmap_vs_fast_walk),

@@ -18,10 +18,10 @@
 static struct memblock pressure_mb;
 static struct pglist_data pressure_node;
 static struct page *pressure_backing[PRESSURE_BLOCKS];
-static enum pcp_lock_model saved_model;
 
-/* An allocator instance over a few MAX_ORDER blocks of the kernel's memory (its pcp locks
- * are of the kernel's pcp class: one spin_lock_init site). NULL if memory is short. */
+/* An allocator instance over a few MAX_ORDER blocks of the kernel's memory, in the trylock
+ * model (its pcp locks are of the kernel's pcp class: one spin_lock_init site). NULL if
+ * memory is short. */
 static struct pglist_data *pressure_node_create(void)
 {
 	struct mem_region map[PRESSURE_BLOCKS];
@@ -35,7 +35,7 @@ static struct pglist_data *pressure_node_create(void)
 					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
 	}
 	memblock_add_mmap(&pressure_mb, map, PRESSURE_BLOCKS);
-	if (pgdat_init(&pressure_node, &pressure_mb, "pressure", nr_cpu_ids))
+	if (pgdat_init(&pressure_node, &pressure_mb, "pressure", nr_cpu_ids, PCP_LOCK_TRYLOCK))
 		return NULL;
 	zone_pcp_update(&pressure_node, nr_cpus_online());
 	return &pressure_node;
@@ -52,9 +52,9 @@ static void pressure_node_destroy(bool created)
 	}
 }
 
-/* Each case: the validator on, a second CPU, a pressure node, the trylock model (what
- * init set up, exit puts back: it runs after a skip in init too). */
-static bool pressure_created, model_switched;
+/* Each case: the validator on, a second CPU, a pressure node (what init set up, exit gives
+ * back: it runs after a skip in init too). */
+static bool pressure_created;
 
 static int lockdep_mm_init(struct ktest *t)
 {
@@ -65,19 +65,14 @@ static int lockdep_mm_init(struct ktest *t)
 	pressure_created = pressure_node_create() != NULL;
 	if (!pressure_created)
 		ktest_skip(t, "not enough free memory for a 16 MiB instance");
-	saved_model = pcp_lock_model;
-	model_switched = true;
-	pcp_switch_lock_model("trylock");
 	return 0;
 }
 
 static void lockdep_mm_exit(struct ktest *t)
 {
 	(void)t;
-	if (model_switched)
-		pcp_switch_lock_model(pcp_lock_model_name(saved_model));
 	pressure_node_destroy(pressure_created);
-	model_switched = pressure_created = false;
+	pressure_created = false;
 }
 
 static unsigned int other_cpu(void)

@@ -118,7 +118,7 @@ static void mm_exhaustion_restores_counts(struct ktest *t)
 	KT_EXPECT_EQ(t, mm_verify_machine(m), 0ul);
 	list_for_each_entry_safe(page, tmp, &held, lru)
 		__free_pages(page, page->order);
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
 		KT_EXPECT_EQ(t, node_free_pages(m->node[nid]), before[nid]);
 	KT_EXPECT_EQ(t, mm_verify_machine(m), 0ul);
@@ -135,7 +135,7 @@ static void mm_bench_buddy_order0_pair(struct ktest *t)
 	u64 start, best = ~0ull;
 
 	pgdat->poison = false;
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	pcp_enabled = false;
 	for (int round = 0; round < 3; round++) {
 		start = arch_cycles();

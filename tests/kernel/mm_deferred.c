@@ -183,7 +183,7 @@ static bool def_run_all(struct ktest *t, struct def_run *r, unsigned int allocat
 
 	if (!def_take_backing())
 		return false;
-	if (pgdat_init_deferred(&def_node, &def_mb, "deferred", nr_cpu_ids)) {
+	if (pgdat_init_deferred(&def_node, &def_mb, "deferred", nr_cpu_ids, pcp_lock_default)) {
 		def_release_backing();
 		return false;
 	}
@@ -221,7 +221,7 @@ static bool def_run_all(struct ktest *t, struct def_run *r, unsigned int allocat
 	for (unsigned int a = 0; a < allocators; a++)
 		for (unsigned long k = 0; k < r->nr_held[a]; k++)
 			__free_pages(r->held[a][k], k % 4);
-	drain_all_pages_node(&def_node);
+	drain_all_pages_machine(def_node.machine);
 	KT_EXPECT_EQ(t, deferred_count_unwritten(&def_node), 0ul);
 	KT_EXPECT_EQ(t, node_free_pages(&def_node), total);
 	KT_EXPECT_EQ(t, mm_verify(&def_node), 0ul);
@@ -251,6 +251,7 @@ static void deferred_init_memmap_every_cpu(struct ktest *t)
  */
 static void deferred_grow_zone_races_workers(struct ktest *t)
 {
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no deferred_init_race_hook to hold a chunk unwritten");
 	if (nr_cpus_online() < ALLOCATORS + 1)
 		KT_SKIP(t, "needs %d CPUs: %d allocating and at least one initialising",
 			ALLOCATORS + 1, ALLOCATORS);
@@ -321,18 +322,18 @@ static bool def_after_warm_reset(struct ktest *t, unsigned long *heads)
 	int prev_nid;
 
 	def_memblock(false);
-	if (pgdat_init(&def_node, &def_mb, "deferred", nr_cpu_ids))
+	if (pgdat_init(&def_node, &def_mb, "deferred", nr_cpu_ids, pcp_lock_default))
 		return false;
-	prev_nid = def_node.node_id;
+	prev_nid = def_node.nid;
 	deferred_previous_boot(t, &def_node, def_held, DEF_PAGES);
 	for (int i = 0; i < DEF_BLOCKS; i++)
 		deferred_save_memmap(&def_node, def_old + i * MAX_ORDER_NR_PAGES, def_block_pfn(i),
 				     MAX_ORDER_NR_PAGES);
 	pgdat_destroy(&def_node);
 	def_memblock(true);
-	if (pgdat_init_deferred(&def_node, &def_mb, "deferred", nr_cpu_ids))
+	if (pgdat_init_deferred(&def_node, &def_mb, "deferred", nr_cpu_ids, pcp_lock_default))
 		return false;
-	KT_EXPECT_EQ(t, def_node.node_id, prev_nid);	/* the same machine: the same node */
+	KT_EXPECT_EQ(t, def_node.nid, prev_nid);	/* the same machine: the same node */
 	*heads = 0;
 	for (int i = 0; i < DEF_BLOCKS; i++)
 		*heads += deferred_scribble_previous_boot(&def_node, def_old + i * MAX_ORDER_NR_PAGES,
@@ -358,7 +359,7 @@ static void deferred_init_memmap_over_previous_boot(struct ktest *t)
 	if (!def_take_all())
 		KT_SKIP(t, "not enough free memory for a %d MiB private node", DEF_BLOCKS * 4);
 	def_memblock(true);
-	if (pgdat_init(&def_node, &def_mb, "deferred", nr_cpu_ids)) {
+	if (pgdat_init(&def_node, &def_mb, "deferred", nr_cpu_ids, pcp_lock_default)) {
 		def_release_backing();
 		def_release_bufs();
 		KT_FAIL(t, "the private node could not be built");
@@ -457,6 +458,7 @@ static void deferred_init_memmap_races_pageblock_steals(struct ktest *t)
 	struct def_steal_run *r = &def_steals;
 	unsigned long total, heads = 0, early;
 
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no deferred_init_race_hook to hold a chunk being written");
 	if (nr_cpus_online() < 2)
 		KT_SKIP(t, "needs 2 CPUs: one stealing, one initialising");
 	if (!def_take_all())
@@ -490,7 +492,7 @@ static void deferred_init_memmap_races_pageblock_steals(struct ktest *t)
 		__free_pages(def_held[i], def_held[i]->order);
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		zone_pcp_enable(&def_node.node_zones[z]);
-	drain_all_pages_node(&def_node);
+	drain_all_pages_machine(def_node.machine);
 	KT_EXPECT_EQ(t, node_free_pages(&def_node), total);
 	KT_EXPECT_EQ(t, mm_verify(&def_node), 0ul);
 	KT_EXPECT_EQ(t, deferred_count_reserved_in_free(&def_node), 0ul);

@@ -111,12 +111,13 @@ static bool tm_borrow(unsigned int nr, const bool *has_mem)
 /*
  * A private machine of nr nodes: node nid gets 8 MiB of borrowed memory if has_mem[nid],
  * none otherwise; distances dist (NULL: 10 / 20); CPU c sits on node cpu_node(c). Its pcps
- * are sized for the CPUs online. NULL (and the case skipped by the caller) if the kernel
- * cannot lend the memory.
+ * are sized for the CPUs online, in lock model `model`. NULL (and the case skipped by the
+ * caller) if the kernel cannot lend the memory.
  */
-static struct mm_machine *tm_create(unsigned int nr, const bool *has_mem,
-				    const u8 (*dist)[MAX_NUMA_NODES],
-				    unsigned int (*cpu_node)(unsigned int cpu))
+static struct mm_machine *tm_create_model(unsigned int nr, const bool *has_mem,
+					  const u8 (*dist)[MAX_NUMA_NODES],
+					  unsigned int (*cpu_node)(unsigned int cpu),
+					  enum pcp_lock_model model)
 {
 	struct pglist_data *nodes[TM_NODES];
 	struct mem_region map[TM_NODES * TM_BLOCKS];
@@ -139,7 +140,7 @@ static struct mm_machine *tm_create(unsigned int nr, const bool *has_mem,
 	}
 	for (unsigned int c = 0; c < MAX_CPUS; c++)
 		tm.cpu_node[c] = (u8)cpu_node(c);
-	if (mm_machine_init(&tm.m, nodes, nr, &tm.mb, "t", nr_cpus, dist, tm.cpu_node)) {
+	if (mm_machine_init(&tm.m, nodes, nr, &tm.mb, "t", nr_cpus, dist, tm.cpu_node, model)) {
 		tm_free_backing();
 		return NULL;
 	}
@@ -147,6 +148,14 @@ static struct mm_machine *tm_create(unsigned int nr, const bool *has_mem,
 		zone_pcp_update(tm.m.node[nid], nr_cpus_online());
 	tm.live = true;
 	return &tm.m;
+}
+
+/* The same in the boot's lock model. */
+static struct mm_machine *tm_create(unsigned int nr, const bool *has_mem,
+				    const u8 (*dist)[MAX_NUMA_NODES],
+				    unsigned int (*cpu_node)(unsigned int cpu))
+{
+	return tm_create_model(nr, has_mem, dist, cpu_node, pcp_lock_default);
 }
 
 static void tm_destroy(void)
@@ -163,7 +172,6 @@ static void mm_numa_exit(struct ktest *t)
 {
 	(void)t;
 	tm_destroy();
-	pcp_switch_lock_model("trylock");
 }
 
 static unsigned int all_on_node0(unsigned int cpu) { (void)cpu; return 0; }
@@ -197,18 +205,19 @@ static void expect_counts(struct ktest *t, struct mm_machine *m, const unsigned 
 	KT_EXPECT_EQ(t, mm_verify_machine(m), 0ul);
 }
 
-/* The node sequence of pgdat's fallback zonelist (consecutive zones of one node once). */
+/* The node sequence of pgdat's fallback zonelist, as indices in its machine (consecutive zones
+ * of one node once). */
 static unsigned int zonelist_nodes(struct ktest *t, struct pglist_data *pgdat, int *order)
 {
 	unsigned int n = 0;
 
 	for (struct zoneref *z = pgdat->node_zonelists[ZONELIST_FALLBACK]._zonerefs; z->zone;
 	     z++) {
-		if (n && order[n - 1] == z->zone->node->nid) {
+		if (n && order[n - 1] == (int)node_index(z->zone->node)) {
 			KT_EXPECT_LT(t, z->zone_idx, z[-1].zone_idx);	/* Normal..DMA */
 			continue;
 		}
-		order[n++] = z->zone->node->nid;
+		order[n++] = (int)node_index(z->zone->node);
 	}
 	return n;
 }
@@ -273,7 +282,7 @@ static void alloc_local_fn(void *arg)
 	struct page *page;
 	u64 before;
 
-	a->want[cpu] = mm_node()->node_id;
+	a->want[cpu] = mm_node()->nid;
 	page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 0);
 	a->got[cpu] = page ? page->nid : -1;
 	if (!page)
@@ -378,17 +387,16 @@ static void numa_remote_free_parks_then_drains_home(struct ktest *t)
 	struct mm_machine *pm;
 	struct zone *z1;
 
-	if (!READ_ONCE(pcp_enabled))
+	if (!pcp_enabled)
 		KT_SKIP(t, "pcp.enable=0: a free goes straight to its node's buddy lists");
-	if (!(pm = tm_create(2, mem, NULL, all_on_node0)))
-		KT_SKIP(t, "needs 2 x 8 MiB of free memory in 2 distinct 128 MiB sections");
-	z1 = only_zone(pm->node[1]);
 	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
 		struct numa_stats a, b, c;
 		unsigned long buddy;
 		struct page *page;
 
-		pcp_switch_lock_model(pcp_lock_model_name(models[i]));
+		if (!(pm = tm_create_model(2, mem, NULL, all_on_node0, models[i])))
+			KT_SKIP(t, "needs 2 x 8 MiB of free memory in 2 distinct 128 MiB sections");
+		z1 = only_zone(pm->node[1]);
 		node_counts(pm, before);
 		page = alloc_pages_node(pm->node[1], GFP_KERNEL | __GFP_THISNODE, 0);
 		KT_ASSERT_NOT_NULL(t, page);
@@ -402,23 +410,22 @@ static void numa_remote_free_parks_then_drains_home(struct ktest *t)
 		KT_EXPECT_EQ(t, z1->pcp[cpu].count, 1);
 		KT_EXPECT_EQ(t, zone_free_pages(z1), buddy);
 		KT_EXPECT_EQ(t, node_free_pages(pm->node[1]), before[1]);
-		drain_all_pages_node(pm->node[0]);	/* this CPU's node: not where it is */
+		drain_all_pages(only_zone(pm->node[0]));	/* this CPU's node: not where it is */
 		KT_EXPECT_EQ(t, z1->pcp[cpu].count, 1);
 		zone_numa_stats(z1, &b);
 		drain_all_pages(z1);			/* the page's zone: home */
 		zone_numa_stats(z1, &c);
 		KT_EXPECT_EQ(t, z1->pcp[cpu].count, 0);
 		KT_EXPECT_EQ(t, zone_free_pages(z1), buddy + 1);
-		KT_EXPECT_EQ(t, page->nid, pm->node[1]->node_id);
+		KT_EXPECT_EQ(t, page->nid, pm->node[1]->nid);
 		KT_EXPECT_EQ(t, b.remote_free - a.remote_free, 1ull);
 		KT_EXPECT_EQ(t, c.remote_home - b.remote_home, 1ull);
 		expect_counts(t, pm, before);
 		ktest_printf(t, "[%s] cpu%u (node 0) freed a node 1 page: parked on its list for "
 			     "node 1's %s, home after drain_all_pages(that zone)",
 			     pcp_lock_model_name(models[i]), cpu, z1->name);
+		tm_destroy();
 	}
-	tm_destroy();
-	pcp_switch_lock_model("trylock");
 }
 
 /*
@@ -520,6 +527,7 @@ static void numa_cpuless_node_reached_by_fallback(struct ktest *t)
 struct remote_churn {
 	struct mm_machine *m;
 	unsigned int ops;
+	int draining;			/* the drainer has begun (atomic): churners wait for it */
 	int churning;			/* CPUs still churning (atomic) */
 	u64 frees[MAX_CPUS];		/* remote frees done by each CPU */
 	u64 moved[MAX_CPUS];		/* pages found on another node than they came from */
@@ -529,7 +537,7 @@ struct remote_churn {
 /* The node after cpu's own in m that has memory (cpu's own if it is the only one). */
 static struct pglist_data *other_node(struct mm_machine *m, unsigned int cpu)
 {
-	unsigned int own = machine_cpu_nid(m, cpu);
+	unsigned int own = machine_cpu_nid(m, cpu) - m->first_nid;	/* its index */
 
 	for (unsigned int i = 1; i <= m->nr_nodes; i++) {
 		struct pglist_data *pgdat = m->node[(own + i) % m->nr_nodes];
@@ -557,12 +565,12 @@ static void remote_churn_cpu(struct remote_churn *rc)
 			continue;
 		}
 		n--;
-		rc->moved[arch_cpu_id()] += held[n]->nid != to->node_id;
+		rc->moved[arch_cpu_id()] += held[n]->nid != to->nid;
 		__free_pages(held[n], held[n]->order);
 		rc->frees[arch_cpu_id()]++;
 	}
 	while (n--) {
-		rc->moved[arch_cpu_id()] += held[n]->nid != to->node_id;
+		rc->moved[arch_cpu_id()] += held[n]->nid != to->nid;
 		__free_pages(held[n], held[n]->order);
 		rc->frees[arch_cpu_id()]++;
 	}
@@ -573,12 +581,17 @@ static void remote_churn_fn(void *arg)
 	struct remote_churn *rc = arg;
 
 	if (arch_cpu_id() == 1) {	/* the drainer */
+		smp_store_release(&rc->draining, 1);
 		while (smp_load_acquire(&rc->churning)) {
 			drain_all_pages_machine(rc->m);
 			__atomic_add_fetch(&rc->drains_during, 1, __ATOMIC_RELAXED);
 		}
 		return;
 	}
+	/* A drainer the host scheduled late would drain nothing: wait for it (10 s at most). */
+	for (u64 end = arch_cycles() + us_to_cycles(10000000);
+	     !smp_load_acquire(&rc->draining) && arch_cycles() < end;)
+		arch_cpu_relax();
 	remote_churn_cpu(rc);
 	__atomic_sub_fetch(&rc->churning, 1, __ATOMIC_RELEASE);
 }
@@ -660,16 +673,14 @@ static void numa_remote_free_under_drains(struct ktest *t)
 
 	if (nr_cpus_online() < 3)
 		KT_SKIP(t, "needs 3 CPUs: churners and a drainer");
-	if (!READ_ONCE(pcp_enabled))
+	if (!pcp_enabled)
 		KT_SKIP(t, "pcp.enable=0: no per-CPU lists for remote pages to park on");
-	if (!(pm = tm_create(2, mem, NULL, even_odd)))
-		KT_SKIP(t, "needs 2 x 8 MiB of free memory in 2 distinct 128 MiB sections");
 	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
-		pcp_switch_lock_model(pcp_lock_model_name(models[i]));
+		if (!(pm = tm_create_model(2, mem, NULL, even_odd, models[i])))
+			KT_SKIP(t, "needs 2 x 8 MiB of free memory in 2 distinct 128 MiB sections");
 		remote_churn_run(t, pm, pcp_lock_model_name(models[i]));
+		tm_destroy();
 	}
-	pcp_switch_lock_model("trylock");
-	tm_destroy();
 	for (unsigned int nid = 0; nid < mm_machine()->nr_nodes; nid++)
 		with_mem += node_managed_pages(NODE_DATA(nid)) != 0;
 	if (with_mem >= 2)

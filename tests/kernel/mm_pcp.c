@@ -1,20 +1,14 @@
 /*
- * KTAP suite mm_pcp: the per-CPU list rules on the kernel's own boot node, on this CPU:
- * batch and high sizes, refill and spill sizes, free_high, the boot pageset. The races (stress
- * with timer-interrupt allocations, remote drains, IRQ re-entry, an interrupt on an exhausted
- * node, disable/enable/update, a model switch against a drain, zone_pcp_disable() against a
- * refill) are written once for kernel and host in mm_pcp_private.c; host-only cases are in
- * tests/host/test_pcp.c.
+ * KTAP suite mm_pcp: the per-CPU list rules on the kernel's own boot node, on this CPU, in
+ * the boot's lock model (pcp.lock=): batch and high sizes, refill and spill sizes,
+ * free_high, the boot pageset. The races (stress with timer-interrupt allocations, remote
+ * drains, IRQ re-entry, an interrupt on an exhausted node, disable/enable/update,
+ * zone_pcp_disable() against a refill) are written once for kernel and host in
+ * mm_pcp_private.c; host-only cases are in tests/host/test_pcp.c.
  */
 #include "tests/ktest/ktest.h"
 #include "kernel/string.h"
 #include "mm/mm_test.h"
-
-/* Switch models with every list empty and nobody inside an operation (between runs). */
-static void set_model(enum pcp_lock_model m)
-{
-	pcp_switch_lock_model(pcp_lock_model_name(m));
-}
 
 /* This CPU's list of the boot node's DMA32 zone. */
 static struct per_cpu_pages *dma32_pcp(void)
@@ -77,7 +71,6 @@ static void mm_pcp_batch_high_rules(struct ktest *t)
 	unsigned int i;
 	struct page *p;
 
-	set_model(PCP_LOCK_TRYLOCK);
 	KT_EXPECT_EQ(t, batch, zone_batchsize(zone));
 	if (zone->managed_pages >= (1ul << (30 - PAGE_SHIFT)))
 		KT_EXPECT_EQ(t, batch, 63);
@@ -115,26 +108,24 @@ static void mm_pcp_batch_high_rules(struct ktest *t)
 		__free_pages(p, 0);
 	KT_EXPECT_EQ(t, pcp->count, 0);		/* boot pageset: straight to buddy */
 	zone_pcp_enable(zone);
-	ktest_printf(t, "DMA32: batch %d high %d; spills %d, %d, %d", batch, high, spills[0],
-		     spills[1], spills[2]);
+	ktest_printf(t, "DMA32 [%s]: batch %d high %d; spills %d, %d, %d",
+		     pcp_lock_model_name(zone->pcp_lock), batch, high, spills[0], spills[1],
+		     spills[2]);
 	KT_EXPECT_EQ(t, mm_verify_machine(mm_machine()), 0ul);
 }
 
 static bool saved_enabled;
-static enum pcp_lock_model saved_model;
 
 /* The suite tests the lists themselves: turn them on (pcp.enable=0 boots) for each case. */
 static int mm_pcp_init(struct ktest *t)
 {
 	saved_enabled = pcp_enabled;
-	saved_model = pcp_lock_model;
 	pcp_enabled = true;
 	return 0;
 }
 
 static void mm_pcp_exit(struct ktest *t)
 {
-	set_model(saved_model);
 	pcp_enabled = saved_enabled;
 }
 

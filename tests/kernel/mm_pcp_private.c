@@ -2,9 +2,10 @@
  * KTAP suite mm_pcp_private: per-CPU list races on a private instance (tests/lab/lab_platform.h),
  * one source for both platforms: built into the kernel (memory borrowed from its allocator,
  * its online CPUs) and into the host binaries (pthread CPUs, under ASan/UBSan and TSan).
- * Stress with tick interrupts, remote drains, IRQ re-entry, an interrupt on an exhausted node,
- * zone_pcp_disable() against a refill, disable/enable/update at once, a model switch against a
- * drain. The batch/high rules on the kernel's own nodes are in mm_pcp.c, the host-only cases
+ * Each case builds an instance per lock model it compares (the model is the instance's for
+ * its life). Stress with tick interrupts, remote drains, IRQ re-entry, an interrupt on an
+ * exhausted node, zone_pcp_disable() against a refill, disable/enable/update at once, a
+ * one-CPU drain against a drain of every CPU. The batch/high rules on the kernel's own nodes are in mm_pcp.c, the host-only cases
  * (preemption signals, exact interleavings, --pct) in tests/host/test_pcp.c.
  */
 #include "tests/ktest/ktest.h"
@@ -34,7 +35,6 @@ static int mm_pcp_private_init(struct ktest *t)
 static void mm_pcp_private_exit(struct ktest *t)
 {
 	lab_node_exit(t);
-	lab_set_lock_model(PCP_LOCK_TRYLOCK);
 	pcp_enabled = saved_enabled;
 }
 
@@ -46,7 +46,7 @@ static struct zone *alloc_zone(struct pglist_data *pgdat)
 
 	if (probe)
 		__free_pages(probe, 0);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	return zone;
 }
 
@@ -55,10 +55,9 @@ static struct zone *alloc_zone(struct pglist_data *pgdat)
 static struct pglist_data *model_node(struct ktest *t, enum pcp_lock_model m, struct zone **zone,
 				      unsigned long *free)
 {
-	struct pglist_data *pgdat = lab_node_create(REENTRY_BLOCKS, true);
+	struct pglist_data *pgdat = lab_node_create_model(REENTRY_BLOCKS, m);
 
 	KT_ASSERT_NOT_NULL(t, pgdat);
-	lab_set_lock_model(m);
 	*zone = alloc_zone(pgdat);
 	KT_ASSERT_NOT_NULL(t, *zone);
 	if (free)
@@ -66,12 +65,13 @@ static struct pglist_data *model_node(struct ktest *t, enum pcp_lock_model m, st
 	return pgdat;
 }
 
-/* One line of a test's pcp counters (summed by the caller), for the current lock model. */
-static void pcp_stats_report(struct ktest *t, const char *what, const struct pcp_stats *st)
+/* One line of a test's pcp counters (summed by the caller) on an instance in model m. */
+static void pcp_stats_report(struct ktest *t, const char *what, enum pcp_lock_model m,
+			     const struct pcp_stats *st)
 {
 	ktest_printf(t, "%s [%s]: hits alloc %llu free %llu, refills %llu, spills %llu, trylock "
 		     "fails alloc %llu free %llu, drained %llu, ipi drains %llu", what,
-		     pcp_lock_model_name(pcp_lock_model), (unsigned long long)st->alloc_hit,
+		     pcp_lock_model_name(m), (unsigned long long)st->alloc_hit,
 		     (unsigned long long)st->free_hit, (unsigned long long)st->refill,
 		     (unsigned long long)st->spill, (unsigned long long)st->trylock_fail_alloc,
 		     (unsigned long long)st->trylock_fail_free, (unsigned long long)st->drained,
@@ -117,9 +117,9 @@ static void reentry_fn(void *arg)
 	struct reentry *r = arg;
 
 	if (arch_cpu_id() == 0) {
-		bool trylock = READ_ONCE(pcp_lock_model) == PCP_LOCK_TRYLOCK;
-		struct pcp_hold hold;
-		struct per_cpu_pages *pcp = pcp_lock_this_cpu(r->zone, &hold);
+		bool trylock = r->zone->pcp_lock == PCP_LOCK_TRYLOCK;
+		unsigned long flags;
+		struct per_cpu_pages *pcp = pcp_lock_this_cpu(r->zone, &flags);
 
 		r->count_before = pcp->count;
 		smp_store_release(&r->phase, 1);
@@ -127,7 +127,7 @@ static void reentry_fn(void *arg)
 			arch_cpu_relax();	/* takes the call here if interrupts are on */
 		udelay(1000);
 		smp_store_release(&r->phase, 2);
-		pcp_unlock_this_cpu(pcp, &hold);
+		pcp_unlock_this_cpu(r->zone, pcp, flags);
 		while (!smp_load_acquire(&r->done))
 			arch_cpu_relax();
 	} else if (arch_cpu_id() == 1) {
@@ -168,14 +168,13 @@ static void pcp_irq_reentry_all_models(struct ktest *t)
 		if (trylock)
 			KT_EXPECT_EQ(t, r.count_in_handler, r.count_before);
 		ktest_printf(t, "[%s] handler ran %s the hold; trylock fails alloc %llu free %llu",
-			     pcp_lock_model_name(pcp_lock_model), r.ran_while_held ? "during" :
+			     pcp_lock_model_name(models[m]), r.ran_while_held ? "during" :
 			     "after", (unsigned long long)st.trylock_fail_alloc,
 			     (unsigned long long)st.trylock_fail_free);
-		drain_all_pages_node(pgdat);
+		drain_all_pages_machine(pgdat->machine);
 		KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
 		lab_node_destroy(pgdat);
 	}
-	lab_set_lock_model(PCP_LOCK_TRYLOCK);
 }
 
 /* ---- zone_pcp_disable() against a refill in flight (Linux 66eca1021a42) ---- */
@@ -200,20 +199,21 @@ struct refill_race {
  */
 #define REFILL_ORDER 1
 
-/* cpu1 is inside its refill: it holds its own pcp lock (irqsave, trylock) while cpu0 holds
+/* cpu1 is inside its refill: it holds its own pcp lock (irqsave, trylock: nobody else takes
+ * it before the drain, so the lock word says so, in release builds too) while cpu0 holds
  * zone->lock, so it can only be spinning on that; with irqoff there is no pcp lock to see,
  * so allow it 20 ms once it called alloc_pages_node(). */
 static bool cpu1_in_refill(struct refill_race *r)
 {
 	const spinlock_t *lock = &r->zone->pcp[1].lock;
 
-	if (READ_ONCE(pcp_lock_model) == PCP_LOCK_IRQOFF) {
+	if (r->zone->pcp_lock == PCP_LOCK_IRQOFF) {
 		if (wait_flag_us(&r->allocating, 5000000))
 			udelay(20000);
 		return smp_load_acquire(&r->allocating);
 	}
 	for (u64 end = arch_cycles() + us_to_cycles(5000000); arch_cycles() < end; arch_cpu_relax())
-		if (READ_ONCE(lock->locked) && READ_ONCE(lock->owner_cpu) == 1)
+		if (READ_ONCE(lock->locked))
 			return true;
 	return false;
 }
@@ -256,10 +256,11 @@ static void refill_race_fn(void *arg)
 	}
 }
 
-/* One attempt in the current model; true if cpu1's refill overlapped the drain. */
-static bool refill_attempt(struct ktest *t, struct refill_race *r, int attempt)
+/* One attempt in model m; true if cpu1's refill overlapped the drain. */
+static bool refill_attempt(struct ktest *t, struct refill_race *r, enum pcp_lock_model m,
+			   int attempt)
 {
-	struct pglist_data *pgdat = lab_node_create(REFILL_BLOCKS, true);
+	struct pglist_data *pgdat = lab_node_create_model(REFILL_BLOCKS, m);
 	unsigned long free;
 	struct pcp_stats st;
 	bool overlapped;
@@ -286,7 +287,7 @@ static bool refill_attempt(struct ktest *t, struct refill_race *r, int attempt)
 	overlapped = r->in_refill && (st.drained > 0 || r->returned_early || r->left);
 	ktest_printf(t, "[%s] attempt %d: cpu1 %s inside its refill; the drain returned %s it, "
 		     "%lu pages listed after it, %llu drained from cpu1",
-		     pcp_lock_model_name(pcp_lock_model), attempt,
+		     pcp_lock_model_name(m), attempt,
 		     r->in_refill ? "seen" : "NOT SEEN", r->returned_early ? "DURING" : "after",
 		     r->left, (unsigned long long)st.drained);
 	KT_EXPECT_FALSE(t, r->returned_early);
@@ -296,7 +297,7 @@ static bool refill_attempt(struct ktest *t, struct refill_race *r, int attempt)
 	if (r->page)
 		__free_pages(r->page, REFILL_ORDER);
 	zone_pcp_enable(r->zone);
-	drain_all_pages_node(pgdat);
+	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
 	lab_node_destroy(pgdat);
@@ -323,13 +324,11 @@ static void zone_pcp_disable_waits_for_refill_in_flight(struct ktest *t)
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
 		bool overlapped = false;
 
-		lab_set_lock_model(models[m]);
 		for (int attempt = 0; attempt < 3 && !overlapped; attempt++)
-			overlapped = refill_attempt(t, &r, attempt);
+			overlapped = refill_attempt(t, &r, models[m], attempt);
 		if (!overlapped)
 			no_race = pcp_lock_model_name(models[m]);
 	}
-	lab_set_lock_model(PCP_LOCK_TRYLOCK);
 	if (no_race)
 		KT_SKIP(t, "no race [%s]: the drain never met cpu1's refill in 3 attempts", no_race);
 }
@@ -411,12 +410,19 @@ static u64 met_remote_drain(struct pglist_data *pgdat, unsigned int cpu, bool co
 	return n;
 }
 
+/* Did this tick come while its CPU held its own pcp lock? Debug builds record the owner;
+ * release builds do not, so there: the lock word of its own pcp while no drain of the
+ * instance runs (a drain, from a failed allocation's slow path, is the only other taker). */
 static bool holds_own_pcp(struct pglist_data *pgdat, unsigned int cpu)
 {
+	bool draining = READ_ONCE(pgdat->machine->pcp_drain_lock.locked);
+
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &pgdat->node_zones[z];
+		const spinlock_t *lock = zone->pcp ? &zone->pcp[cpu].lock : NULL;
 
-		if (zone->pcp && spin_is_held_by_me(&zone->pcp[cpu].lock))
+		if (lock && (CONFIG_DEBUG_VM ? spin_is_held_by_me(lock) :
+			     READ_ONCE(lock->locked) && !draining))
 			return true;
 	}
 	return false;
@@ -459,7 +465,8 @@ static bool churn_raced(struct churn_run *c, unsigned int cpu)
 	if (c->drainers)
 		return met_remote_drain(c->pgdat, cpu, false) > 0;
 	return (lab_nr_cpus() < 2 || READ_ONCE(c->overlapped)) &&
-	       (READ_ONCE(pcp_lock_model) != PCP_LOCK_TRYLOCK || READ_ONCE(c->cpu[cpu].irq_in_hold));
+	       (c->pgdat->machine->pcp_lock != PCP_LOCK_TRYLOCK ||
+		READ_ONCE(c->cpu[cpu].irq_in_hold));
 }
 
 /* churn.h's walk (orders 0..3 with a few up to 5, GFP_KERNEL or GFP_USER, at most CHURN_HELD
@@ -491,7 +498,7 @@ static void churn_fn(void *arg)
 	if (c->drainers && (ticket & 1)) {
 		for (unsigned int r = 0; smp_load_acquire(&c->churning) &&
 					 (!lab_deterministic() || r < 8); r++) {
-			drain_all_pages_node(c->pgdat);
+			drain_all_pages_machine(c->pgdat->machine);
 			arch_cpu_relax();
 		}
 		return;
@@ -509,11 +516,10 @@ static struct pglist_data *churn_begin(struct churn_run *c, enum pcp_lock_model 
 	struct pglist_data *pgdat;
 
 	fail_page_alloc_pause();	/* the scaffolding must not fail, only the churn */
-	pgdat = lab_node_create(CHURN_BLOCKS, true);
+	pgdat = lab_node_create_model(CHURN_BLOCKS, m);
 	fail_page_alloc_resume();
 	if (!pgdat)
 		return NULL;
-	lab_set_lock_model(m);
 	memset(c, 0, sizeof(*c));
 	c->pgdat = pgdat;
 	c->ops = lab_deterministic() ? ops / 15 : ops;
@@ -535,7 +541,7 @@ static void churn_counters(struct ktest *t, struct pglist_data *pgdat, const cha
 			   struct pcp_stats *st)
 {
 	pcp_stats_sum(pgdat, -1, st);
-	pcp_stats_report(t, what, st);
+	pcp_stats_report(t, what, pgdat->machine->pcp_lock, st);
 }
 
 /* The stress test's windows after a run: CPUs met in the allocator and inside a zone->lock
@@ -615,7 +621,6 @@ static void pcp_stress_random_orders_all_models(struct ktest *t)
 			show_pcpinfo(pgdat);	/* what the CPUs hold before the drain */
 		churn_end(t, &churn, free);
 	}
-	lab_set_lock_model(PCP_LOCK_TRYLOCK);
 	if (no_race)
 		KT_SKIP(t, "no race [%s]: no two CPUs in the allocator or in a zone->lock at once, "
 			"or (trylock) no tick inside a pcp hold", no_race);
@@ -653,7 +658,6 @@ static void pcp_remote_drain_under_fire_all_models(struct ktest *t)
 			no_race = pcp_lock_model_name(models[m]);
 		churn_end(t, &churn, free);
 	}
-	lab_set_lock_model(PCP_LOCK_TRYLOCK);
 	if (no_race)
 		KT_SKIP(t, "no race [%s]: no churner operation met a remote drain", no_race);
 }
@@ -692,12 +696,11 @@ static void pcp_irq_alloc_exhausted_no_drain_all_models(struct ktest *t)
 			     pcp_lock_model_name(models[m]), r.ran_while_held ? "during" : "after",
 			     r.alloc_ok ? "succeeded" : "failed", (unsigned long long)r.drains);
 		release_fn(&e);
-		drain_all_pages_node(pgdat);
+		drain_all_pages_machine(pgdat->machine);
 		KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
 		KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
 		lab_node_destroy(pgdat);
 	}
-	lab_set_lock_model(PCP_LOCK_TRYLOCK);
 }
 
 /* ---- zone_pcp_disable/enable/update from several CPUs at once ---- */
@@ -899,24 +902,24 @@ static void pcp_disable_enable_update_concurrent(struct ktest *t)
 	lab_node_destroy(pgdat);
 }
 
-/* ---- a model switch while another CPU drains ---- */
+/* ---- a drain of one CPU while another CPU drains every CPU ---- */
 
-/* Roles by arrival (holder, drainer, switcher), not by CPU id: a CPU that never came up
- * (smp.test_no_sipi) leaves a gap in the numbering. */
-struct switch_race {
+/* Roles by arrival (holder, drainer, one-CPU drainer), not by CPU id: a CPU that never came
+ * up (smp.test_no_sipi) leaves a gap in the numbering. */
+struct drain_cpu_race {
 	struct pglist_data *pgdat;
-	struct zone *zone;	/* whose lists the holder and the switcher fill */
+	struct zone *zone;	/* whose lists the holder and the one-CPU drainer fill */
 	int tickets;		/* atomic */
-	unsigned int role_cpu[3];	/* holder, drainer, switcher */
-	int phase;		/* 1: holder holds its pcp; 2: drainer is draining; 3: switching */
+	unsigned int role_cpu[3];	/* holder, drainer, one-CPU drainer */
+	int phase;		/* 1: holder holds its pcp; 2: drainer is draining; 3: drain_cpu */
 	int drain_done;		/* the drainer's drain returned (atomic) */
-	bool window;		/* the switch began while that drain was held up by the holder */
+	bool window;		/* drain_cpu_pages() began while that drain was held up */
 	bool timed_out;		/* a role waited 10 s for the one before it: the case failed */
-	int switcher_left;	/* pages on the switcher's list after the switch */
+	int own_left;		/* pages on the one-CPU drainer's list after its drain */
 };
 
 /* Put 4 order-0 pages on this CPU's list of the zone. */
-static void fill_own_pcp(struct switch_race *r)
+static void fill_own_pcp(struct drain_cpu_race *r)
 {
 	struct page *p[4];
 
@@ -928,7 +931,7 @@ static void fill_own_pcp(struct switch_race *r)
 }
 
 /* Wait (at most 10 s: every wait has a way out) until the race reaches phase. */
-static void wait_phase(struct switch_race *r, int phase)
+static void wait_phase(struct drain_cpu_race *r, int phase)
 {
 	u64 deadline = arch_cycles() + us_to_cycles(10000000);
 
@@ -941,34 +944,34 @@ static void wait_phase(struct switch_race *r, int phase)
 	}
 }
 
-/* The holder: hold its own (non-empty) pcp until the switch has begun, and 2 ms more. */
-static void switch_race_holder(struct switch_race *r)
+/* The holder: hold its own (non-empty) pcp until the one-CPU drain has begun, and 2 ms more. */
+static void drain_cpu_race_holder(struct drain_cpu_race *r)
 {
 	struct per_cpu_pages *pcp;
-	struct pcp_hold hold;
+	unsigned long flags;
 
 	fill_own_pcp(r);
-	pcp = pcp_lock_this_cpu(r->zone, &hold);
+	pcp = pcp_lock_this_cpu(r->zone, &flags);
 	smp_store_release(&r->phase, 1);
 	wait_phase(r, 3);
 	udelay(2000);
 	if (pcp)
-		pcp_unlock_this_cpu(pcp, &hold);
+		pcp_unlock_this_cpu(r->zone, pcp, flags);
 }
 
-static void switch_race_fn(void *arg)
+static void drain_cpu_race_fn(void *arg)
 {
-	struct switch_race *r = arg;
+	struct drain_cpu_race *r = arg;
 	int role = __atomic_fetch_add(&r->tickets, 1, __ATOMIC_RELAXED);
 
 	if (role < 3)
 		r->role_cpu[role] = arch_cpu_id();
 	if (role == 0) {
-		switch_race_holder(r);
+		drain_cpu_race_holder(r);
 	} else if (role == 1) {
 		wait_phase(r, 1);
 		smp_store_release(&r->phase, 2);
-		drain_all_pages_node(r->pgdat);		/* held up by the holder */
+		drain_all_pages_machine(r->pgdat->machine);	/* held up by the holder */
 		smp_store_release(&r->drain_done, 1);
 	} else if (role == 2) {
 		fill_own_pcp(r);
@@ -976,22 +979,22 @@ static void switch_race_fn(void *arg)
 		udelay(500);	/* the drainer takes pcp_drain_lock meanwhile */
 		r->window = !smp_load_acquire(&r->drain_done);
 		smp_store_release(&r->phase, 3);
-		pcp_switch_lock_model(pcp_lock_model_name(pcp_lock_model));
-		r->switcher_left = r->zone->pcp[arch_cpu_id()].count;
+		drain_cpu_pages(r->pgdat->machine, arch_cpu_id());
+		r->own_left = r->zone->pcp[arch_cpu_id()].count;
 	}
 }
 
 /*
  * Each model: the drainer drains every CPU's lists and is held up by the holder, which holds
- * its own (non-empty) pcp; meanwhile the switcher switches lock models (to the same model:
- * nothing else changes). The switch promises every list empty when it returns, so it must
- * wait for the running drain and then drain everything itself: the switcher's own list,
- * filled before, is empty after. Window: the switch began while the drain was held up
+ * its own (non-empty) pcp; meanwhile a third CPU drains its own lists with drain_cpu_pages()
+ * (the monitor's `drain CPU`). That promises the CPU's lists empty when it returns, so it
+ * must wait for the running drain rather than give up as a second drain of every CPU may:
+ * its list, filled before, is empty after. Window: it began while the drain was held up
  * (asserted).
  */
-static void pcp_switch_lock_model_waits_for_drain_all_models(struct ktest *t)
+static void pcp_drain_cpu_waits_for_drain_all_models(struct ktest *t)
 {
-	static struct switch_race r;
+	static struct drain_cpu_race r;
 
 	if (lab_nr_cpus() < 3)
 		KT_SKIP(t, "needs 3 CPUs");
@@ -1000,19 +1003,18 @@ static void pcp_switch_lock_model_waits_for_drain_all_models(struct ktest *t)
 
 		memset(&r, 0, sizeof(r));
 		r.pgdat = model_node(t, models[m], &r.zone, &free);
-		lab_run_on_cpus(switch_race_fn, &r);
+		lab_run_on_cpus(drain_cpu_race_fn, &r);
 		KT_ASSERT_FALSE(t, r.timed_out);
-		ktest_printf(t, "[%s] the switch %s a drain held up by cpu%u; cpu%u's list after it: "
-			     "%d pages", pcp_lock_model_name(models[m]),
+		ktest_printf(t, "[%s] drain_cpu_pages() %s a drain held up by cpu%u; cpu%u's list "
+			     "after it: %d pages", pcp_lock_model_name(models[m]),
 			     r.window ? "began during" : "missed", r.role_cpu[0], r.role_cpu[2],
-			     r.switcher_left);
+			     r.own_left);
 		KT_EXPECT_TRUE(t, r.window);
-		KT_EXPECT_EQ(t, r.switcher_left, 0);
+		KT_EXPECT_EQ(t, r.own_left, 0);
 		KT_EXPECT_EQ(t, node_free_pages(r.pgdat), free);
 		KT_EXPECT_EQ(t, mm_verify(r.pgdat), 0ul);
 		lab_node_destroy(r.pgdat);
 	}
-	lab_set_lock_model(PCP_LOCK_TRYLOCK);
 }
 
 static const struct ktest_case mm_pcp_private_cases[] = {
@@ -1026,7 +1028,7 @@ static const struct ktest_case mm_pcp_private_cases[] = {
 				     "takes every page of its instance"),
 	KTEST_CASE_CONCURRENT_NOFAIL(pcp_disable_enable_update_concurrent,
 				     "builds an instance of 4096 lists per zone"),
-	KTEST_CASE_CONCURRENT_NOFAIL(pcp_switch_lock_model_waits_for_drain_all_models,
+	KTEST_CASE_CONCURRENT_NOFAIL(pcp_drain_cpu_waits_for_drain_all_models,
 				     "fills two CPUs' lists before the race"),
 };
 KTEST_SUITE(mm_pcp_private, mm_pcp_private_cases, .init = mm_pcp_private_init,

@@ -114,10 +114,12 @@ static void mm_private_exhaustion_restores_counts(struct ktest *t)
  * reported (bad_pages counts them) and lose nothing. */
 static void mm_private_bad_input_reported(struct ktest *t)
 {
-	struct pglist_data *pgdat = lab_node_create(PRIV_BLOCKS, false);
+	struct pglist_data *pgdat;
 	struct page *p, *q, *reserved;
 	unsigned long free;
 
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no page-state checks at free");
+	pgdat = lab_node_create(PRIV_BLOCKS, false);
 	KT_ASSERT_NOT_NULL(t, pgdat);
 	pgdat->poison = true;
 	free = node_free_pages(pgdat);
@@ -153,7 +155,7 @@ static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
 					      PCP_LOCK_TRYLOCK };
 
 /*
- * Each lock model: every CPU allocates order-0 pages from one 32 MiB instance until NULL,
+ * Each lock model: every CPU allocates order-0 pages from a 32 MiB instance until NULL,
  * all at once. The last free pages sit on other CPUs' lists until a failing allocation
  * drains them and retries (drain-and-retry), so together the CPUs get every free page; then
  * all free, and the count is exactly restored. No CPU hangs.
@@ -161,16 +163,15 @@ static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
 static void mm_private_pcp_exhaustion_all_cpus(struct ktest *t)
 {
 	static struct exhaust e;
-	struct pglist_data *pgdat = lab_node_create(EXHAUST_BLOCKS, true);
 
-	if (!pgdat)
-		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", EXHAUST_BLOCKS);
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		struct pglist_data *pgdat = lab_node_create_model(EXHAUST_BLOCKS, models[m]);
 		unsigned long before, total = 0;
 		u64 retries;
 
-		lab_set_lock_model(models[m]);
-		drain_all_pages_node(pgdat);
+		if (!pgdat)
+			KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance",
+				EXHAUST_BLOCKS);
 		memset(&e, 0, sizeof(e));
 		e.pgdat = pgdat;
 		before = node_free_pages(pgdat);
@@ -181,15 +182,14 @@ static void mm_private_pcp_exhaustion_all_cpus(struct ktest *t)
 		KT_EXPECT_EQ(t, total, before);
 		KT_EXPECT_GT(t, pgdat->drain_retries, retries);
 		lab_run_on_cpus(release_fn, &e);
-		drain_all_pages_node(pgdat);
+		drain_all_pages_machine(pgdat->machine);
 		KT_EXPECT_EQ(t, node_free_pages(pgdat), before);
 		KT_EXPECT_EQ(t, mm_verify(pgdat), 0ul);
 		ktest_printf(t, "[%s] %lu pages on %u CPUs, %llu drain-and-retry rounds",
-			     pcp_lock_model_name(pcp_lock_model), total, lab_nr_cpus(),
+			     pcp_lock_model_name(models[m]), total, lab_nr_cpus(),
 			     (unsigned long long)(pgdat->drain_retries - retries));
+		lab_node_destroy(pgdat);
 	}
-	lab_set_lock_model(PCP_LOCK_TRYLOCK);
-	lab_node_destroy(pgdat);
 }
 
 static const struct ktest_case mm_private_cases[] = {

@@ -251,5 +251,12 @@ __noreturn __printf(2, 3) void ktest_skip(struct ktest *t, const char *fmt, ...)
 
 /* End the case as skipped, with a reason: KT_SKIP(t, "needs %d CPUs", 2). */
 #define KT_SKIP(t, ...) ktest_skip(t, __VA_ARGS__)
+/* For a case about what only debug builds do (page-state reports, lockdep, fault injection,
+ * race hooks): a release build (CONFIG_DEBUG_VM=0) skips it, saying what it lacks. */
+#define KT_SKIP_UNLESS_DEBUG_VM(t, what)							\
+	do {											\
+		if (!CONFIG_DEBUG_VM)								\
+			KT_SKIP(t, "release build (CONFIG_DEBUG_VM=0): %s", what);		\
+	} while (0)
 
 #endif

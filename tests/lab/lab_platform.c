@@ -1,7 +1,7 @@
 /*
  * The kernel's side of tests/lab/lab_platform.h: a private allocator instance over MAX_ORDER
  * blocks taken from the kernel's own allocator (given back when it is destroyed), the online
- * CPUs through smp_run_on_all(), the lock model through pcp_switch_lock_model().
+ * CPUs through smp_run_on_all().
  */
 #include "tests/lab/lab_platform.h"
 #include "mm/memblock.h"
@@ -22,7 +22,8 @@ static void lab_free_backing(void)
 		}
 }
 
-static struct pglist_data *node_create(unsigned int nr_blocks, bool pcp, unsigned int nr_pcps)
+static struct pglist_data *node_create(unsigned int nr_blocks, bool pcp, unsigned int nr_pcps,
+				       enum pcp_lock_model model)
 {
 	struct mem_region map[LAB_NODE_MAX_BLOCKS];
 
@@ -39,7 +40,7 @@ static struct pglist_data *node_create(unsigned int nr_blocks, bool pcp, unsigne
 					      MAX_ORDER_NR_PAGES << PAGE_SHIFT, MEM_USABLE };
 	}
 	memblock_add_mmap(&lab_mb, map, nr_blocks);
-	if (pgdat_init(&lab_node, &lab_mb, "private", nr_pcps)) {
+	if (pgdat_init(&lab_node, &lab_mb, "private", nr_pcps, model)) {
 		lab_free_backing();
 		return NULL;
 	}
@@ -53,12 +54,17 @@ static struct pglist_data *node_create(unsigned int nr_blocks, bool pcp, unsigne
 
 struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp)
 {
-	return node_create(nr_blocks, pcp, nr_cpu_ids);
+	return node_create(nr_blocks, pcp, nr_cpu_ids, pcp_lock_default);
+}
+
+struct pglist_data *lab_node_create_model(unsigned int nr_blocks, enum pcp_lock_model model)
+{
+	return node_create(nr_blocks, true, nr_cpu_ids, model);
 }
 
 struct pglist_data *lab_node_create_pcps(unsigned int nr_blocks, unsigned int nr_pcps)
 {
-	return node_create(nr_blocks, true, MAX(nr_pcps, nr_cpu_ids));
+	return node_create(nr_blocks, true, MAX(nr_pcps, nr_cpu_ids), pcp_lock_default);
 }
 
 void lab_node_destroy(struct pglist_data *pgdat)
@@ -87,11 +93,6 @@ void lab_run_on_cpus(smp_call_fn fn, void *arg)
 bool lab_deterministic(void)
 {
 	return false;
-}
-
-void lab_set_lock_model(enum pcp_lock_model model)
-{
-	pcp_switch_lock_model(pcp_lock_model_name(model));
 }
 
 static void (*lab_tick_fn)(void);

@@ -1,6 +1,6 @@
 /*
  * What a scenario written once (tests/kernel/mm_private.c) needs from the platform it runs
- * on: a private allocator instance, the CPUs to run on, the lock model. The kernel's side is
+ * on: a private allocator instance (in a lock model), the CPUs to run on. The kernel's side is
  * tests/lab/lab_platform.c (memory borrowed from the kernel's allocator, its online CPUs);
  * the host's is tests/host/harness.c (simulated RAM from 16 MiB up, 8 pthread CPUs).
  */
@@ -18,9 +18,12 @@
 /*
  * An instance over nr_blocks MAX_ORDER blocks of memory, its memory map inside them, with
  * per-CPU lists sized for lab_nr_cpus() CPUs (pcp) or off (every free goes to the buddy
- * lists: exact per-order counts). NULL if the memory cannot be had. One at a time.
+ * lists: exact per-order counts), in the boot's lock model (pcp_lock_default). NULL if the
+ * memory cannot be had. One at a time.
  */
 struct pglist_data *lab_node_create(unsigned int nr_blocks, bool pcp);
+/* The same with lists on, in lock model `model` for the instance's life. */
+struct pglist_data *lab_node_create_model(unsigned int nr_blocks, enum pcp_lock_model model);
 /* The same with lists on, and nr_pcps of them per zone (more than there are CPUs: a
  * zone_pcp_update() or zone_pcp_disable() then takes longer, a wider window). */
 struct pglist_data *lab_node_create_pcps(unsigned int nr_blocks, unsigned int nr_pcps);
@@ -35,8 +38,6 @@ void lab_run_on_cpus(smp_call_fn fn, void *arg);
 /* True in a run that must replay from its seed (the host's mmtest --pct): a case then waits
  * for conditions, not for time, and does fewer rounds. The kernel's runs are never. */
 bool lab_deterministic(void);
-/* Switch the pcp lock model between runs (every list empty, nobody inside an operation). */
-void lab_set_lock_model(enum pcp_lock_model model);
 /*
  * Run tick_fn as a timer interrupt on every CPU until lab_set_tick(NULL) (kernel: at each
  * 100 Hz tick; host: at every 256th interrupts-on poll point of a CPU thread). Set and clear

@@ -4,9 +4,8 @@
  * `drain` and `stress` reach other CPUs with cross-CPU calls. Not a general shell.
  * Commands and words are case-insensitive. Bad input gets one line saying what was wrong and
  * what is allowed, then the usage line; nothing is run.
- * Lab code, not kernel code: it starts benchmarks (`bench`), switches the allocator's models
- * the way tests do, reads per-CPU list counters through mm/mm_test.h, and leaves QEMU with
- * the test framework's exit status; a bare kernel (`make LAB=0`) has no monitor.
+ * Lab code, not kernel code: it starts benchmarks (`bench`), reads per-CPU list counters
+ * through mm/mm_test.h, and leaves QEMU with the test framework's exit status; a bare kernel (`make LAB=0`) has no monitor.
  */
 #include "tests/lab/monitor.h"
 #include "tests/bench/bench.h"
@@ -232,7 +231,7 @@ static int cmd_pcp(int argc, char **argv)
 	if (argc > 1 && parse_cpu("pcp", argv[1], &only))
 		return -1;
 	printk("pcp: model %s, %s\ncpu  zone          count  high batch | alloc_hit  free_hit "
-	       " refill  spill tryfail drained\n", pcp_lock_model_name(pcp_lock_model),
+	       " refill  spill tryfail drained\n", pcp_lock_model_name(m->pcp_lock),
 	       pcp_enabled ? "enabled" : "disabled");
 	for (unsigned int c = 0; c < m->nr_cpus; c++) {
 		if ((argc > 1 && c != only) || (argc == 1 && !cpu_online(c)))
@@ -347,10 +346,9 @@ static int cmd_drain(int argc, char **argv)
 		for (int z = 0; z < MAX_NR_ZONES; z++)
 			before += zone_pcp_count(&m->node[nid]->node_zones[z]);
 	if (argc == 1 || word_is(argv[1], "all"))
-		drain_all_pages(NULL);
+		drain_all_pages_machine(mm_machine());
 	else if (!parse_cpu("drain", argv[1], &cpu))
-		for (unsigned int nid = 0; nid < m->nr_nodes; nid++)	/* its lists of each node */
-			drain_cpu_pages(m->node[nid], cpu);	/* from here: not in an IPI */
+		drain_cpu_pages(m, cpu);	/* its lists of every node, from here: not in an IPI */
 	else
 		return -1;
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
@@ -462,7 +460,7 @@ static int cmd_stress(int argc, char **argv)
 		return mon_error("stress", "'%s' is not a number of seconds from 1 to 3600", argv[1]);
 	c.until = arch_cycles() + us_to_cycles(secs * 1000000ull);
 	smp_run_on_all(stress_cpu, &c);
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	printk("stress: %llu alloc/free operations on %u CPUs in %lu s, %llu failed allocations\n",
 	       (unsigned long long)c.ops, nr_cpus_online(), secs, (unsigned long long)c.fails);
 	printk("stress: free pages %lu before, %lu after; mm_verify: %lu problems\n", free_before,
@@ -470,14 +468,18 @@ static int cmd_stress(int argc, char **argv)
 	return 0;
 }
 
+/* The lock model is the allocator's for its life (mm/mmzone.h enum pcp_lock_model): shown,
+ * not switched. */
 static int cmd_model(int argc, char **argv)
 {
-	if (argc != 2)
-		return mon_error("model", "which model? irqoff, irqsave or trylock (now %s)",
-				 pcp_lock_model_name(pcp_lock_model));
-	if (pcp_switch_lock_model(argv[1]))
+	const char *now = pcp_lock_model_name(mm_machine()->pcp_lock);
+
+	if (argc > 1 && pcp_lock_model_parse(argv[1]) < 0)
 		return mon_error("model", "no model '%s': irqoff, irqsave or trylock", argv[1]);
-	printk("model: per-CPU lists now use %s\n", pcp_lock_model_name(pcp_lock_model));
+	if (argc > 1)
+		return mon_error("model", "the model is fixed when the allocator is created (now %s): "
+				 "boot with pcp.lock=%s", now, argv[1]);
+	printk("model: per-CPU lists use %s, for the allocator's life (pcp.lock= at boot)\n", now);
 	return 0;
 }
 
@@ -527,7 +529,7 @@ static const struct mon_cmd mon_cmds[] = {
 	  "(contended), trylock failures; most waits first", 0, cmd_lockstat },
 	{ "stress", "stress [SECONDS]", "random alloc/free on every CPU, then drain and verify", 1, cmd_stress },
 	{ "bench", "bench NAME", "run a benchmark (bench alone lists them)", 1, cmd_bench },
-	{ "model", "model irqoff|irqsave|trylock", "switch the per-CPU list locking model", 1, cmd_model },
+	{ "model", "model", "the per-CPU list locking model (chosen at boot: pcp.lock=)", 1, cmd_model },
 	{ "verify", "verify", "mm_verify(): every page in exactly one place", 0, cmd_verify },
 	{ "exit", "exit", "leave QEMU", 0, cmd_exit },
 };

@@ -91,7 +91,7 @@ static void soak_random(struct soak_cpu *me, u64 seed)
 static void soak_drainer(struct soak_cpu *me)
 {
 	while (arch_cycles() < soak.until) {
-		drain_all_pages(NULL);
+		drain_all_pages_machine(mm_machine());
 		me->drains++;
 		udelay(500);
 	}
@@ -283,7 +283,7 @@ static unsigned long soak_one_cycle(unsigned int secs, unsigned long free_start,
 	timer_add_tick_hook(soak_tick);
 	smp_run_on_all(soak_cpu_run, NULL);
 	timer_remove_tick_hook(soak_tick);
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	free_now = nr_free_pages();
 	problems = mm_verify_machine(mm_machine()) + soak_nodes_changed(node_start);
 	soak_totals(&t, &irq_ops);
@@ -327,7 +327,7 @@ int soak_run(void)
 	}
 	pcp_stats_sum(mm_node(), -1, &pcp);
 	fallbacks0 = pcp.trylock_fail_alloc + pcp.trylock_fail_free;
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	arr = alloc_pages(GFP_KERNEL, 8);	/* the exhauster's pointer array: 256 KiB */
 	soak.exhaust = arr ? page_address(arr) : NULL;
 	free_start = nr_free_pages();

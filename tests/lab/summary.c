@@ -19,7 +19,7 @@ static unsigned long free_pages_drained(unsigned long node_free[MAX_NUMA_NODES])
 {
 	struct mm_machine *m = mm_machine();
 
-	drain_all_pages(NULL);
+	drain_all_pages_machine(mm_machine());
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
 		node_free[nid] = node_free_pages(m->node[nid]);
 	return machine_free_pages(m);
@@ -113,7 +113,7 @@ void summary_print(const struct run_summary *s, const struct ktest_totals *tests
 	printk("per-CPU lists (%s): %llu allocations and %llu frees served without zone->lock;\n"
 	       "         %llu refills and %llu spills moved pages in batches; %llu trylock failures\n"
 	       "         fell back to the buddy lists; %llu pages drained\n",
-	       pcp_lock_model_name(pcp_lock_model), (unsigned long long)pcp.alloc_hit,
+	       pcp_lock_model_name(mm_machine()->pcp_lock), (unsigned long long)pcp.alloc_hit,
 	       (unsigned long long)pcp.free_hit, (unsigned long long)pcp.refill,
 	       (unsigned long long)pcp.spill,
 	       (unsigned long long)(pcp.trylock_fail_alloc + pcp.trylock_fail_free),

@@ -34,7 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from mutations import MUTATIONS  # noqa: E402
 
-HOST_BUILDS = {"host": "plain", "asan": "asan", "tsan": "tsan"}
+HOST_BUILDS = {"host": "plain", "asan": "asan", "tsan": "tsan", "release": "release"}
 SANITIZER_ENV = {
     "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0",
     "TSAN_OPTIONS": "halt_on_error=1 second_deadlock_stack=1 suppressions="
@@ -209,7 +209,7 @@ def parse_spec(spec):
         return kind, {"rows": rest}
     if kind == "acpi":
         return kind, {"check": rest}
-    raise SystemExit(f"mutate: bad test spec {spec!r} (host:|asan:|tsan:FILTER, kernel:N:GLOB, "
+    raise SystemExit(f"mutate: bad test spec {spec!r} (host:|asan:|tsan:|release:FILTER, kernel:N:GLOB, "
                      "matrix:ROWS, acpi:CHECK)")
 
 

@@ -8,6 +8,7 @@ is not, the mutation is an ERROR: the code moved and this entry must be rewritte
     host:FILTER      build/host/plain/mmtest FILTER (host tests whose name contains FILTER)
     asan:FILTER      the same in the ASan+UBSan build
     tsan:FILTER      the TSan build, concurrent tests only (-c FILTER)
+    release:FILTER   the release build (CONFIG_DEBUG_VM=0, poisoning off: what users run)
     kernel:N:GLOB    boot the kernel at -smp N with test=GLOB (tests/runner.py)
     matrix:ROWS      rows of make test's QEMU matrix (tests/matrix.py) whose names match the
                      glob ROWS, one QEMU at a time (QEMU 10 for the x2APIC rows: make qemu10)
@@ -179,23 +180,27 @@ MUTATIONS = [
     dict(
         name="drain-skips-pcp-lock",
         file="mm/pcp.c",
-        says="drain_pages_zone() empties another CPU's list without taking that list's lock",
+        says="a drain (drain_pages_zone) empties another CPU's list without taking that list's "
+             "lock (trylock model)",
         edits=[("""\
-		if (!irqsave)
-			spin_lock(&pcp->lock);
-		count = pcp->count;
+	if (model == PCP_LOCK_IRQSAVE)
+		return spin_lock_irqsave(&pcp->lock);
+	spin_lock(&pcp->lock);
+	return 0;
 """, """\
-		count = pcp->count;
+	if (model == PCP_LOCK_IRQSAVE)
+		return spin_lock_irqsave(&pcp->lock);
+	return 0;
 """), ("""\
-		if (irqsave)
-			spin_unlock_irqrestore(&pcp->lock, flags);
-		else
-			spin_unlock(&pcp->lock);
-	} while (count);
+	else if (model == PCP_LOCK_IRQSAVE)
+		spin_unlock_irqrestore(&pcp->lock, flags);
+	else
+		spin_unlock(&pcp->lock);
+}
 """, """\
-		if (irqsave)
-			spin_unlock_irqrestore(&pcp->lock, flags);
-	} while (count);
+	else if (model == PCP_LOCK_IRQSAVE)
+		spin_unlock_irqrestore(&pcp->lock, flags);
+}
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
@@ -203,13 +208,14 @@ MUTATIONS = [
     dict(
         name="drain-all-skips-last-cpu",
         file="mm/pcp.c",
-        says="a global drain (__drain_all_pages) stops one CPU short: the last CPU keeps its pages",
+        says="a drain of every CPU (__drain_all_pages) stops one CPU short: the last CPU keeps "
+             "its pages",
         edits=[("""\
-	for (unsigned int cpu = 0; cpu < req->machine->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(req, cpu))
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
 """, """\
-	for (unsigned int cpu = 0; cpu + 1 < req->machine->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(req, cpu))
+	for (unsigned int cpu = 0; cpu + 1 < m->nr_cpus; cpu++)
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
 """)],
         tests=["host:pcp_stress_random_orders", "host:pcp_remote_drain_under_fire",
                "kernel:4:mm_pcp*"],
@@ -217,13 +223,13 @@ MUTATIONS = [
     dict(
         name="drain-all-skips-cpu0",
         file="mm/pcp.c",
-        says="a global drain (__drain_all_pages) starts at CPU 1: CPU 0 keeps its pages",
+        says="a drain of every CPU (__drain_all_pages) starts at CPU 1: CPU 0 keeps its pages",
         edits=[("""\
-	for (unsigned int cpu = 0; cpu < req->machine->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(req, cpu))
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
 """, """\
-	for (unsigned int cpu = 1; cpu < req->machine->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(req, cpu))
+	for (unsigned int cpu = 1; cpu < m->nr_cpus; cpu++)
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
 """)],
         tests=["host:pcp_stress_random_orders", "host:pcp_remote_drain_under_fire",
                "kernel:4:mm_pcp*"],
@@ -239,38 +245,28 @@ MUTATIONS = [
 	int count;
 
 	do {
-		unsigned long flags = irqsave ? spin_lock_irqsave(&pcp->lock) : 0;
+		unsigned long flags = drain_lock(pcp, model);
 
-		if (!irqsave)
-			spin_lock(&pcp->lock);
 		count = pcp->count;
 		if (count) {
 			int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
 			free_pcppages_bulk(zone, chunk, pcp, 0);
-			pcp_stat(zone, cpu)->drained += (u64)(count - pcp->count);
+			pcp->stats.drained += (u64)(count - pcp->count);
 		}
-		if (irqsave)
-			spin_unlock_irqrestore(&pcp->lock, flags);
-		else
-			spin_unlock(&pcp->lock);
+		drain_unlock(pcp, model, flags);
 	} while (count);
 """, """\
 	int count = READ_ONCE(pcp->count);
 
 	while (count) {
 		int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
-		unsigned long flags = irqsave ? spin_lock_irqsave(&pcp->lock) : 0;
+		unsigned long flags = drain_lock(pcp, model);
 
-		if (!irqsave)
-			spin_lock(&pcp->lock);
 		count -= chunk;
 		free_pcppages_bulk(zone, chunk, pcp, 0);
-		pcp_stat(zone, cpu)->drained += (u64)chunk;
-		if (irqsave)
-			spin_unlock_irqrestore(&pcp->lock, flags);
-		else
-			spin_unlock(&pcp->lock);
+		pcp->stats.drained += (u64)chunk;
+		drain_unlock(pcp, model, flags);
 	}
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
@@ -282,9 +278,9 @@ MUTATIONS = [
         says="zone_pcp_disable()'s forced drain skips CPUs whose count it peeked at as 0 "
              "(a refill in flight is missed)",
         edits=[("""\
-		if (force_all || cpu_has_pcp_pages(req, cpu))
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
 """, """\
-		if (cpu_has_pcp_pages(req, cpu))
+		if (cpu_has_pcp_pages(m, zone, cpu))
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
                "kernel:4:mm_pcp*"],
@@ -295,13 +291,13 @@ MUTATIONS = [
         says="a zone drain that finds another drain running returns at once instead of "
              "waiting for it (zone_pcp_disable returns with pages still listed)",
         edits=[("""\
-	if (!spin_trylock(&pcp_drain_lock)) {
-		if (!req->zone)
+	if (!spin_trylock(&m->pcp_drain_lock)) {
+		if (!zone)
 			return;
-		spin_lock(&pcp_drain_lock);
+		spin_lock(&m->pcp_drain_lock);
 	}
 """, """\
-	if (!spin_trylock(&pcp_drain_lock))
+	if (!spin_trylock(&m->pcp_drain_lock))
 		return;
 """)],
         tests=["host:zone_pcp_disable_waits_for_running_drain",
@@ -313,11 +309,9 @@ MUTATIONS = [
         says="in the irqoff model a drain empties another CPU's list itself instead of asking "
              "that CPU (whose list is protected only by its own interrupts being off)",
         edits=[("""\
-	if (req->model == PCP_LOCK_IRQOFF) {
-		if (cpu == arch_cpu_id()) {
+	if (model == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
 """, """\
-	if (false) {
-		if (cpu == arch_cpu_id()) {
+	if (false && model == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
@@ -341,7 +335,9 @@ MUTATIONS = [
 	if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
 		drain_all_pages_machine(ac->pgdat->machine);
 	else
-		drain_local_pages(NULL);
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			if (ac->pgdat->node_zones[z].pcp)
+				drain_local_pages(&ac->pgdat->node_zones[z]);
 """)],
         tests=["host:lockdep_host_atomic_alloc_in_irq", "host:pcp_irq_alloc_exhausted_no_drain",
                "kernel:2:lockdep_mm.*"],
@@ -378,20 +374,72 @@ MUTATIONS = [
     ),
     dict(
         name="alloc-after-unlock",
-        file="mm/pcp.c",
+        file="mm/pcp.h",
         says="rmqueue_pcplist() releases the pcp lock one line too early: the list is "
              "taken from without the lock",
         edits=[("""\
-	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
-	pcp_unlock(pcp, hold);
-	return page;
+	pcp->free_factor >>= 1;
+	page = __rmqueue_pcplist(zone, order, pcp, list);
+	if (likely(page))
+		pcp->stats.alloc_hit++;
+	pcp_unlock(pcp, model, flags);
 """, """\
-	pcp_unlock(pcp, hold);
-	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
-	return page;
+	pcp->free_factor >>= 1;
+	pcp_unlock(pcp, model, flags);
+	page = __rmqueue_pcplist(zone, order, pcp, list);
+	if (likely(page))
+		pcp->stats.alloc_hit++;
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
+    ),
+    # Issue 22 item 7: both lived while the order-0 free had a path of its own that only
+    # poisoning-off nodes took and no test node had; the killers run in the release host build
+    # (CONFIG_DEBUG_VM=0, mm.poison off), the configuration users run.
+    dict(
+        name="free-past-high",
+        file="mm/pcp.h",
+        says="an order-0 free pushes past pcp->high: its list never spills to the buddy lists",
+        edits=[("""\
+	return pcp->count >= READ_ONCE(pcp->high) ||
+""", """\
+	return (order && pcp->count >= READ_ONCE(pcp->high)) ||
+""")],
+        tests=["release:pcp_spill_grows_then_allocation_halves",
+               "host:pcp_spill_grows_then_allocation_halves", "kernel:4:mm_pcp.*"],
+    ),
+    dict(
+        name="free-waits-for-pcp-lock",
+        file="mm/pcp.h",
+        says="the free takes this CPU's pcp lock with a waiting spin_lock (trylock model): a "
+             "free from an interrupt that lands inside this CPU's own hold spins on itself",
+        edits=[("""\
+	if (unlikely(!pcp_trylock(pcp, model, &flags))) {
+		pcp->stats.trylock_fail_free++;
+""", """\
+	if (model == PCP_LOCK_TRYLOCK) {
+		spin_lock(&pcp->lock);
+	} else if (unlikely(!pcp_trylock(pcp, model, &flags))) {
+		pcp->stats.trylock_fail_free++;
+""")],
+        tests=["release:pcp_irq_reentry_all_models", "host:pcp_irq_reentry_all_models",
+               "kernel:4:mm_pcp_private.pcp_irq_reentry_all_models"],
+    ),
+    dict(
+        name="irqsave-release-keeps-irqs-off",
+        file="mm/pcp.h",
+        says="the irqsave model's release drops the lock word but does not give the interrupt "
+             "state back: a hold and its release disagree, as a hold taken under one model and "
+             "released under another did when the model could change at run time",
+        edits=[("""\
+	else if (model == PCP_LOCK_IRQSAVE)
+		pcp_spin_unlock_irqrestore(pcp, flags);
+""", """\
+	else if (model == PCP_LOCK_IRQSAVE)
+		pcp_spin_unlock(pcp);
+""")],
+        tests=["host:pcp_lock_model_fixed_per_instance", "host:pcp_irq_reentry_all_models",
+               "kernel:4:mm_pcp*"],
     ),
     # ---- per-CPU lists: bookkeeping (mm/pcp.c) ----
     dict(
@@ -942,11 +990,11 @@ MUTATIONS = [
         says="every pin writes mm->flags (has_pinned), even when the flag is already set: "
              "the cache line bounces between CPUs (Linux before 292648ac5cf1)",
         edits=[("""\
-	if (gup_has_pinned_mode == GUP_HAS_PINNED_ONCE &&
+	if (gup_has_pinned_mode == GUP_HAS_PINNED_IF_CLEAR &&
 	    (READ_ONCE(mm->flags) & (1ul << MMF_HAS_PINNED)))
 		return;
 """, "")],
-        tests=["host:gup_has_pinned_written_once", "kernel:4:gup_private.gup_has_pinned*"],
+        tests=["host:gup_has_pinned_written_if_clear", "kernel:4:gup_private.gup_has_pinned*"],
     ),
     dict(
         name="pin-adds-one",
@@ -1079,14 +1127,13 @@ MUTATIONS = [
         says="drain_all_pages(zone) asks only the CPUs of the zone's own node: a page another "
              "node's CPU freed stays on that CPU's list (zone_pcp_disable returns with it)",
         edits=[("""\
-	for (unsigned int cpu = 0; cpu < req->machine->nr_cpus; cpu++)
-		if (force_all || cpu_has_pcp_pages(req, cpu))
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
 """, """\
-	for (unsigned int cpu = 0; cpu < req->machine->nr_cpus; cpu++)
-		if (req->zone && machine_cpu_nid(req->machine, cpu) !=
-				 (unsigned int)req->zone->node->nid)
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+		if (zone && machine_cpu_nid(m, cpu) != (unsigned int)zone->node->nid)
 			continue;
-		else if (force_all || cpu_has_pcp_pages(req, cpu))
+		else if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
 """)],
         tests=["host:numa_zone_drain_reaches_other_node_cpu", "host:numa_remote_free_vs_drain",
                "tsan:numa_remote_free_vs_drain",
@@ -1094,15 +1141,15 @@ MUTATIONS = [
     ),
     dict(
         name="free-to-local-node-zone",
-        file="mm/pcp.c",
+        file="mm/pcp.h",
         says="a freed page goes to this CPU's list of the same zone type on the CPU's own node, "
              "not of the page's zone: the page changes node",
         edits=[("""\
-void free_unref_page(struct page *page, unsigned int order)
+static __always_inline void free_unref_page(struct page *page, unsigned int order)
 {
 	struct zone *zone = page_zone(page);
 """, """\
-void free_unref_page(struct page *page, unsigned int order)
+static __always_inline void free_unref_page(struct page *page, unsigned int order)
 {
 	struct zone *zone = &local_node(page_pgdat(page))->node_zones[page->zone];
 """)],
@@ -1125,7 +1172,7 @@ void free_unref_page(struct page *page, unsigned int order)
     ),
     dict(
         name="numa-miss-counted-as-hit",
-        file="mm/page_alloc.c",
+        file="mm/internal.h",
         says="zone_statistics() compares the zone with itself: every allocation counts as "
              "numa_hit, a fallback to another node is never a miss",
         edits=[("""\
@@ -1139,25 +1186,28 @@ void free_unref_page(struct page *page, unsigned int order)
     dict(
         name="fast-path-ignores-thisnode",
         file="mm/page_alloc.c",
-        says="the order-0 fast path serves __GFP_THISNODE from the preferred zone even when it "
-             "is another node's (a memoryless node gets a page of its neighbour)",
+        says="the order-0 first attempt serves __GFP_THISNODE from the preferred zone even "
+             "when it is another node's (a memoryless node gets a page of its neighbour)",
         edits=[("""\
-	if (((gfp & __GFP_THISNODE) && zone->node != pgdat) || !READ_ONCE(pcp_enabled) ||
+		    !((gfp & __GFP_THISNODE) && zone->node != pgdat) && likely(pcp_enabled))
 """, """\
-	if (!READ_ONCE(pcp_enabled) ||
+		    likely(pcp_enabled))
 """)],
         tests=["host:alloc_pages_memoryless_node_fast_hit_thisnode_fails"],
     ),
     dict(
         name="fast-path-numa-hit-not-counted",
-        file="mm/page_alloc.c",
-        says="a hit of the order-0 fast path counts alloc_hit but not numa_hit (nor, summed, "
-             "local_node/other_node)",
+        file="mm/pcp.h",
+        says="a hit on a per-CPU list (rmqueue_pcplist) counts alloc_hit but not the NUMA "
+             "statistics (numa_hit, nor, summed, local_node/other_node)",
         edits=[("""\
-		stats->alloc_hit++;
-		stats->numa_hit++;
+	pcp_unlock(pcp, model, flags);
+	if (likely(page))
+		zone_statistics(preferred, zone, pcp);
+	return page;
 """, """\
-		stats->alloc_hit++;
+	pcp_unlock(pcp, model, flags);
+	return page;
 """)],
         tests=["host:alloc_pages_memoryless_node_fast_hit_thisnode_fails"],
     ),

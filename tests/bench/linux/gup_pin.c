@@ -61,7 +61,7 @@ static void emit(const char *metric, const uint64_t *us, int n, const char *rele
 	       metric);
 	for (int i = 0; i < n; i++)
 		printf("%s%llu.000", i ? "," : "", (unsigned long long)us[i]);
-	printf("],\"kernel\":\"linux %s\",\"mode\":\"once\",\"cmd\":\"a\",\"size_mb\":%llu,"
+	printf("],\"kernel\":\"linux %s\",\"mode\":\"if-clear\",\"cmd\":\"a\",\"size_mb\":%llu,"
 	       "\"threads\":%d,\"failed\":%llu}\n", release, (unsigned long long)(size >> 20), threads,
 	       (unsigned long long)failed);
 }
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	printf("gup: linux -a -m %llu -j %d -n %u -r %d: mean get %llu us, %llu failed calls\n",
 	       (unsigned long long)(size >> 20), threads, nr_per_call, repeats,
 	       (unsigned long long)(sum / (threads * repeats)), (unsigned long long)failed);
-	emit("get_us_once", get_us, threads * repeats, u.release);
-	emit("put_us_once", put_us, threads * repeats, u.release);
+	emit("get_us_if_clear", get_us, threads * repeats, u.release);
+	emit("put_us_if_clear", put_us, threads * repeats, u.release);
 	return failed ? 1 : 0;
 }

@@ -32,7 +32,7 @@ void host_halt(void);
  * sched.c). Zero otherwise, so that a point costs one load when nothing is going on.
  */
 extern int host_interleave_armed;
-/* The slow paths of arch_interleave_point() and arch_cpu_relax() (tests/host/shim/sched.c). */
+/* tests/host/shim/sched.c: the slow paths of arch_interleave_point() and arch_cpu_relax(). */
 void host_interleave(void);
 void host_spin_wait(void);
 
