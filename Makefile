@@ -23,6 +23,9 @@ PYTHON   ?= python3
 BUILD    ?= build
 # 1: page-state checks on every alloc/free (tests); 0: the release build `make bench` uses.
 DEBUG_VM ?= 1
+# Extra -D options for the kernel, for experiments (KDEFS=-DCONFIG_PCP_PADDING=0: the false
+# sharing exercise, docs/exercises.md); build them in a BUILD of their own.
+KDEFS    ?=
 # 1: the kernel with its lab (tests/: KTAP suites, benchmarks, soak, monitor, crash tests);
 # 0: the bare kernel, boot/ arch/ kernel/ mm/ only, built apart in $(BUILD)/bare: it boots to
 # "all CPUs online" and idles (`make run-bare`). docs/architecture.md.
@@ -65,7 +68,7 @@ KCFLAGS := \
 	-Wno-unused-parameter \
 	-MMD \
 	-MP \
-	-DCONFIG_DEBUG_VM=$(DEBUG_VM) \
+	-DCONFIG_DEBUG_VM=$(DEBUG_VM) $(KDEFS) \
 	-I. \
 	-Iarch/x86_64/include
 KASFLAGS := -f elf64 -g -F dwarf -I.
@@ -118,6 +121,7 @@ $(ISO): $(KERNEL) boot/grub.cfg
 # ---- host-side builds: fuzzers (tests/fuzz), host harness (tests/host) ------------------
 include tests/fuzz/fuzz.mk
 include tests/host/host.mk
+include tests/c2c/c2c.mk
 
 # ---- tools: install what is missing (Debian), or say how --------------------------------
 DEBIAN_PKGS := qemu-system-x86 nasm grub-pc-bin grub-efi-amd64-bin grub-common xorriso \

@@ -170,17 +170,16 @@ static inline unsigned int pindex_to_order(unsigned int pindex)
  * whoever holds it (a remote drainer too); the rest (numa_*, trylock_fail_*, ipi_drain) by
  * the CPU they belong to alone, outside any hold, as Linux counts its per-CPU events (an
  * interrupt on that CPU may count in between: each count is one add to memory). Two cache
- * lines: the first holds what a hit counts. The NUMA counters are Linux's per-zone ones
- * (numa_hit, numa_miss, numa_foreign; local_node and other_node follow from the CPU's node
- * when they are read: zone_numa_stats()); they count every allocation from the zone, per-CPU
- * list or not.
+ * lines: what a hit counts is last, in the second, so that it ends struct per_cpu_pages
+ * (which the unpadded build of the false-sharing exercise then puts beside the next CPU's
+ * lock: docs/exercises.md). The NUMA counters are Linux's per-zone ones (numa_hit,
+ * numa_miss, numa_foreign; local_node and other_node follow from the CPU's node when they
+ * are read: zone_numa_stats()); they count every allocation from the zone, per-CPU list or
+ * not.
  */
 struct pcp_stats {
-	u64 alloc_hit;		/* allocations served from the list as it was (no refill) */
-	u64 free_hit;		/* frees put on the list */
 	u64 refill;		/* refills from the buddy lists (rmqueue_bulk calls) */
 	u64 spill;		/* spills to them from the free path (free_unref_page_spill) */
-	u64 numa_hit;		/* allocated here, on the node the allocation preferred */
 	u64 numa_miss;		/* allocated here although another node was preferred */
 	u64 numa_foreign;	/* preferred here, but allocated on another node (this zone was
 				 * the zonelist's first) */
@@ -191,6 +190,9 @@ struct pcp_stats {
 	u64 remote_home;	/* pages of this zone a CPU of another node had on its list, sent
 				 * back to the zone's buddy lists (spill or drain) */
 	u64 _pad[4];
+	u64 alloc_hit;		/* allocations served from the list as it was (no refill) */
+	u64 free_hit;		/* frees put on the list */
+	u64 numa_hit;		/* allocated here, on the node the allocation preferred */
 };
 
 /*

@@ -6,6 +6,7 @@
  * "Old kernel: 477729.97 (+- 3.79%)".
  */
 #include "tests/bench/bench.h"
+#include "tests/bench/c2c.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"
@@ -44,8 +45,11 @@ static void gup_bench_cpu(void *arg)
 	struct gup_bench_run *run = arg;
 	unsigned int cpu = arch_cpu_id();
 
-	if (cpu >= run->threads)
+	if (cpu >= run->threads) {
+		c2c_cpu_begin();	/* in the window, with nothing to do */
+		c2c_cpu_end();
 		return;
+	}
 	for (unsigned int r = 0; r < run->repeats; r++) {
 		struct gup_test gt = {
 			.cmd = run->cmd, .addr = GUP_BENCH_BASE, .size = (u64)gup_size_mb << 20,
@@ -118,7 +122,10 @@ static u64 gup_bench_mode(const char *mode, u64 *flag_writes)
 		gup_bench_teardown(run);
 		return 0;
 	}
-	smp_run_on_all(gup_bench_cpu, run);
+	snprintf(extra, sizeof(extra), "\"mode\":\"%s\",\"op\":\"pin\",\"ops\":%llu", mode,
+		 (unsigned long long)run->threads * run->repeats * (((u64)gup_size_mb << 20) >> PAGE_SHIFT));
+	c2c_object("mm_struct", run->mm, sizeof(*run->mm));
+	c2c_window(mode[0] == 'i' ? "gup if-clear" : "gup every-pin", extra, gup_bench_cpu, run);
 	n = run->threads * run->repeats;
 	for (unsigned int i = 0; i < n; i++)
 		printk("  cpu%-3u %s: Time: get:%llu put:%llu us\n", i / run->repeats,

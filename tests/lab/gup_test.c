@@ -3,6 +3,7 @@
  * A faithful copy of the kernel side of Linux's gup_test ioctl, without the ioctl.
  */
 #include "tests/lab/gup_test.h"
+#include "tests/c2c/c2c_mark.h"
 
 const char *gup_test_cmd_name(enum gup_test_cmd cmd)
 {
@@ -71,7 +72,9 @@ int gup_test_run(struct mm_struct *mm, struct gup_test *gt)
 	gt->error = 0;
 	gt->verify_failures = 0;
 	t0 = arch_cycles();
+	c2c_cpu_begin();	/* a c2c window counts the get loop (tests/bench/bench_gup.c) */
 	nr = gup_test_get(mm, gt);
+	c2c_cpu_end();
 	t1 = arch_cycles();
 	gt->get_cycles = t1 - t0;
 	gt->size = (u64)nr << PAGE_SHIFT;

@@ -1,0 +1,569 @@
+/*
+ * The coherence model: MESI per line (model.h), and the merge that replays every CPU's
+ * accesses in modelled-time order, whatever order the host ran the CPUs in.
+ */
+#include "tests/c2c/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int c2c_model_init(struct c2c_model *m, const struct c2c_params *p)
+{
+	memset(m, 0, sizeof(*m));
+	if (p->nr_cpus < 1 || p->nr_cpus > C2C_MAX_CPUS || p->sockets < 1 || p->sockets > p->nr_cpus)
+		return -1;
+	m->p = *p;
+	for (unsigned int c = 0; c < p->nr_cpus; c++)
+		m->local[c2c_socket(p, c)] |= 1ull << c;
+	for (unsigned int c = 0; c < p->nr_cpus; c++) {
+		struct c2c_chunk *first = calloc(1, sizeof(*first));
+
+		if (!first)
+			return -1;
+		m->q[c].head = m->q[c].tail = first;
+	}
+	m->nr_slots = 1 << 16;
+	m->lines = calloc(m->nr_slots, sizeof(*m->lines));
+	return m->lines ? 0 : -1;
+}
+
+void c2c_model_free(struct c2c_model *m)
+{
+	for (unsigned int c = 0; c < m->p.nr_cpus; c++)
+		for (struct c2c_chunk *k = m->q[c].head, *next; k; k = next) {
+			next = k->next;
+			free(k);
+		}
+	free(m->lines);
+	m->lines = NULL;
+}
+
+void c2c_window_reset(struct c2c_model *m)
+{
+	memset(m->lines, 0, m->nr_slots * sizeof(*m->lines));
+	m->nr_lines = 0;
+	m->max_queued = 0;
+	memset(&m->total, 0, sizeof(m->total));
+	memset(m->cpu, 0, sizeof(m->cpu));
+	m->cut = m->nr_waiting = 0;
+	m->spins = m->spins_unanswered = m->lock_waits = m->forced = 0;
+}
+
+/* ---- the lines: an open-addressing hash table of struct c2c_line, keyed by line + 1 ---- */
+
+static uint64_t line_slot(uint32_t line, uint64_t nr_slots)
+{
+	return ((uint64_t)line * 0x9e3779b97f4a7c15ull >> 20) & (nr_slots - 1);
+}
+
+static void lines_grow(struct c2c_model *m)
+{
+	struct c2c_line *old = m->lines;
+	uint64_t old_slots = m->nr_slots;
+
+	m->nr_slots *= 2;
+	m->lines = calloc(m->nr_slots, sizeof(*m->lines));
+	if (!m->lines)
+		abort();
+	for (uint64_t i = 0; i < old_slots; i++) {
+		uint64_t s;
+
+		if (!old[i].line)
+			continue;
+		for (s = line_slot(old[i].line, m->nr_slots); m->lines[s].line; s = (s + 1) & (m->nr_slots - 1))
+			;
+		m->lines[s] = old[i];
+	}
+	free(old);
+}
+
+struct c2c_line *c2c_line_get(struct c2c_model *m, uint32_t line)
+{
+	uint32_t key = line + 1;
+	uint64_t s;
+
+	if (m->nr_lines * 2 >= m->nr_slots)
+		lines_grow(m);
+	for (s = line_slot(key, m->nr_slots); m->lines[s].line; s = (s + 1) & (m->nr_slots - 1))
+		if (m->lines[s].line == key)
+			return &m->lines[s];
+	m->lines[s].line = key;
+	m->nr_lines++;
+	return &m->lines[s];
+}
+
+/* ---- MESI ---- */
+
+/*
+ * One access of CPU cpu to line l, by the MESI rules of a machine whose caches never evict:
+ *
+ *   load,  cpu holds it                 -> hit
+ *   load,  nobody holds it              -> cold (memory); cpu holds it Exclusive
+ *   load,  another holds it Modified    -> HITM: the owner writes it back and both Share it
+ *   load,  others Share it              -> clean transfer; cpu Shares it too
+ *   store, cpu alone holds it (M or E)  -> hit; Modified
+ *   store, nobody holds it              -> cold (read for ownership from memory)
+ *   store, cpu Shares it with others    -> upgrade: the others' copies invalidated
+ *   store, others hold it, cpu does not -> HITM if one held it Modified, else clean; the
+ *                                          others invalidated, cpu Modified
+ *
+ * `cross`: the access needed the other socket: for a load, its data came from there (no
+ * sharer on cpu's socket); for a store, a copy there had to be invalidated. MESI, not
+ * MOESI: the reference machine is an Intel Xeon (MESIF, whose F state only picks which
+ * sharer answers a clean read; the counts are the same), and a HITM load there writes the
+ * line back, where an AMD cache would keep it dirty in Owned state (docs/c2c.md).
+ */
+enum c2c_outcome c2c_access(struct c2c_model *m, struct c2c_line *l, unsigned int cpu,
+			    bool store, bool *cross, unsigned int *invalidated)
+{
+	uint64_t me = 1ull << cpu, others = l->sharers & ~me;
+	uint64_t local = m->local[c2c_socket(&m->p, cpu)];
+	enum c2c_outcome o;
+
+	*cross = false;
+	*invalidated = 0;
+	if (!l->sharers) {
+		l->sharers = me;
+		l->dirty = store;
+		return C2C_COLD;
+	}
+	if (!others) {
+		l->dirty |= store;
+		return C2C_HIT;
+	}
+	if (!store) {
+		if (l->sharers & me)
+			return C2C_HIT;
+		o = l->dirty ? C2C_HITM : C2C_CLEAN;
+		*cross = !(others & local);
+		l->sharers |= me;
+		l->dirty = false;
+		return o;
+	}
+	o = (l->sharers & me) ? C2C_UPGRADE : l->dirty ? C2C_HITM : C2C_CLEAN;
+	*cross = (others & ~local) != 0;
+	*invalidated = (unsigned int)__builtin_popcountll(others);
+	l->sharers = me;
+	l->dirty = true;
+	return o;
+}
+
+/* ---- the queues ---- */
+
+void c2c_push(struct c2c_model *m, unsigned int cpu, struct c2c_event ev)
+{
+	struct c2c_queue *q = &m->q[cpu];
+	uint64_t n = q->pushed;
+
+	if (n && n % C2C_CHUNK_EVENTS == 0) {
+		struct c2c_chunk *k = malloc(sizeof(*k));
+
+		if (!k)
+			abort();
+		k->next = NULL;
+		__atomic_store_n(&q->tail->next, k, __ATOMIC_RELEASE);
+		q->tail = k;
+	}
+	q->tail->ev[n % C2C_CHUNK_EVENTS] = ev;
+	__atomic_store_n(&q->pushed, n + 1, __ATOMIC_RELEASE);
+}
+
+/* The consumer's next event of q, or NULL if the producer has not pushed it yet. */
+static const struct c2c_event *peek(struct c2c_queue *q)
+{
+	if (__atomic_load_n(&q->pushed, __ATOMIC_ACQUIRE) == q->taken)
+		return NULL;
+	if (q->taken - q->head_base == C2C_CHUNK_EVENTS) {
+		/* The producer linked the next chunk before it published an event in it. */
+		struct c2c_chunk *next = __atomic_load_n(&q->head->next, __ATOMIC_ACQUIRE);
+
+		free(q->head);
+		q->head = next;
+		q->head_base += C2C_CHUNK_EVENTS;
+	}
+	return &q->head->ev[q->taken - q->head_base];
+}
+
+/* ---- replay ---- */
+
+static void count(struct c2c_counts *n, bool store, enum c2c_outcome o, bool cross,
+		  unsigned int invalidated, uint64_t wait)
+{
+	n->loads += !store;
+	n->stores += store;
+	n->outcome[o][cross]++;
+	n->hitm_loads += !store && o == C2C_HITM;
+	n->invalidated += invalidated;
+	n->wait_ps += wait;
+}
+
+static void count_pc(struct c2c_line *l, uint32_t insn, bool transfer)
+{
+	for (int i = 0; i < C2C_LINE_PCS; i++) {
+		if (!l->pc[i].accesses)
+			l->pc[i].insn = insn;
+		if (l->pc[i].insn == insn) {
+			l->pc[i].accesses++;
+			l->pc[i].transfers += transfer;
+			return;
+		}
+	}
+	l->pc_other++;
+}
+
+/*
+ * Spinning. A CPU that waits for another executes `pause` in a loop that reloads the line it
+ * waits on; in the guest it spins for as long as the host takes to run the other CPU, which
+ * says nothing about the modelled machine. So the plugin replaces each such loop by a spin
+ * event (its line: the one the CPU read last) and a spin-end event, and the model makes the
+ * CPU wait, in modelled time, until another CPU stores to that line (unless one already has
+ * since this CPU last looked); the instructions it spun do not count. Then it reloads the
+ * line (the last load of the loop, kept) and goes on as it did in the guest. A pause loop
+ * nothing ends in the model (every CPU left is waiting) is ended at its own time and counted
+ * in spins_unanswered.
+ */
+static bool waiting(const struct c2c_cpu *cpu)
+{
+	return cpu->wait[0] | cpu->wait[1];
+}
+
+static void stop_waiting(struct c2c_model *m, struct c2c_cpu *cpu)
+{
+	cpu->wait[0] = cpu->wait[1] = 0;
+	m->nr_waiting--;
+}
+
+static void wake_waiters(struct c2c_model *m, uint32_t line, uint64_t t)
+{
+	for (unsigned int c = 0; c < m->p.nr_cpus; c++) {
+		struct c2c_cpu *cpu = &m->cpu[c];
+
+		if (cpu->wait[0] == line + 1 || cpu->wait[1] == line + 1) {
+			stop_waiting(m, cpu);
+			cpu->now = cpu->now > t ? cpu->now : t;
+		}
+	}
+}
+
+/* A CPU accessed line (+1), whose version is now v: remember it among the last two. */
+static void seen(struct c2c_cpu *cpu, uint32_t line, uint32_t v)
+{
+	if (cpu->seen[0] != line) {
+		cpu->seen[1] = cpu->seen[0];
+		cpu->seen_version[1] = cpu->seen_version[0];
+		cpu->seen[0] = line;
+	}
+	cpu->seen_version[0] = v;
+}
+
+/* Has line (+1) changed since the CPU last looked, or did it never look? */
+static bool changed(struct c2c_model *m, const struct c2c_cpu *cpu, uint32_t line)
+{
+	for (int i = 0; i < 2; i++)
+		if (cpu->seen[i] == line)
+			return c2c_line_get(m, line - 1)->version != cpu->seen_version[i];
+	return true;
+}
+
+static void start_waiting(struct c2c_model *m, struct c2c_cpu *cpu, uint32_t a, uint32_t b)
+{
+	cpu->wait[0] = a;
+	cpu->wait[1] = b;
+	m->nr_waiting++;
+}
+
+/* A pause loop on lines (+1; the second may be 0): wait, unless one has changed already. */
+static void spin(struct c2c_model *m, struct c2c_cpu *cpu, uint32_t a, uint32_t b)
+{
+	m->spins++;
+	if (!changed(m, cpu, a) && !(b && changed(m, cpu, b)))
+		start_waiting(m, cpu, a, b);
+}
+
+/*
+ * Replay one load or store of CPU c, due at modelled time t (ps). A hit costs nothing beyond
+ * its instruction. Anything else moves or invalidates the line: it starts when the line's
+ * previous transfer has ended (transfers of one line are serialised: a hot line is handed
+ * from cache to cache one at a time), takes the outcome's latency, and the CPU waits for it.
+ */
+static void replay(struct c2c_model *m, unsigned int c, const struct c2c_event *ev, uint64_t t)
+{
+	struct c2c_line *l = c2c_line_get(m, ev->line);
+	bool store = ev->kind != C2C_LOAD, cross;
+	unsigned int invalidated;
+	enum c2c_outcome o = c2c_access(m, l, c, store, &cross, &invalidated);
+	uint64_t wait = 0;
+
+	if (o != C2C_HIT) {
+		uint64_t start = t > l->busy_until ? t : l->busy_until;
+
+		wait = start - t;
+		t = start + m->p.ps[o][cross];
+		l->busy_until = t;
+	}
+	if (ev->kind == C2C_ACQUIRE)
+		l->holder = (uint8_t)(c + 1);
+	else if (store && l->holder == c + 1)
+		l->holder = 0;		/* the holder's store: the release */
+	if (store) {
+		l->version++;
+		if (m->nr_waiting)
+			wake_waiters(m, ev->line, t);
+	}
+	seen(&m->cpu[c], ev->line + 1, l->version);
+	if (!m->cpu[c].uncounted) {
+		count(&m->cpu[c].n, store, o, cross, invalidated, wait);
+		count(&l->n, store, o, cross, invalidated, wait);
+		count(&m->total, store, o, cross, invalidated, wait);
+		count_pc(l, ev->insn, o == C2C_HITM || o == C2C_CLEAN);
+		l->touched |= 1ull << c;
+	}
+	m->cpu[c].now = t;
+	m->cpu[c].icount = ev->icount;
+}
+
+/*
+ * Locks. The guest's CPUs took each lock in the order the host ran them, and a CPU that
+ * found it held spun for as long as the host took: neither says anything about the modelled
+ * machine. So the plugin drops the attempts that failed in the guest and the pause loops
+ * between them, and passes only the xchg that took the lock (an acquire); the holder's next
+ * store to the line releases it. The model decides who waits: an acquire of a line another
+ * CPU holds reads it (a waiter's spinning copy), waits for a store to it, reads it again and
+ * tries again, as a test-and-test-and-set lock's waiter does on hardware. A CPU whose acquire
+ * can never be answered (every CPU left waits) goes ahead when the deadlock is found.
+ */
+static bool acquire_waits(struct c2c_model *m, unsigned int c, const struct c2c_event *ev, uint64_t t)
+{
+	struct c2c_cpu *cpu = &m->cpu[c];
+	struct c2c_line *l = c2c_line_get(m, ev->line);
+	struct c2c_event reread = *ev;
+
+	if (cpu->forced) {
+		cpu->forced = false;
+		m->forced++;
+		return false;
+	}
+	if (!l->holder || l->holder == c + 1)
+		return false;
+	m->lock_waits++;
+	reread.kind = C2C_LOAD;
+	if (!(l->sharers & (1ull << c)))
+		replay(m, c, &reread, t);
+	seen(cpu, ev->line + 1, c2c_line_get(m, ev->line)->version);
+	start_waiting(m, cpu, ev->line + 1, 0);
+	return true;
+}
+
+/* Counting stops (a warm-up) or starts again for CPU c at time t. */
+static void set_counted(struct c2c_cpu *cpu, bool counted, uint64_t t)
+{
+	if (counted && cpu->uncounted)
+		cpu->counted_from = t;
+	if (!counted && !cpu->uncounted)
+		cpu->counted_ps += t - cpu->counted_from;
+	cpu->uncounted = !counted;
+}
+
+/* Take CPU c's next event, due at t: an access, a marker. */
+static void replay_next(struct c2c_model *m, unsigned int c, uint64_t t)
+{
+	struct c2c_cpu *cpu = &m->cpu[c];
+	struct c2c_queue *q = &m->q[c];
+	const struct c2c_event *ev = peek(q);
+
+	switch (ev->kind) {
+	case C2C_ACQUIRE:
+		if (acquire_waits(m, c, ev, t)) {
+			cpu->icount = ev->icount;
+			return;		/* tried again once the line changes */
+		}
+		replay(m, c, ev, t);
+		break;
+	case C2C_LOAD:
+	case C2C_STORE:
+		replay(m, c, ev, t);
+		break;
+	case C2C_END:
+		set_counted(cpu, false, t);
+		cpu->state = C2C_DONE;
+		cpu->now = cpu->end = t;
+		cpu->instructions = ev->icount;
+		break;
+	case C2C_UNCOUNTED:
+	case C2C_COUNTED:
+		set_counted(cpu, ev->kind == C2C_COUNTED, t);
+		cpu->now = t;
+		cpu->icount = ev->icount;
+		break;
+	case C2C_SPIN:
+		cpu->now = t;
+		cpu->icount = ev->icount;
+		spin(m, cpu, ev->line + 1, ev->insn);
+		break;
+	case C2C_SPIN_END:	/* the instructions spun are free: the wait was modelled */
+		cpu->icount = ev->icount;
+		break;
+	default:	/* begin and sync markers are taken by the merge itself */
+		break;
+	}
+	q->taken++;
+}
+
+/* ---- the merge ---- */
+
+#define NO_CPU (~0u)
+
+static uint64_t due(const struct c2c_model *m, const struct c2c_cpu *cpu, uint64_t icount)
+{
+	return cpu->now + (icount > cpu->icount ? icount - cpu->icount : 0) * m->p.ps_per_insn;
+}
+
+/* CPU c's next event, taking its begin marker first; NULL if it has none yet. */
+static const struct c2c_event *next_event(struct c2c_model *m, unsigned int c)
+{
+	struct c2c_cpu *cpu = &m->cpu[c];
+	const struct c2c_event *ev = peek(&m->q[c]);
+
+	if (ev && cpu->state == C2C_UNBEGUN && ev->kind == C2C_BEGIN) {
+		*cpu = (struct c2c_cpu){ .state = C2C_ACTIVE, .icount = ev->icount };
+		m->q[c].taken++;
+		ev = peek(&m->q[c]);
+	}
+	return ev;
+}
+
+static void queued_high_water(struct c2c_model *m)
+{
+	uint64_t queued = 0;
+
+	for (unsigned int c = 0; c < m->p.nr_cpus; c++)
+		queued += __atomic_load_n(&m->q[c].pushed, __ATOMIC_ACQUIRE) - m->q[c].taken;
+	if (queued > m->max_queued)
+		m->max_queued = queued;
+}
+
+/*
+ * Replay every event whose turn has surely come. CPU c's next event is due at
+ *
+ *     due = now(c) + (icount(event) - icount(c)) * ps_per_insn
+ *
+ * now(c) and icount(c) being its modelled time and instruction count at its last event:
+ * each instruction costs ps_per_insn, and each access that is not a hit adds its wait and
+ * latency to now(c) (replay()). The event due first (the lower CPU number on a tie) goes
+ * next. A CPU whose next event has not arrived yet (its vCPU thread is behind on the host)
+ * still bounds it: it has run `clock` instructions since its last event, with no access, so
+ * its next event is due no earlier than now(c) + (clock - icount(c)) * ps_per_insn. An event
+ * is replayed only if it is due before every such bound (a CPU that has not begun bounds
+ * everything: its events start at time 0); otherwise the merge waits. The replay order, and
+ * so every count, depends on each CPU's own sequence of accesses, never on how the host
+ * interleaved the vCPU threads. A sync marker is a barrier in modelled time: a CPU that
+ * reaches one waits until every CPU still in the window has, and all leave it at the time
+ * the last one arrived (the guest's own barrier orders them in real time; this orders them
+ * in the model, where a CPU's spinning has no meaning). With `closing` (the window has
+ * ended), a CPU with nothing queued is finished, and one that never began took no part.
+ */
+/* Does an event of CPU c due at t go before one of CPU d due at u? */
+static bool before(uint64_t t, unsigned int c, uint64_t u, unsigned int d)
+{
+	return t < u || (t == u && c < d);
+}
+
+/* Every CPU that has not ended waits at its sync marker: they all leave it at the time the
+ * last one reached it. */
+static void release_sync(struct c2c_model *m, uint64_t t)
+{
+	for (unsigned int c = 0; c < m->p.nr_cpus; c++) {
+		const struct c2c_event *ev = peek(&m->q[c]);
+
+		if (m->cpu[c].state != C2C_ACTIVE || !ev || ev->kind != C2C_SYNC)
+			continue;
+		m->cpu[c].now = t;
+		m->cpu[c].icount = ev->icount;
+		m->q[c].taken++;
+	}
+}
+
+bool c2c_merge(struct c2c_model *m, bool closing)
+{
+	for (;;) {
+		unsigned int best = NO_CPU, next = NO_CPU;	/* next: the first competitor */
+		uint64_t best_due = UINT64_MAX, next_due = UINT64_MAX, sync_due = 0;
+		bool unbegun = false, syncing = false;
+		unsigned int waiter = NO_CPU;		/* the waiting CPU with the earliest time */
+		const struct c2c_event *ev;
+
+		for (unsigned int c = 0; c < m->p.nr_cpus; c++) {
+			struct c2c_cpu *cpu = &m->cpu[c];
+			uint64_t t;
+
+			if (cpu->state == C2C_DONE)
+				continue;
+			if (waiting(cpu)) {	/* due after the store that wakes it: holds nobody up */
+				if (waiter == NO_CPU || cpu->now < m->cpu[waiter].now)
+					waiter = c;
+				continue;
+			}
+			ev = next_event(m, c);
+			if (!ev && cpu->state == C2C_ACTIVE && !closing) {
+				/* Read the clock, then look again: an event pushed before it is seen. */
+				t = due(m, cpu, __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE));
+				ev = next_event(m, c);
+				if (!ev) {
+					if (t < next_due) {
+						next_due = t;
+						next = c;
+					}
+					continue;
+				}
+			}
+			if (!ev) {
+				if (closing && cpu->state == C2C_ACTIVE) {
+					set_counted(cpu, false, cpu->now);
+					cpu->state = C2C_DONE;	/* cut: it never reached its end marker */
+					cpu->end = cpu->now;
+					cpu->instructions = cpu->icount;
+					m->cut++;
+				}
+				unbegun |= cpu->state == C2C_UNBEGUN && !closing;
+				continue;
+			}
+			t = due(m, cpu, ev->icount);
+			if (ev->kind == C2C_SYNC) {	/* waits for the others; holds nobody up */
+				syncing = true;
+				sync_due = t > sync_due ? t : sync_due;
+			} else if (before(t, c, best_due, best)) {
+				if (best != NO_CPU && before(best_due, best, next_due, next)) {
+					next_due = best_due;
+					next = best;
+				}
+				best_due = t;
+				best = c;
+			} else if (before(t, c, next_due, next)) {
+				next_due = t;
+				next = c;
+			}
+		}
+		if (best == NO_CPU && next == NO_CPU && !unbegun && waiter != NO_CPU) {
+			stop_waiting(m, &m->cpu[waiter]);	/* nothing will end its wait: it ends now */
+			m->cpu[waiter].forced = true;
+			m->spins_unanswered++;
+			continue;
+		}
+		if (best == NO_CPU && next == NO_CPU && !unbegun && syncing) {
+			release_sync(m, sync_due);
+			continue;
+		}
+		if (best == NO_CPU || unbegun || (next != NO_CPU && !before(best_due, best, next_due, next))) {
+			queued_high_water(m);
+			return best == NO_CPU && next == NO_CPU && !unbegun;
+		}
+		/* Replay the best CPU's events as long as each goes before every other CPU's. */
+		do {
+			replay_next(m, best, best_due);
+			if (m->cpu[best].state == C2C_DONE || waiting(&m->cpu[best]) ||
+			    !(ev = peek(&m->q[best])) || ev->kind == C2C_SYNC)
+				break;
+			best_due = due(m, &m->cpu[best], ev->icount);
+		} while (next == NO_CPU || before(best_due, best, next_due, next));
+	}
+}

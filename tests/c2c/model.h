@@ -1,0 +1,174 @@
+/*
+ * The coherence model behind `make c2c`: one MESI cache per CPU, of unbounded size, and a
+ * merge that replays the CPUs' accesses in the order of their modelled time. Knows nothing
+ * of QEMU: the plugin (tests/c2c/plugin.c) feeds it from the guest, test_model.c by hand.
+ */
+#ifndef C2C_MODEL_H
+#define C2C_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define C2C_MAX_CPUS 64		/* a line's sharers are one 64-bit mask */
+#define C2C_LINE_SHIFT 6	/* 64-byte lines */
+#define C2C_LINE_PCS 6		/* code locations kept per line, the busiest first */
+
+/*
+ * One access, as a CPU's queue holds it: the CPU's instruction count when it ran (its own
+ * clock, from its begin marker), the kind, the physical line and the instruction (an index
+ * the feeder gives meaning to: the plugin's table of guest PCs).
+ */
+enum c2c_kind {
+	C2C_LOAD, C2C_STORE,
+	C2C_ACQUIRE,			/* a store by xchg that took a lock (model.c: acquire()) */
+	C2C_BEGIN, C2C_END,		/* the CPU's part of the window */
+	C2C_UNCOUNTED, C2C_COUNTED,	/* a warm-up: accesses change the caches only */
+	C2C_SYNC,			/* a barrier in modelled time */
+	C2C_SPIN, C2C_SPIN_END,		/* a pause loop on `line` (and insn - 1, if not 0) began;
+					 * it ended (model.c: wake_waiters()) */
+};
+struct c2c_event {
+	uint64_t icount : 56, kind : 8;
+	uint32_t line;
+	uint32_t insn;
+};
+
+/* What one access did to its line: the outcome classes of the report. */
+enum c2c_outcome {
+	C2C_HIT,		/* the line was in this CPU's cache in a state that allows it */
+	C2C_COLD,		/* no cache had it: a fill from memory */
+	C2C_HITM,		/* another CPU had it Modified: a dirty transfer (perf c2c's HITM) */
+	C2C_CLEAN,		/* another CPU had it clean: a clean transfer (LLC or other socket) */
+	C2C_UPGRADE,		/* a store to a line this CPU shares: the other copies invalidated */
+	C2C_NR_OUTCOMES
+};
+
+/*
+ * The reference machine, in picoseconds (integers, so that the replay is exact): the time
+ * of an instruction that hits, and of each outcome, within a socket and across sockets.
+ * tests/c2c/plugin.c holds the default values and where each comes from.
+ */
+struct c2c_params {
+	unsigned int nr_cpus, sockets;		/* CPU c is on socket c * sockets / nr_cpus */
+	uint64_t ps_per_insn;
+	uint64_t ps[C2C_NR_OUTCOMES][2];	/* [outcome][0: same socket, 1: other socket] */
+};
+
+/* Counters of one CPU, or of one line, or of the window: the same set. */
+struct c2c_counts {
+	uint64_t loads, stores;
+	uint64_t outcome[C2C_NR_OUTCOMES][2];	/* loads and stores together; [1]: cross-socket */
+	uint64_t hitm_loads;			/* HITM that were loads: perf c2c's "HITM" */
+	uint64_t invalidated;			/* other CPUs' copies this access invalidated */
+	uint64_t wait_ps;			/* waiting for a line another transfer held busy */
+};
+
+/* Transfers: the line came from another CPU's cache (HITM or clean), within or across. */
+static inline uint64_t c2c_transfers(const struct c2c_counts *c)
+{
+	return c->outcome[C2C_HITM][0] + c->outcome[C2C_HITM][1] +
+	       c->outcome[C2C_CLEAN][0] + c->outcome[C2C_CLEAN][1];
+}
+
+static inline uint64_t c2c_cross(const struct c2c_counts *c)
+{
+	uint64_t n = 0;
+
+	for (int o = C2C_COLD; o < C2C_NR_OUTCOMES; o++)
+		n += c->outcome[o][1];
+	return n;
+}
+
+/* A line's state and history in one window (the model's hash table holds them). */
+struct c2c_line {
+	uint32_t line;				/* physical address >> C2C_LINE_SHIFT; 0: empty slot */
+	bool dirty;				/* the one sharer holds it Modified */
+	uint64_t sharers;			/* CPUs whose cache holds it (M/E: one, S: any) */
+	uint64_t touched;			/* CPUs that accessed it in this window */
+	uint64_t busy_until;			/* ps: the last transfer of it ends then */
+	uint32_t version;			/* stores to it so far: what a spinner waits on */
+	uint8_t holder;				/* the CPU (+1) that took it as a lock, until it stores */
+	struct c2c_counts n;
+	struct { uint32_t insn, accesses, transfers; } pc[C2C_LINE_PCS];
+	uint32_t pc_other;			/* accesses by instructions that did not fit */
+};
+
+struct c2c_cpu {
+	enum { C2C_UNBEGUN, C2C_ACTIVE, C2C_DONE } state;
+	uint64_t now;				/* ps: modelled time of its last access */
+	uint64_t icount;			/* its clock at that access */
+	uint64_t end;				/* ps: modelled time at its end marker */
+	bool uncounted;				/* warming up: accesses change the caches only */
+	uint64_t counted_from;			/* ps: when it last began counting */
+	uint64_t counted_ps;			/* ps it spent counting, up to its end marker */
+	uint64_t instructions;			/* icount at its end marker */
+	uint32_t seen[2], seen_version[2];	/* its last two lines accessed (+1), the versions then */
+	uint32_t wait[2];			/* waiting until one of these (+1) changes; 0, 0: not */
+	bool forced;				/* its next acquire goes ahead whoever holds the lock */
+	struct c2c_counts n;
+};
+
+/*
+ * A CPU's queue: one producer (the CPU, appending) and one consumer (the merge), lock-free:
+ * events go into chunks; `pushed` and `clock` are published with release stores, read with
+ * acquire loads. `clock` is the producer's instruction count, which bounds the time of the
+ * events it has not pushed yet (see c2c_merge()).
+ */
+#define C2C_CHUNK_EVENTS 16384
+struct c2c_chunk {
+	struct c2c_chunk *next;
+	struct c2c_event ev[C2C_CHUNK_EVENTS];
+};
+struct c2c_queue {
+	/* producer side */
+	struct c2c_chunk *tail;
+	uint64_t pushed, clock;
+	/* consumer side */
+	struct c2c_chunk *head;
+	uint64_t head_base, taken;		/* head->ev[0] is event number head_base */
+};
+
+struct c2c_model {
+	struct c2c_params p;
+	uint64_t local[C2C_MAX_CPUS];		/* [socket]: the CPUs on it */
+	struct c2c_cpu cpu[C2C_MAX_CPUS];
+	struct c2c_queue q[C2C_MAX_CPUS];
+	struct c2c_line *lines;			/* open-addressing hash, nr_slots entries */
+	uint64_t nr_slots, nr_lines;
+	uint64_t max_queued;			/* events waiting in all queues at most (memory) */
+	uint64_t cut;				/* CPUs that began but had not ended at the window's end */
+	unsigned int nr_waiting;		/* CPUs waiting for a line to change */
+	uint64_t spins, spins_unanswered;	/* pause loops; those no store ended (c2c_merge()) */
+	uint64_t lock_waits, forced;		/* acquires that waited for a holder; forced through */
+	struct c2c_counts total;
+};
+
+int c2c_model_init(struct c2c_model *m, const struct c2c_params *p);
+void c2c_model_free(struct c2c_model *m);
+/* Forget the lines and counters (a new window); the queues must be empty. */
+void c2c_window_reset(struct c2c_model *m);
+
+/* Producer side, on CPU cpu's own thread only. */
+void c2c_push(struct c2c_model *m, unsigned int cpu, struct c2c_event ev);
+static inline void c2c_publish_clock(struct c2c_model *m, unsigned int cpu, uint64_t icount)
+{
+	__atomic_store_n(&m->q[cpu].clock, icount, __ATOMIC_RELEASE);
+}
+
+/*
+ * Consumer side, on one thread: replay every event whose turn has surely come. Returns true
+ * when the window is complete (every CPU that began has ended; with `closing`, also CPUs
+ * that never began, or began and pushed nothing more, count as done).
+ */
+bool c2c_merge(struct c2c_model *m, bool closing);
+
+/* The outcome of one access, and its latency class: the MESI rules, exposed for the tests. */
+enum c2c_outcome c2c_access(struct c2c_model *m, struct c2c_line *l, unsigned int cpu,
+			    bool store, bool *cross, unsigned int *invalidated);
+struct c2c_line *c2c_line_get(struct c2c_model *m, uint32_t line);
+static inline unsigned int c2c_socket(const struct c2c_params *p, unsigned int cpu)
+{
+	return cpu * p->sockets / p->nr_cpus;
+}
+
+#endif
