@@ -285,6 +285,7 @@ release: check-tools
 
 bench: release
 	$(PYTHON) tests/bench/bench.py --iso $(RELEASE_ISO) --out $(BUILD)/bench $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
+	$(if $(BENCH_ONLY),,@$(MAKE) --no-print-directory c2c)
 
 # Deferred memory-map init: bring-up time, the deferred phase on 1..40 CPUs, instruction
 # counts (RUNS boots per point; minutes; not part of make test).
@@ -301,13 +302,14 @@ bench-meminit: release
 fastpath-check: release
 	$(PYTHON) tests/bench/pair_trace.py --check --build $(BUILD)/release
 
-bench-smoke: release
+bench-smoke: release $(C2C_PLUGIN)
 	$(PYTHON) tests/bench/stats.py
 	$(PYTHON) tests/bench/compare.py $(BUILD)/bench-smoke/no-such-file.json $(BUILD)/bench-smoke/x.json \
 		| grep "does not exist" > /dev/null
 	$(PYTHON) tests/bench/bench.py --smoke --iso $(RELEASE_ISO) --out $(BUILD)/bench-smoke
 	$(PYTHON) tests/bench/compare.py $(BUILD)/bench-smoke/scaling-irqsave.json \
 		$(BUILD)/bench-smoke/scaling-trylock.json > /dev/null
+	$(PYTHON) tests/c2c/run.py --smoke --plugin $(C2C_PLUGIN) --iso $(RELEASE_ISO) --out $(BUILD)/bench-smoke/c2c
 
 # Debian's Linux 6.1 in the same QEMU, same patterns (docs/bench.md); not part of make test.
 # Fetches linux-image/headers/busybox with apt-get download into build/linux (no install).
@@ -397,7 +399,9 @@ help:
 	@echo "make shell      boot to the live monitor prompt (type help), on the machine SMP, NUMA, ... describe"
 	@echo "make gdb-check  gdb unwinds the allocator: bt from the per-CPU list paths reaches kmain (in make test)"
 	@echo "make tour-check run docs/tour.md's commands and the docs' transcripts; check their quoted output"
-	@echo "make bench      benchmarks (page, scaling, pft, gup, locks, boot, vs-linux) -> build/bench/*.txt, *.json, *.png"
+	@echo "make bench      benchmarks (page, scaling, pft, gup, locks, boot, vs-linux) -> build/bench/*.txt, *.json, *.png; then make c2c"
+	@echo "make c2c        cache-line transfers under the c2c plugin (gup, order-0 pairs, drains, false sharing) -> build/c2c/"
+	@echo "make c2c-test   the c2c plugin's own cases: the model, and exact counts of bench=c2c_selftest (in make test)"
 	@echo "make fastpath-check  the order-0 pairs single-stepped: trylock <= 130 instructions, <= 7 pages (in make test)"
 	@echo "make bench-linux  the same patterns on Debian's Linux 6.1 in the same QEMU -> build/bench/*-linux*"
 	@echo "make bench-meminit  deferred memory-map init: bring-up, 1..40 CPUs, instructions (ONLY=bringup, BASELINE=other.iso)"

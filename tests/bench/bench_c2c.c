@@ -21,33 +21,6 @@ CMDLINE_STRING("c2c.cpus", c2c_cpus, "c2c_pages: CPU counts, e.g. 1,40 (default 
 #define C2C_HELD 8		/* pages each CPU holds between its allocs and frees (bench=scaling's) */
 #define DRAIN_BLOCKS LAB_NODE_MAX_BLOCKS	/* a drain instance: 64 MiB */
 
-/* The names by which the report finds a node's lines: zones, their locks, free lists and
- * per-CPU lists, and the memory map. */
-static void c2c_node_objects(struct pglist_data *pgdat)
-{
-	char name[48];
-
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = &pgdat->node_zones[z];
-
-		if (!zone_populated(zone))
-			continue;
-		snprintf(name, sizeof(name), "%s zone %s", pgdat->name, zone->name);
-		c2c_object(name, zone, sizeof(*zone));
-		snprintf(name, sizeof(name), "%s zone %s ->lock", pgdat->name, zone->name);
-		c2c_object(name, &zone->lock, sizeof(zone->lock));
-		snprintf(name, sizeof(name), "%s zone %s ->free_area", pgdat->name, zone->name);
-		c2c_object(name, zone->free_area, sizeof(zone->free_area));
-		snprintf(name, sizeof(name), "%s zone %s ->pcp[]", pgdat->name, zone->name);
-		c2c_object(name, zone->pcp, pgdat->nr_cpus * sizeof(*zone->pcp));
-	}
-	for (unsigned long pfn = pgdat->node_start_pfn & ~(PAGES_PER_SECTION - 1);
-	     pfn < pgdat->node_end_pfn; pfn += PAGES_PER_SECTION)
-		if (pfn_in_node(pgdat, pfn))
-			c2c_object("struct page", pfn_to_page(pgdat, pfn),
-				   PAGES_PER_SECTION * sizeof(struct page));
-}
-
 /* ---- order-0 pairs: what the lists save ---- */
 
 struct pairs_run {

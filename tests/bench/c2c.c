@@ -3,6 +3,7 @@
 #include "kernel/arch.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"
+#include "mm/mm.h"
 
 static unsigned int c2c_windows;	/* the plugin numbers windows the same way, from 1 */
 
@@ -37,4 +38,31 @@ void c2c_object(const char *name, const void *addr, unsigned long size)
 {
 	printk("C2C {\"object\":\"%s\",\"phys\":%llu,\"size\":%lu}\n", name,
 	       (unsigned long long)arch_virt_to_phys(addr), size);
+}
+
+/* The names by which the report finds a node's lines: zones, their locks, free lists and
+ * per-CPU lists, and the memory map. */
+void c2c_node_objects(struct pglist_data *pgdat)
+{
+	char name[48];
+
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		if (!zone_populated(zone))
+			continue;
+		snprintf(name, sizeof(name), "%s zone %s", pgdat->name, zone->name);
+		c2c_object(name, zone, sizeof(*zone));
+		snprintf(name, sizeof(name), "%s zone %s ->lock", pgdat->name, zone->name);
+		c2c_object(name, &zone->lock, sizeof(zone->lock));
+		snprintf(name, sizeof(name), "%s zone %s ->free_area", pgdat->name, zone->name);
+		c2c_object(name, zone->free_area, sizeof(zone->free_area));
+		snprintf(name, sizeof(name), "%s zone %s ->pcp[]", pgdat->name, zone->name);
+		c2c_object(name, zone->pcp, pgdat->nr_cpus * sizeof(*zone->pcp));
+	}
+	for (unsigned long pfn = pgdat->node_start_pfn & ~(PAGES_PER_SECTION - 1);
+	     pfn < pgdat->node_end_pfn; pfn += PAGES_PER_SECTION)
+		if (pfn_in_node(pgdat, pfn))
+			c2c_object("struct page", pfn_to_page(pgdat, pfn),
+				   PAGES_PER_SECTION * sizeof(struct page));
 }

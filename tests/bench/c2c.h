@@ -32,4 +32,9 @@ void c2c_window_result(unsigned int window, const char *json);
  * report names the lines inside it (struct pages, per-CPU lists, an mm). */
 void c2c_object(const char *name, const void *addr, unsigned long size);
 
+/* The same for a node's zones (each one, its lock, free lists and per-CPU lists) and its
+ * memory map (struct page), so that the report can name their lines. */
+struct pglist_data;
+void c2c_node_objects(struct pglist_data *pgdat);
+
 #endif

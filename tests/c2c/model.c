@@ -10,11 +10,12 @@
 int c2c_model_init(struct c2c_model *m, const struct c2c_params *p)
 {
 	memset(m, 0, sizeof(*m));
-	if (p->nr_cpus < 1 || p->nr_cpus > C2C_MAX_CPUS || p->sockets < 1 || p->sockets > p->nr_cpus)
+	if (p->nr_cpus < 1 || p->nr_cpus > C2C_MAX_CPUS || p->sockets < 1 || p->sockets > p->nr_cpus ||
+	    (p->threads > 1 && p->nr_cpus % (p->threads * p->sockets)))
 		return -1;
 	m->p = *p;
 	for (unsigned int c = 0; c < p->nr_cpus; c++)
-		m->local[c2c_socket(p, c)] |= 1ull << c;
+		m->local[c2c_socket(p, c)] |= c2c_cache_bit(p, c);
 	for (unsigned int c = 0; c < p->nr_cpus; c++) {
 		struct c2c_chunk *first = calloc(1, sizeof(*first));
 
@@ -116,7 +117,7 @@ struct c2c_line *c2c_line_get(struct c2c_model *m, uint32_t line)
 enum c2c_outcome c2c_access(struct c2c_model *m, struct c2c_line *l, unsigned int cpu,
 			    bool store, bool *cross, unsigned int *invalidated)
 {
-	uint64_t me = 1ull << cpu, others = l->sharers & ~me;
+	uint64_t me = c2c_cache_bit(&m->p, cpu), others = l->sharers & ~me;
 	uint64_t local = m->local[c2c_socket(&m->p, cpu)];
 	enum c2c_outcome o;
 
@@ -347,7 +348,7 @@ static bool acquire_waits(struct c2c_model *m, unsigned int c, const struct c2c_
 		return false;
 	m->lock_waits++;
 	reread.kind = C2C_LOAD;
-	if (!(l->sharers & (1ull << c)))
+	if (!(l->sharers & c2c_cache_bit(&m->p, c)))
 		replay(m, c, &reread, t);
 	seen(cpu, ev->line + 1, c2c_line_get(m, ev->line)->version);
 	start_waiting(m, cpu, ev->line + 1, 0);

@@ -50,6 +50,7 @@ enum c2c_outcome {
  */
 struct c2c_params {
 	unsigned int nr_cpus, sockets;		/* CPU c is on socket c * sockets / nr_cpus */
+	unsigned int threads;			/* CPUs per core, sharing its caches (0: 1) */
 	uint64_t ps_per_insn;
 	uint64_t ps[C2C_NR_OUTCOMES][2];	/* [outcome][0: same socket, 1: other socket] */
 };
@@ -83,7 +84,8 @@ static inline uint64_t c2c_cross(const struct c2c_counts *c)
 struct c2c_line {
 	uint32_t line;				/* physical address >> C2C_LINE_SHIFT; 0: empty slot */
 	bool dirty;				/* the one sharer holds it Modified */
-	uint64_t sharers;			/* CPUs whose cache holds it (M/E: one, S: any) */
+	uint64_t sharers;			/* caches that hold it (M/E: one, S: any): a bit per
+						 * core (c2c_cache_bit()) */
 	uint64_t touched;			/* CPUs that accessed it in this window */
 	uint64_t busy_until;			/* ps: the last transfer of it ends then */
 	uint32_t version;			/* stores to it so far: what a spinner waits on */
@@ -169,6 +171,12 @@ struct c2c_line *c2c_line_get(struct c2c_model *m, uint32_t line);
 static inline unsigned int c2c_socket(const struct c2c_params *p, unsigned int cpu)
 {
 	return cpu * p->sockets / p->nr_cpus;
+}
+
+/* The cache CPU cpu uses: its core's (SMT threads c, c + 1, ... share one). */
+static inline uint64_t c2c_cache_bit(const struct c2c_params *p, unsigned int cpu)
+{
+	return 1ull << (p->threads > 1 ? cpu / p->threads : cpu);
 }
 
 #endif

@@ -494,8 +494,9 @@ static void write_window(void)
 
 static void write_params(void)
 {
-	fprintf(out, "{\"params\":{\"cpus\":%u,\"sockets\":%u,\"line\":%u,\"ps_per_insn\":%lu,\"ps\":{",
-		params.nr_cpus, params.sockets, 1u << C2C_LINE_SHIFT, params.ps_per_insn);
+	fprintf(out, "{\"params\":{\"cpus\":%u,\"sockets\":%u,\"threads\":%u,\"line\":%u,\"ps_per_insn\":%lu,"
+		"\"ps\":{", params.nr_cpus, params.sockets, params.threads ? params.threads : 1,
+		1u << C2C_LINE_SHIFT, params.ps_per_insn);
 	for (int o = 0; o < C2C_NR_OUTCOMES; o++)
 		fprintf(out, "%s\"%s\":[%lu,%lu]", o ? "," : "", outcome_names[o], params.ps[o][0], params.ps[o][1]);
 	fprintf(out, "}}}\n");
@@ -504,7 +505,8 @@ static void write_params(void)
 
 /* ---- loading ---- */
 
-/* key=value arguments: out=FILE, sockets=N, lines=N (with code locations), insn_ps=N, and
+/* key=value arguments: out=FILE, sockets=N, threads=N (per core), lines=N (with code
+ * locations), insn_ps=N, and
  * <outcome>=PS_SAME:PS_OTHER to change a latency (e.g. hitm=40000:103000). */
 static int parse_arg(const char *arg)
 {
@@ -517,6 +519,8 @@ static int parse_arg(const char *arg)
 		return (out = fopen(eq + 1, "w")) ? 0 : -1;
 	if (!strncmp(arg, "sockets=", 8))
 		return (params.sockets = (unsigned int)strtoul(eq + 1, NULL, 0)) ? 0 : -1;
+	if (!strncmp(arg, "threads=", 8))
+		return (params.threads = (unsigned int)strtoul(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "lines=", 6))
 		return top_lines = (unsigned int)strtoul(eq + 1, NULL, 0), 0;
 	if (!strncmp(arg, "insn_ps=", 8))
@@ -537,7 +541,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 
 	for (int i = 0; i < argc; i++)
 		if (parse_arg(argv[i])) {
-			fprintf(stderr, "c2c: bad argument '%s' (out=FILE sockets=N lines=N insn_ps=N "
+			fprintf(stderr, "c2c: bad argument '%s' (out=FILE sockets=N threads=N lines=N insn_ps=N "
 				"hit|cold|hitm|clean|upgrade=PS:PS)\n", argv[i]);
 			return -1;
 		}
