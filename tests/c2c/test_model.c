@@ -205,11 +205,15 @@ static void c2c_merge_waits_for_unbegun_cpu(void)
 
 /*
  * The streams of a lockstep pattern (8 CPUs, 3 shared lines and one of their own each),
- * pushed by 8 threads that pause at random while a merge runs beside them, must replay
- * exactly as when pushed all at once: the counts do not depend on the host's timing.
+ * pushed by 8 threads while a merge runs beside them, must replay exactly as when pushed all
+ * at once: the counts do not depend on the host's timing. The threads pause at random, and
+ * the last one stops for 20 ms halfway, its clock published: the merge must not replay
+ * anyone's events past that CPU's clock meanwhile (it is seen waiting then).
  */
 #define FEED_CPUS 8
 #define FEED_EVENTS 60000
+
+static int feeder_paused;		/* the last feeder is in its long pause (atomic) */
 
 static struct c2c_event feed_event(unsigned int cpu, unsigned int i)
 {
@@ -219,16 +223,25 @@ static struct c2c_event feed_event(unsigned int cpu, unsigned int i)
 				   .kind = (i + cpu) % 4 ? C2C_LOAD : C2C_STORE };
 }
 
+static void pause_us(unsigned int us)
+{
+	struct timespec ts = { 0, (long)us * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
 static void *feeder(void *arg)
 {
 	unsigned int cpu = (unsigned int)(uintptr_t)arg, seed = cpu * 7919 + 1;
 
 	ev(cpu, C2C_BEGIN, 0, 0);
 	for (unsigned int i = 1; i <= FEED_EVENTS; i++) {
-		if (rand_r(&seed) % 5000 == 0) {
-			struct timespec ts = { 0, (rand_r(&seed) % 2000) * 1000 };
-
-			nanosleep(&ts, NULL);
+		if (cpu == FEED_CPUS - 1 && i == FEED_EVENTS / 2) {
+			__atomic_store_n(&feeder_paused, 1, __ATOMIC_RELEASE);
+			pause_us(20000);
+			__atomic_store_n(&feeder_paused, 0, __ATOMIC_RELEASE);
+		} else if (rand_r(&seed) % 5000 == 0) {
+			pause_us(rand_r(&seed) % 2000);
 		}
 		c2c_publish_clock(&m, cpu, 3 * (uint64_t)i);
 		c2c_push(&m, cpu, feed_event(cpu, i));
@@ -242,7 +255,7 @@ static void c2c_merge_independent_of_host_timing(void)
 	struct c2c_params p = params4;
 	struct c2c_counts once, threaded;
 	pthread_t t[FEED_CPUS];
-	uint64_t end_once[FEED_CPUS], waits = 0;
+	uint64_t end_once[FEED_CPUS], waits_in_pause = 0;
 
 	p.nr_cpus = FEED_CPUS;
 	start(&p);
@@ -262,7 +275,7 @@ static void c2c_merge_independent_of_host_timing(void)
 	for (unsigned int c = 0; c < FEED_CPUS; c++)
 		pthread_create(&t[c], NULL, feeder, (void *)(uintptr_t)c);
 	while (!c2c_merge(&m, false))
-		waits++;
+		waits_in_pause += __atomic_load_n(&feeder_paused, __ATOMIC_ACQUIRE);
 	for (unsigned int c = 0; c < FEED_CPUS; c++)
 		pthread_join(t[c], NULL);
 	threaded = m.total;
@@ -271,7 +284,7 @@ static void c2c_merge_independent_of_host_timing(void)
 	for (unsigned int c = 0; c < FEED_CPUS; c++)
 		EXPECT_EQ(m.cpu[c].end, end_once[c]);
 	EXPECT_EQ(c2c_transfers(&once) > 1000, 1);	/* the pattern does share lines */
-	EXPECT_EQ(waits > 0, 1);			/* and the merge did wait for a feeder */
+	EXPECT_EQ(waits_in_pause > 0, 1);		/* the merge did wait for the paused feeder */
 	c2c_model_free(&m);
 }
 

@@ -144,6 +144,8 @@ def stale_specs(mutations):
             ok = any(fnmatch.fnmatch(r[0], p["rows"]) for r in matrix_rows())
         elif kind == "acpi":
             ok = p["check"] in acpi_checks()
+        elif kind == "c2c":
+            ok = any(p["filter"] in c for c in c2c_cases())
         else:
             ok = any(p["filter"] in h for h in host)
         if not ok:
@@ -157,11 +159,19 @@ def acpi_checks():
         return set(re.findall(r"^\s+RUN\((\w+)\);", fh.read(), re.M))
 
 
+def c2c_cases():
+    """The cases of the c2c model's test program (tests/c2c/test_model.c)."""
+    with open(os.path.join(ROOT, "tests/c2c/test_model.c")) as fh:
+        return set(re.findall(r"^\s+CASE\((\w+)\),", fh.read(), re.M))
+
+
 def make_target(kind):
     if kind in ("kernel", "matrix"):
         return "iso"
     if kind == "acpi":
         return "build/host/acpi_test"
+    if kind == "c2c":
+        return "build/c2c/test_model"
     return f"build/host/{HOST_BUILDS[kind]}/mmtest"
 
 
@@ -209,8 +219,10 @@ def parse_spec(spec):
         return kind, {"rows": rest}
     if kind == "acpi":
         return kind, {"check": rest}
+    if kind == "c2c":
+        return kind, {"filter": rest}
     raise SystemExit(f"mutate: bad test spec {spec!r} (host:|asan:|tsan:|release:FILTER, kernel:N:GLOB, "
-                     "matrix:ROWS, acpi:CHECK)")
+                     "matrix:ROWS, acpi:CHECK, c2c:FILTER)")
 
 
 def run_host(tree, kind, filt, timeout, log):
@@ -271,6 +283,24 @@ def run_acpi(tree, check, timeout, log):
     if res.returncode and not re.search(r": \w+: expected", res.stderr):
         return True, f"acpi_test died (exit {res.returncode})", True
     return False, "", True
+
+
+def run_c2c(tree, filt, timeout, log):
+    """The c2c model's cases (tests/c2c/test_model.c) whose names contain filt. Returns
+    (failed, reason, ran)."""
+    cmd = ["build/c2c/test_model", filt]
+    try:
+        res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, timeout=timeout,
+                             errors="replace")
+    except subprocess.TimeoutExpired:
+        log_to(log, f"$ {' '.join(cmd)}\n(hung; stopped by mutate.py)\n")
+        return False, "hung: not a kill", True
+    log_to(log, f"$ {' '.join(cmd)}\n{res.stdout}{res.stderr}\n(exit {res.returncode})\n")
+    failed = re.findall(r"^not ok \d+ (\S+)", res.stdout, re.M)
+    ran = bool(re.search(r"^(?:not )?ok \d+ ", res.stdout, re.M))
+    if res.returncode:
+        return True, f"FAILED {failed[0]}" if failed else f"test_model died (exit {res.returncode})", ran
+    return False, "", ran
 
 
 def run_qemu_tool(tree, cmd, timeout, log):
@@ -336,6 +366,8 @@ def run_spec(tree, spec, args, log):
         return run_kernel(tree, p["smp"], p["glob"], args.kernel_timeout, log)
     if kind == "acpi":
         return run_acpi(tree, p["check"], args.host_timeout, log)
+    if kind == "c2c":
+        return run_c2c(tree, p["filter"], args.host_timeout, log)
     return run_host(tree, kind, p["filter"], args.host_timeout, log)
 
 
@@ -427,7 +459,7 @@ def main():
                     help="per-test watchdog of the host harness (s)")
     ap.add_argument("--kernel-timeout", type=int, default=240, help="QEMU timeout (s)")
     ap.add_argument("--smoke", action="store_true",
-                    help="host: tests only (the plain build), for make test; mutations with "
+                    help="host: and c2c: tests only (the plain build), for make test; mutations with "
                     "none are left out, and a `N passed, N failed` line is added")
     ap.add_argument("--list", action="store_true", help="print the mutations and exit")
     ap.add_argument("--check", action="store_true",
@@ -438,11 +470,12 @@ def main():
     chosen = [m for m in MUTATIONS
               if not args.only or any(fnmatch.fnmatch(m["name"], g) for g in args.only)]
     if args.smoke:
-        left_out = [m["name"] for m in chosen if not any(t.startswith("host:") for t in m["tests"])]
-        chosen = [dict(m, tests=[t for t in m["tests"] if t.startswith("host:")])
+        smoke = ("host:", "c2c:")
+        left_out = [m["name"] for m in chosen if not any(t.startswith(smoke) for t in m["tests"])]
+        chosen = [dict(m, tests=[t for t in m["tests"] if t.startswith(smoke)])
                   for m in chosen if m["name"] not in left_out]
         if left_out:
-            print(f"mutate: smoke run, host: tests only; left out (no host: test): "
+            print(f"mutate: smoke run, host: and c2c: tests only; left out (neither): "
                   f"{', '.join(left_out)}")
     if args.list:
         for m in chosen:

@@ -1699,4 +1699,54 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 """)],
         tests=["host:mm_init_from_boot_info", "host:deferred_grow_zone_max_order"],
     ),
+    # ---- the c2c plugin's coherence model (tests/c2c/model.c, docs/c2c.md) ----
+    dict(
+        name="c2c-store-keeps-other-copies",
+        file="tests/c2c/model.c",
+        says="a store to a shared line leaves the other caches' copies valid (no invalidation)",
+        edits=[("""\
+	*invalidated = (unsigned int)__builtin_popcountll(others);
+	l->sharers = me;
+""", """\
+	*invalidated = (unsigned int)__builtin_popcountll(others);
+	l->sharers |= me;
+""")],
+        tests=["c2c:c2c_access_two_writers_alternate", "c2c:c2c_access_store_to_shared_line_invalidates"],
+    ),
+    dict(
+        name="c2c-load-leaves-line-dirty",
+        file="tests/c2c/model.c",
+        says="a load that takes a Modified line from its owner leaves it Modified (no write-back)",
+        edits=[("""\
+		*cross = !(others & local);
+		l->sharers |= me;
+		l->dirty = false;
+""", """\
+		*cross = !(others & local);
+		l->sharers |= me;
+""")],
+        tests=["c2c:c2c_access_readers_of_line_written_once"],
+    ),
+    dict(
+        name="c2c-hot-line-not-serialised",
+        file="tests/c2c/model.c",
+        says="a transfer starts at once even while the line's previous transfer is in flight",
+        edits=[("""\
+		uint64_t start = t > l->busy_until ? t : l->busy_until;
+""", """\
+		uint64_t start = t;
+""")],
+        tests=["c2c:c2c_access_two_writers_alternate"],
+    ),
+    dict(
+        name="c2c-merge-outruns-lagging-cpu",
+        file="tests/c2c/model.c",
+        says="the merge replays events without waiting for a CPU whose next event has not come",
+        edits=[("""\
+				t = due(m, cpu, __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE));
+""", """\
+				t = UINT64_MAX + 0 * __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE);
+""")],
+        tests=["c2c:c2c_merge_independent_of_host_timing"],
+    ),
 ]
