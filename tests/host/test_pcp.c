@@ -1,9 +1,10 @@
 /*
  * Host tests of the per-CPU page lists (mm/pcp.c): indexing, sizing, free and refill rules,
- * bulk allocation, the lock debug checks, each instance's own lock model; and what needs the
- * host's tools: drains that must wait for another CPU stopped at an exact point,
- * interrupts-off slow paths, mm_verify() on a held list, zone_pcp_disable() against refills
- * under --pct. The races written once for host and kernel are in tests/kernel/mm_pcp_private.c.
+ * bulk allocation, the lock debug checks, each instance's own lock model, an unbalanced
+ * zone_pcp_enable(); and what needs the host's tools: drains that must wait for another CPU
+ * stopped at an exact point, interrupts-off slow paths, mm_verify() on a held list,
+ * zone_pcp_disable() against refills under --pct. The races written once for host and
+ * kernel are in tests/kernel/mm_pcp_private.c.
  */
 #include <stdlib.h>
 #include <setjmp.h>
@@ -536,6 +537,41 @@ static void pcp_lock_model_fixed_per_instance(struct ktest *t)
 	test_node_destroy(dflt);
 }
 
+/*
+ * zone_pcp_enable() with no zone_pcp_disable() to undo is a bug (VM_BUG_ON): it panics and
+ * changes nothing, so the next disable and enable still bring the lists back to their
+ * computed high and batch (an unchecked one takes the depth to -1, after which every enable
+ * leaves them at high 0).
+ */
+static void zone_pcp_enable_without_disable_panics(struct ktest *t)
+{
+	struct pglist_data *pgdat;
+	struct zone *zone;
+	volatile bool panicked = false;
+	jmp_buf jb;
+
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no VM_BUG_ON");
+	pgdat = pcp_node(16, 1);
+	KT_ASSERT_TRUE(t, pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	if (!setjmp(jb)) {
+		host_panic_jmp = &jb;
+		zone_pcp_enable(zone);
+	} else {
+		panicked = true;
+		spin_unlock(&zone->pcp_batch_high_lock);	/* the panic came with it held */
+	}
+	host_panic_jmp = NULL;
+	KT_EXPECT_TRUE(t, panicked);
+	KT_EXPECT_TRUE(t, strstr(host_panic_msg, "pcp_disable_depth") != NULL);
+	KT_EXPECT_EQ(t, zone->pcp_disable_depth, 0);
+	zone_pcp_disable(zone);
+	zone_pcp_enable(zone);
+	KT_EXPECT_EQ(t, this_pcp(pgdat)->high, zone->pageset_high);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
 static unsigned long verify_catching_panic(struct pglist_data *pgdat, bool *panicked)
 {
 	jmp_buf jb;
@@ -694,6 +730,7 @@ static const struct ktest_case pcp_cases[] = {
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_running_drain),
 	KTEST_CASE_CONCURRENT(alloc_pages_slowpath_irqs_off_does_not_drain),
 	KTEST_CASE(pcp_lock_model_fixed_per_instance),
+	KTEST_CASE(zone_pcp_enable_without_disable_panics),
 	KTEST_CASE(mm_verify_reports_busy_pcp),
 };
 KTEST_SUITE(host_pcp, pcp_cases);
