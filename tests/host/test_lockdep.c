@@ -235,8 +235,12 @@ static void mm_lock_paths(struct ktest *t, struct pglist_data *pgdat, struct mm_
 	KT_EXPECT_TRUE(t, st.refill > 0 && st.spill > 0 && st.drained > 0);
 }
 
-/* The tree of mm/mmzone.h, outermost first, each lock taken while the ones above it are
- * held; pcp_batch_high_lock, a leaf, under pcp_drain_lock (nothing is ever taken under it). */
+/*
+ * The tree of mm/mmzone.h, outermost first, each lock taken while the ones above it are
+ * held; pcp_batch_high_lock, a leaf (nothing is taken under it), under the innermost lock
+ * that is held with interrupts on, a pcp lock: a leaf may be taken under anything, and a
+ * trylock (the drain's of pcp_drain_lock) leaves no edge of its own to close a cycle with.
+ */
 static void take_lock_tree(struct mm_struct *mm, struct zone *zone)
 {
 	struct per_cpu_pages *pcp = &zone->pcp[arch_cpu_id()];
@@ -245,9 +249,9 @@ static void take_lock_tree(struct mm_struct *mm, struct zone *zone)
 	read_lock(&mm->mmap_lock);
 	spin_lock(&mm->lock);
 	spin_lock(&zone->node->machine->pcp_drain_lock);
+	spin_lock(&pcp->lock);
 	spin_lock(&zone->pcp_batch_high_lock);
 	spin_unlock(&zone->pcp_batch_high_lock);
-	spin_lock(&pcp->lock);
 	flags = spin_lock_irqsave(&zone->lock);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	spin_unlock(&pcp->lock);

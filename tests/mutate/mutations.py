@@ -570,7 +570,8 @@ MUTATIONS = [
 		zone->pageset_high = zone_highsize(zone, batch, nr_cpus);
 		if (enabled)
 """)],
-        tests=["host:pcp_disable_enable_update_concurrent",
+        tests=["host:zone_pcp_update_waiting_behind_disable",
+               "host:pcp_disable_enable_update_concurrent",
                "kernel:4:mm_pcp_private.pcp_disable_enable_update_concurrent"],
     ),
     dict(
@@ -586,6 +587,57 @@ MUTATIONS = [
 		zone->pcp[cpu].batch = batch;
 """)],
         tests=["tsan:pcp_disable_enable_update_concurrent"],
+    ),
+    dict(
+        name="pcp-update-without-batch-high-lock",
+        file="mm/pcp.c",
+        says="zone_pcp_update() writes pageset_high/batch and every pcp's high and batch "
+             "without pcp_batch_high_lock (the values are the same for every CPU, so why lock)",
+        edits=[("""\
+		spin_lock(&zone->pcp_batch_high_lock);
+		zone->pageset_batch = batch;
+		zone->pageset_high = zone_highsize(zone, batch, nr_cpus);
+		if (!zone->pcp_disable_depth)
+			__pageset_set_high_and_batch(zone, zone->pageset_high, batch);
+		spin_unlock(&zone->pcp_batch_high_lock);
+""", """\
+		zone->pageset_batch = batch;
+		zone->pageset_high = zone_highsize(zone, batch, nr_cpus);
+		if (!zone->pcp_disable_depth)
+			__pageset_set_high_and_batch(zone, zone->pageset_high, batch);
+""")],
+        tests=["host:pcp_boot_pageset_frees_to_buddy"],
+    ),
+    dict(
+        name="refill-reads-batch-plainly",
+        file="mm/pcp.c",
+        says="a refill reads pcp->batch with a plain load, not READ_ONCE, while a "
+             "zone_pcp_disable() or zone_pcp_update() may be writing it (a data race: the "
+             "compiler may read it twice, and see two values)",
+        edits=[("""\
+	int batch = READ_ONCE(pcp->batch);
+
+	if (batch > 1)
+		batch = MAX(batch >> order, 2);
+""", """\
+	int batch = pcp->batch;
+
+	if (batch > 1)
+		batch = MAX(batch >> order, 2);
+""")],
+        tests=["tsan:zone_pcp_disable_vs_refill_interleavings"],
+    ),
+    dict(
+        name="free-commit-reads-high-plainly",
+        file="mm/pcp.h",
+        says="the free's spill check reads pcp->high with a plain load, not READ_ONCE, while "
+             "a zone_pcp_disable() or zone_pcp_update() may be writing it (a data race)",
+        edits=[("""\
+	return pcp->count >= READ_ONCE(pcp->high) ||
+""", """\
+	return pcp->count >= pcp->high ||
+""")],
+        tests=["tsan:zone_pcp_disable_vs_refill_interleavings"],
     ),
     dict(
         name="pcp-enable-unbalanced-unchecked",
@@ -653,6 +705,45 @@ MUTATIONS = [
 	if (free < min + (long)z->lowmem_reserve[highest_zoneidx])
 """)],
         tests=["host:watermarks", "host:alloc_pages_", "kernel:4:mm_buddy.*"],
+    ),
+    dict(
+        name="deferred-check-holds-two-zone-locks",
+        file="mm/mm_init.c",
+        says="the check that the deferred init is finished keeps each zone's lock until it "
+             "holds the next one's (one snapshot of every zone): two zone locks held at once",
+        edits=[("""\
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			struct zone *zone = &m->node[nid]->node_zones[z];
+			unsigned long flags = spin_lock_irqsave(&zone->lock);
+			bool busy = zone_has_deferred(zone) || zone->deferred_busy;
+
+			spin_unlock_irqrestore(&zone->lock, flags);
+			if (busy)
+				return false;
+		}
+	return true;
+""", """\
+	unsigned long flags = arch_irq_save();
+	struct zone *held = NULL;
+	bool busy = false;
+
+	for (unsigned int nid = 0; nid < m->nr_nodes && !busy; nid++)
+		for (int z = 0; z < MAX_NR_ZONES && !busy; z++) {
+			struct zone *zone = &m->node[nid]->node_zones[z];
+
+			spin_lock(&zone->lock);
+			if (held)
+				spin_unlock(&held->lock);
+			held = zone;
+			busy = zone_has_deferred(zone) || zone->deferred_busy;
+		}
+	if (held)
+		spin_unlock(&held->lock);
+	arch_irq_restore(flags);
+	return !busy;
+""")],
+        tests=["host:mm_init_from_boot_info", "kernel:2:boot.*"],
     ),
     dict(
         name="free-one-page-zone-lock-irqs-on",
