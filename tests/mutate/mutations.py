@@ -650,6 +650,25 @@ MUTATIONS = [
         tests=["host:zone_pcp_enable_without_disable_panics"],
     ),
     dict(
+        name="drained-counted-after-unlock",
+        file="mm/pcp.c",
+        says="a drain counts the pages it drained after letting go of the pcp, reading "
+             "pcp->count outside the hold while the owner refills",
+        edits=[("""\
+			free_pcppages_bulk(zone, chunk, pcp, 0);
+			pcp->stats.drained += (u64)(count - pcp->count);
+		}
+		drain_unlock(pcp, model, flags);
+""", """\
+			free_pcppages_bulk(zone, chunk, pcp, 0);
+		}
+		drain_unlock(pcp, model, flags);
+		if (count)
+			pcp->stats.drained += (u64)(count - pcp->count);
+""")],
+        tests=["tsan:pcp_remote_drain_under_fire"],
+    ),
+    dict(
         name="numa-foreign-counted-on-cpu0",
         file="mm/internal.h",
         says="numa_foreign is counted on CPU 0's pcp of the preferred zone, whoever allocated: "
@@ -762,6 +781,21 @@ MUTATIONS = [
 """)],
         tests=["host:mm_private_split_merge_every_order", "host:alloc_pages_",
                "kernel:4:mm_buddy.*,mm_private.*"],
+    ),
+    dict(
+        name="free-one-page-without-zone-lock",
+        file="mm/page_alloc.c",
+        says="the buddy lists' free merges and lists the block without zone->lock (the "
+             "caller's pcp hold is taken for enough): two CPUs edit one free list at once",
+        edits=[("""\
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+	__free_one_page(page, page->pfn, zone, order, mt);
+	spin_unlock_irqrestore(&zone->lock, flags);
+""", """\
+	__free_one_page(page, page->pfn, zone, order, mt);
+""")],
+        tests=["host:mm_private_split_merge_every_order", "host:alloc_pages_"],
     ),
     dict(
         name="deferred-free-range-misaligned",
@@ -2116,8 +2150,7 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 	spin_unlock_irqrestore(&zone->lock, flags);
 	zone->managed_pages += nr_free;
 """)],
-        tests=["host:deferred_init_memmap_threads_rounds", "tsan:deferred_init_memmap_threads",
-               "kernel:4:mm_deferred.*"],
+        tests=["tsan:deferred_init_memmap_threads", "kernel:4:mm_deferred.*"],
     ),
     dict(
         name="deferred-zone-range-widened-into-lower-zone",
