@@ -3,7 +3,6 @@
  * instances: split and merge, alignment, exhaustion, watermarks, zone and migratetype
  * fallback, lowmem_reserve, and bad input. mm_verify() runs at the end of each.
  */
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests/host/harness.h"
@@ -241,14 +240,17 @@ static void free_pages_double_free_reported(struct ktest *t)
 	test_node_destroy(pgdat);
 }
 
+static void get_page_cb(void *page)
+{
+	get_page(page);
+}
+
 /* get_page() on a free page (count 0) is a bug (VM_BUG_ON in mm/mm.h): it panics. The page
  * sits on a free list; a reference to it would be handed out again with the page. */
 static void get_page_of_free_page_panics(struct ktest *t)
 {
 	struct pglist_data *pgdat;
 	struct page *page;
-	volatile bool panicked = false;
-	jmp_buf jb;
 
 	KT_SKIP_UNLESS_DEBUG_VM(t, "no VM_BUG_ON");
 	pgdat = small_node();
@@ -256,14 +258,7 @@ static void get_page_of_free_page_panics(struct ktest *t)
 	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
 	KT_ASSERT_TRUE(t, page);
 	__free_pages(page, 0);
-	if (!setjmp(jb)) {
-		host_panic_jmp = &jb;
-		get_page(page);
-	} else {
-		panicked = true;
-	}
-	host_panic_jmp = NULL;
-	KT_EXPECT_TRUE(t, panicked);
+	KT_EXPECT_TRUE(t, host_panics(get_page_cb, page));
 	KT_EXPECT_TRUE(t, strstr(host_panic_msg, "old <= 0") != NULL);
 	WRITE_ONCE(page->refcount, 0);	/* the count went up before the check: back to free */
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);

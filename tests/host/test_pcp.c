@@ -624,6 +624,11 @@ static void pcp_lock_model_fixed_per_instance(struct ktest *t)
 	test_node_destroy(dflt);
 }
 
+static void zone_pcp_enable_cb(void *zone)
+{
+	zone_pcp_enable(zone);
+}
+
 /*
  * zone_pcp_enable() with no zone_pcp_disable() to undo is a bug (VM_BUG_ON): it panics and
  * changes nothing, so the next disable and enable still bring the lists back to their
@@ -634,21 +639,15 @@ static void zone_pcp_enable_without_disable_panics(struct ktest *t)
 {
 	struct pglist_data *pgdat;
 	struct zone *zone;
-	volatile bool panicked = false;
-	jmp_buf jb;
+	bool panicked;
 
 	KT_SKIP_UNLESS_DEBUG_VM(t, "no VM_BUG_ON");
 	pgdat = pcp_node(16, 1);
 	KT_ASSERT_TRUE(t, pgdat);
 	zone = &pgdat->node_zones[ZONE_DMA32];
-	if (!setjmp(jb)) {
-		host_panic_jmp = &jb;
-		zone_pcp_enable(zone);
-	} else {
-		panicked = true;
+	panicked = host_panics(zone_pcp_enable_cb, zone);
+	if (panicked)
 		spin_unlock(&zone->pcp_batch_high_lock);	/* the panic came with it held */
-	}
-	host_panic_jmp = NULL;
 	KT_EXPECT_TRUE(t, panicked);
 	KT_EXPECT_TRUE(t, strstr(host_panic_msg, "pcp_disable_depth") != NULL);
 	KT_EXPECT_EQ(t, zone->pcp_disable_depth, 0);

@@ -64,6 +64,18 @@ static void put_mm(struct ktest *t, struct mm_struct *mm)
 	lab_node_destroy(pgdat);
 }
 
+/* put_mm(), unless rounds of a race case left the mm wrong: mm_destroy() would then BUG on
+ * the rss left, so the instance is dropped whole. */
+static void put_mm_unless_bad(struct ktest *t, struct mm_struct *mm, unsigned int bad_rounds)
+{
+	if (!bad_rounds) {
+		put_mm(t, mm);
+		return;
+	}
+	t->priv = NULL;
+	lab_node_destroy(mm->node);
+}
+
 /* What the race case running now passed to its gup_fast_race_hook (run_hooked()). */
 static void *hook_ctx;
 
@@ -87,6 +99,17 @@ static void run_hooked(void (*hook)(enum gup_race_point point, struct mm_struct 
 	smp_store_release(&gup_fast_race_hook, hook);
 	lab_run_on_cpus(fn, ctx);
 	smp_store_release(&gup_fast_race_hook, NULL);
+	WRITE_ONCE(hook_ctx, NULL);
+}
+
+/* The same with hook at fault_race_hook. */
+static void run_fault_hooked(void (*hook)(struct mm_struct *mm, u64 addr), smp_call_fn fn,
+			     void *ctx)
+{
+	WRITE_ONCE(hook_ctx, ctx);
+	smp_store_release(&fault_race_hook, hook);
+	lab_run_on_cpus(fn, ctx);
+	smp_store_release(&fault_race_hook, NULL);
 	WRITE_ONCE(hook_ctx, NULL);
 }
 
@@ -699,6 +722,15 @@ static int fault_counted(struct fault_munmap_race *r, u64 addr)
 	return err;
 }
 
+/* A faulter's wait for round `round` to begin (*roundp reaching it); false once the rounds
+ * are over (-1). */
+static bool round_begun(int *roundp, int round)
+{
+	while (smp_load_acquire(roundp) < round && smp_load_acquire(roundp) >= 0)
+		arch_cpu_relax();
+	return smp_load_acquire(roundp) >= 0;
+}
+
 /*
  * Faulters, each round: fault the VMA's pages (each CPU from its own
  * offset) until one finds no VMA or the munmap has returned. In a deterministic run at most
@@ -712,9 +744,7 @@ static void fm_faulter(struct fault_munmap_race *r)
 	for (int round = 1;; round++) {
 		unsigned int n = 0;
 
-		while (smp_load_acquire(&r->round) < round && smp_load_acquire(&r->round) >= 0)
-			arch_cpu_relax();
-		if (smp_load_acquire(&r->round) < 0)
+		if (!round_begun(&r->round, round))
 			return;
 		while (smp_load_acquire(&r->unmapped) < round && (!lab_deterministic() || n++ < 16) &&
 		       fault_counted(r, BASE + (i++ % nr) * PAGE_SIZE) != -EFAULT)
@@ -825,11 +855,7 @@ static void fault_vs_munmap(struct ktest *t, bool huge)
 		KT_ASSERT_EQ(t, mm_mmap_anon(r.mm, FM_NEIGHBOUR, PAGE_SIZE, true, false, true), 0);
 	r.rss_after = huge ? 0 : 1;
 	r.free_base = node_free_pages(pgdat);
-	WRITE_ONCE(hook_ctx, &r);
-	smp_store_release(&fault_race_hook, fault_window_hook);
-	lab_run_on_cpus(fm_cpu, &r);
-	smp_store_release(&fault_race_hook, NULL);
-	WRITE_ONCE(hook_ctx, NULL);
+	run_fault_hooked(fault_window_hook, fm_cpu, &r);
 	ktest_printf(t, "%u rounds of a %s VMA: %llu faults in, %llu found no VMA, %llu out of "
 		     "memory; %llu were inside their install while munmap ran, %llu munmaps "
 		     "returned before such an install", r.rounds, huge ? "2 MiB" : "64-page",
@@ -845,12 +871,7 @@ static void fault_vs_munmap(struct ktest *t, bool huge)
 	KT_EXPECT_EQ(t, r.returned_inside, 0ull);
 	KT_EXPECT_EQ(t, r.bad_rounds, 0u);
 	KT_EXPECT_EQ(t, r.errors, 0ull);
-	if (r.bad_rounds) {	/* mm_destroy() would BUG on the rss left: drop the instance whole */
-		t->priv = NULL;
-		lab_node_destroy(pgdat);
-		return;
-	}
-	put_mm(t, r.mm);
+	put_mm_unless_bad(t, r.mm, r.bad_rounds);
 }
 
 /* A 2 MiB VMA: the fault's page is one order-9 block, its leaf in a table munmap frees. */
@@ -937,11 +958,7 @@ static void same_fault_cpu(void *arg)
 	}
 	if (__atomic_fetch_add(&s->arrived, 1, __ATOMIC_RELAXED) >= s->faulters)
 		return;
-	for (int round = 1;; round++) {
-		while (smp_load_acquire(&s->round) < round && smp_load_acquire(&s->round) >= 0)
-			arch_cpu_relax();
-		if (smp_load_acquire(&s->round) < 0)
-			return;
+	for (int round = 1; round_begun(&s->round, round); round++) {
 		if (handle_mm_fault(s->mm, BASE))
 			__atomic_fetch_add(&s->errors, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&s->done, 1, __ATOMIC_RELEASE);
@@ -973,11 +990,7 @@ static void handle_mm_fault_same_page_on_every_cpu(struct ktest *t)
 	t->priv = s.mm;
 	KT_ASSERT_EQ(t, mm_mmap_anon(s.mm, FM_NEIGHBOUR, PAGE_SIZE, true, false, true), 0);
 	s.free_base = node_free_pages(pgdat);
-	WRITE_ONCE(hook_ctx, &s);
-	smp_store_release(&fault_race_hook, same_fault_hook);
-	lab_run_on_cpus(same_fault_cpu, &s);
-	smp_store_release(&fault_race_hook, NULL);
-	WRITE_ONCE(hook_ctx, NULL);
+	run_fault_hooked(same_fault_hook, same_fault_cpu, &s);
 	ktest_printf(t, "%u rounds of %d faults of one page: %llu lost the install", s.rounds,
 		     s.faulters, (unsigned long long)s.lost);
 	if (s.bad_rounds)
@@ -986,12 +999,7 @@ static void handle_mm_fault_same_page_on_every_cpu(struct ktest *t)
 	KT_EXPECT_GT(t, s.lost, 0ull);	/* the race window was exercised */
 	KT_EXPECT_EQ(t, s.bad_rounds, 0u);
 	KT_EXPECT_EQ(t, s.errors, 0ull);
-	if (s.bad_rounds) {	/* mm_destroy() would BUG on the rss left: drop the instance whole */
-		t->priv = NULL;
-		lab_node_destroy(pgdat);
-		return;
-	}
-	put_mm(t, s.mm);
+	put_mm_unless_bad(t, s.mm, s.bad_rounds);
 }
 
 /* ---- FOLL_LONGTERM migration while other CPUs fault the pages being moved ---- */
