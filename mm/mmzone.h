@@ -247,7 +247,8 @@ BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
  * Locking rules:
  *   The fields above lock are written only during node init (and watermark setup, before
  *   any allocation, and again when the deferred init is done) and are read without locks;
- *   except managed_pages, which grows under lock while the deferred init hands pages over.
+ *   except managed_pages, which grows under lock while the deferred init hands pages over,
+ *   and the pageset fields, written under pcp_batch_high_lock (below).
  *   lock protects free_area[] (the lists and nr_free), free_pages, the deferred-init cursor
  *   and the pageblock migratetypes of the zone's sections. It is IRQ-safe: always taken
  *   with interrupts off, because an interrupt on the same CPU may fail its pcp trylock and

@@ -212,6 +212,21 @@ static void *cpu_thread_main(void *p)
 	return ret;
 }
 
+bool host_panics(void (*fn)(void *), void *arg)
+{
+	volatile bool panicked = false;
+	jmp_buf jb;
+
+	if (!setjmp(jb)) {
+		host_panic_jmp = &jb;
+		fn(arg);
+	} else {
+		panicked = true;
+	}
+	host_panic_jmp = NULL;
+	return panicked;
+}
+
 void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_size)
 {
 	struct cpu_thread *t = calloc(n, sizeof(*t));

@@ -42,6 +42,9 @@ void free_all(struct page **pages, unsigned long n, unsigned int order);
 
 /* Run fn(arg_i) on n threads that act as CPUs 0..n-1, and wait for all. */
 void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_size);
+/* Run fn(arg) on this thread with panic() caught: true if it panicked (host_panic_msg says
+ * why). What fn held when it panicked stays held. */
+bool host_panics(void (*fn)(void *), void *arg);
 
 /* tests/host/preempt.c: host_preempt_arm(ns) stops this CPU thread ns from now, wherever
  * it is, until *progress changes (the others made a step) or 0.2 ms pass, as a descheduled

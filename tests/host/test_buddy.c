@@ -211,8 +211,9 @@ static struct pglist_data *small_node(void)
 	return test_node_create(map, ARRAY_SIZE(map), 4);
 }
 
-/* Freeing a page twice: the second free reports "double free" naming the pfn, and changes
- * nothing (free count as after the first free). */
+/* Freeing a page twice: the second free, and a put_page() of the same free page, each
+ * report "double free" naming the pfn, and change nothing (free count as after the first
+ * free). */
 static void free_pages_double_free_reported(struct ktest *t)
 {
 	struct pglist_data *pgdat;
@@ -229,11 +230,37 @@ static void free_pages_double_free_reported(struct ktest *t)
 	__free_pages(page, 0);
 	free = node_free_pages(pgdat);
 	__free_pages(page, 0);
+	put_page(page);
 	snprintf(pfn, sizeof(pfn), "pfn 0x%lx ", page_to_pfn(page));
 	KT_EXPECT_TRUE(t, host_console_contains("double free"));
 	KT_EXPECT_TRUE(t, host_console_contains(pfn));
-	KT_EXPECT_EQ(t, pgdat->bad_pages, 1);
+	KT_EXPECT_EQ(t, pgdat->bad_pages, 2);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
+static void get_page_cb(void *page)
+{
+	get_page(page);
+}
+
+/* get_page() on a free page (count 0) is a bug (VM_BUG_ON in mm/mm.h): it panics. The page
+ * sits on a free list; a reference to it would be handed out again with the page. */
+static void get_page_of_free_page_panics(struct ktest *t)
+{
+	struct pglist_data *pgdat;
+	struct page *page;
+
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no VM_BUG_ON");
+	pgdat = small_node();
+	KT_ASSERT_TRUE(t, pgdat);
+	page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
+	KT_ASSERT_TRUE(t, page);
+	__free_pages(page, 0);
+	KT_EXPECT_TRUE(t, host_panics(get_page_cb, page));
+	KT_EXPECT_TRUE(t, strstr(host_panic_msg, "old <= 0") != NULL);
+	WRITE_ONCE(page->refcount, 0);	/* the count went up before the check: back to free */
 	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
 	test_node_destroy(pgdat);
 }
@@ -522,6 +549,7 @@ static const struct ktest_case buddy_cases[] = {
 	KTEST_CASE(alloc_pages_zone_fallback_lowmem_reserve),
 	KTEST_CASE(alloc_pages_migratetype_fallback_steals),
 	KTEST_CASE(free_pages_double_free_reported),
+	KTEST_CASE(get_page_of_free_page_panics),
 	KTEST_CASE(free_pages_wrong_order_reported),
 	KTEST_CASE(free_pages_reserved_page_reported),
 	KTEST_CASE(alloc_pages_poison_catches_use_after_free),

@@ -280,12 +280,42 @@ static void pin_user_pages_longterm_leaves_pinned_page(struct ktest *t)
 	test_node_destroy(pgdat);
 }
 
+/*
+ * FOLL_GET and FOLL_PIN are exclusive (mm/gup.h): pin_user_pages_fast() given FOLL_GET is a
+ * caller bug, refused with one warning; get_user_pages_fast() given FOLL_PIN is refused
+ * quietly. Neither takes a reference or counts a pin.
+ */
+static void pin_user_pages_fast_foll_get_refused(struct ktest *t)
+{
+	struct pglist_data *pgdat = gup_node(1);
+	struct mm_struct *mm = mm_create(pgdat);
+	unsigned long warns = taint_count(TAINT_WARN);
+	struct gup_totals a, b;
+	struct page *page, *p = NULL;
+
+	KT_ASSERT_TRUE(t, mm_mmap_anon(mm, BASE, PAGE_SIZE, true, false, true) == 0);
+	KT_ASSERT_TRUE(t, get_user_pages_fast(mm, BASE, 1, 0, &page) == 1);
+	put_user_pages(&page, 1);
+	gup_read_totals(&a);
+	ktest_expect_taint(TAINT_WARN);		/* the FOLL_GET pin, on purpose */
+	KT_EXPECT_EQ(t, pin_user_pages_fast(mm, BASE, 1, FOLL_GET, &p), -EINVAL);
+	KT_EXPECT_EQ(t, get_user_pages_fast(mm, BASE, 1, FOLL_PIN, &p), -EINVAL);
+	KT_EXPECT_EQ(t, taint_count(TAINT_WARN) - warns, 1);
+	gup_read_totals(&b);
+	KT_EXPECT_EQ(t, b.pins_acquired - a.pins_acquired, 0);
+	KT_EXPECT_EQ(t, page_count(page), 1);	/* the mapping's reference alone */
+	mm_destroy(mm);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
 static const struct ktest_case gup_cases[] = {
 	KTEST_CASE(gup_host_longterm_migrates),
 	KTEST_CASE(gup_host_longterm_held_pages_busy),
 	KTEST_CASE_CONCURRENT(gup_host_fault_finds_vma_being_moved),
 	KTEST_CASE(gup_host_pin_count_overflow),
 	KTEST_CASE(pin_user_pages_longterm_leaves_pinned_page),
+	KTEST_CASE(pin_user_pages_fast_foll_get_refused),
 };
 KTEST_SUITE(host_gup, gup_cases);
 

@@ -2,12 +2,14 @@
  * lockdep on the host: the validator (kernel/lockdep.c) watches every spinlock of the mm
  * code under pthreads too, so a host test fails when it sees a pattern that can deadlock.
  * These tests plant two such patterns on locks of their own, in expect scopes, across
- * threads that never actually wait for each other, and check what was reported.
+ * threads that never actually wait for each other, and check what was reported; one plants
+ * mm's own lock tree (mm/mmzone.h) after the mm code has taken its locks.
  */
 #include "tests/host/harness.h"
 #include "kernel/lockdep.h"
 #include "kernel/smp.h"
 #include "mm/mm_test.h"
+#include "mm/gup.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,6 +197,99 @@ static void lockdep_host_atomic_alloc_in_irq_under_pressure(struct ktest *t)
 	test_node_destroy(pgdat);
 }
 
+#define TREE_BASE (1ull << 32)
+#define TREE_PAGES 64
+
+/*
+ * Every mm path that nests locks, once, on a one-CPU trylock instance: faults (mmap_lock),
+ * a long-term pin (mmap_lock, mm->lock, migration and its allocations), allocations and
+ * frees that refill and spill (pcp lock, zone->lock), a drain of every CPU (pcp_drain_lock),
+ * zone_pcp_disable/enable/update (pcp_batch_high_lock), munmap (mmap_lock, mm->lock). Checks
+ * that each of them ran.
+ */
+static void mm_lock_paths(struct ktest *t, struct pglist_data *pgdat, struct mm_struct *mm)
+{
+	struct zone *zone = &pgdat->node_zones[ZONE_DMA32];
+	static struct page *pages[4000];
+	struct gup_totals a, b;
+	struct pcp_stats st;
+	unsigned long n;
+
+	gup_read_totals(&a);
+	KT_ASSERT_EQ(t, mm_mmap_anon(mm, TREE_BASE, TREE_PAGES * PAGE_SIZE, true, false, true), 0);
+	KT_ASSERT_EQ(t, pin_user_pages(mm, TREE_BASE, TREE_PAGES, FOLL_LONGTERM, pages), TREE_PAGES);
+	unpin_user_pages(pages, TREE_PAGES);
+	gup_read_totals(&b);
+	KT_EXPECT_EQ(t, b.longterm_migrated - a.longterm_migrated, TREE_PAGES);
+	n = alloc_until_null(pgdat, GFP_KERNEL, 0, pages, ARRAY_SIZE(pages));
+	free_all(pages, n, 0);
+	drain_all_pages_machine(pgdat->machine);
+	zone_pcp_disable(zone);
+	zone_pcp_enable(zone);
+	zone_pcp_update(pgdat, 1);
+	mm_munmap(mm, TREE_BASE, TREE_PAGES * PAGE_SIZE);
+	pcp_stats_sum(pgdat, -1, &st);
+	printk("paths: %lu pages allocated, %llu refills, %llu spills, %llu pages drained\n", n,
+	       (unsigned long long)st.refill, (unsigned long long)st.spill,
+	       (unsigned long long)st.drained);
+	KT_EXPECT_TRUE(t, st.refill > 0 && st.spill > 0 && st.drained > 0);
+}
+
+/*
+ * The tree of mm/mmzone.h, outermost first, each lock taken while the ones above it are
+ * held; pcp_batch_high_lock, a leaf (nothing is taken under it), under the innermost lock
+ * that is held with interrupts on, a pcp lock: a leaf may be taken under anything, and a
+ * trylock (the drain's of pcp_drain_lock) leaves no edge of its own to close a cycle with.
+ */
+static void take_lock_tree(struct mm_struct *mm, struct zone *zone)
+{
+	struct per_cpu_pages *pcp = &zone->pcp[arch_cpu_id()];
+	unsigned long flags;
+
+	read_lock(&mm->mmap_lock);
+	spin_lock(&mm->lock);
+	spin_lock(&zone->node->machine->pcp_drain_lock);
+	spin_lock(&pcp->lock);
+	spin_lock(&zone->pcp_batch_high_lock);
+	spin_unlock(&zone->pcp_batch_high_lock);
+	flags = spin_lock_irqsave(&zone->lock);
+	spin_unlock_irqrestore(&zone->lock, flags);
+	spin_unlock(&pcp->lock);
+	spin_unlock(&zone->node->machine->pcp_drain_lock);
+	spin_unlock(&mm->lock);
+	read_unlock(&mm->mmap_lock);
+}
+
+/*
+ * The lock order mm/mmzone.h writes down is the one the code keeps: after every mm path has
+ * run (mm_lock_paths()), the test takes the tree's locks in the tree's order itself, in an
+ * expect scope. A pair the code took the other way round (pcp_batch_high_lock held across a
+ * drain, mm->lock before mmap_lock, a drain under a pcp lock) closes a cycle there: expects
+ * no report.
+ */
+static void mm_locks_follow_the_lock_tree(struct ktest *t)
+{
+	const struct mem_region map[] = { { 16 * MiB, 32 * MiB, MEM_USABLE } };
+	struct pglist_data *pgdat = test_node_create_model(map, ARRAY_SIZE(map), 1,
+							   PCP_LOCK_TRYLOCK);
+	struct lockdep_expect e;
+	struct mm_struct *mm;
+
+	KT_ASSERT_TRUE(t, pgdat);
+	zone_pcp_update(pgdat, 1);
+	mm = mm_create(pgdat);
+	KT_ASSERT_TRUE(t, mm);
+	mm_lock_paths(t, pgdat, mm);
+	KT_ASSERT_TRUE(t, lockdep_enabled());	/* (no earlier report turned it off) */
+	lockdep_expect_begin(&e);
+	take_lock_tree(mm, &pgdat->node_zones[ZONE_DMA32]);
+	KT_EXPECT_EQ(t, lockdep_expect_end(&e), LOCKDEP_NONE);
+	mm_destroy(mm);
+	drain_all_pages_machine(pgdat->machine);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
 #define FIRST_USE_CPUS 8
 static spinlock_t first_use[FIRST_USE_CPUS] = {
 	SPINLOCK_INIT("first_use0"), SPINLOCK_INIT("first_use1"), SPINLOCK_INIT("first_use2"),
@@ -246,6 +341,7 @@ static const struct ktest_case lockdep_cases[] = {
 	KTEST_CASE(lockdep_host_uninitialised_lock_reported),
 	KTEST_CASE_CONCURRENT(lockdep_host_atomic_alloc_in_irq_under_pressure),
 	KTEST_CASE_CONCURRENT(lockdep_host_first_use_on_every_cpu_at_once),
+	KTEST_CASE(mm_locks_follow_the_lock_tree),
 };
 /* The validator is a debug build's (CONFIG_LOCKDEP follows CONFIG_DEBUG_VM). */
 static int lockdep_suite_init(struct ktest *t)

@@ -378,6 +378,26 @@ static void numa_zone_drain_reaches_other_node_cpu(struct ktest *t)
 	}
 }
 
+/* Pages allocated on node 0 until 100 came from node 1, and how many came from each. */
+struct node0_exhaustion {
+	struct mm_machine *m;
+	struct page *held[8192];
+	unsigned long n, local, remote;
+};
+
+static void exhaust_node0(struct node0_exhaustion *x)
+{
+	struct pglist_data *node0 = x->m->node[0];
+
+	while (x->remote < 100 &&
+	       (x->held[x->n] = alloc_pages_node(node0, GFP_KERNEL | __GFP_NOWARN, 0))) {
+		if (page_pgdat(x->held[x->n++]) == node0)
+			x->local += !x->remote;
+		else
+			x->remote++;
+	}
+}
+
 /*
  * Exhausting node 0 from a CPU of node 0 falls back to node 1: numa_hit on node 0 until its
  * low watermark, then numa_miss on node 1 and numa_foreign on node 0, exactly one per
@@ -387,37 +407,76 @@ static void numa_exhaustion_counts_miss_and_foreign(struct ktest *t)
 {
 	static const unsigned int size[2] = { 16, 16 };
 	static struct test_machine tm;
-	static struct page *held[8192];
+	static struct node0_exhaustion x;
 	struct mm_machine *m = machine_create(&tm, 2, size, NULL, NULL);
 	struct zone *z0, *z1;
 	struct numa_stats s0, s1;
-	unsigned long n = 0, local = 0, remote = 0, before[2], after[2];
+	unsigned long before[2], after[2];
 
 	KT_ASSERT_TRUE(t, m);
 	z0 = &m->node[0]->node_zones[ZONE_DMA32];
 	z1 = &m->node[1]->node_zones[ZONE_DMA32];
 	node_counts(m, before);
-	while (remote < 100 && (held[n] = alloc_pages_node(m->node[0], GFP_KERNEL | __GFP_NOWARN,
-							   0))) {
-		if (page_pgdat(held[n++]) == m->node[0])
-			local += !remote;
-		else
-			remote++;
-	}
-	KT_EXPECT_EQ(t, remote, 100);
-	KT_EXPECT_EQ(t, local + remote, n);
+	x = (struct node0_exhaustion){ .m = m };
+	exhaust_node0(&x);
+	KT_EXPECT_EQ(t, x.remote, 100);
+	KT_EXPECT_EQ(t, x.local + x.remote, x.n);
 	zone_numa_stats(z0, &s0);
 	zone_numa_stats(z1, &s1);
-	KT_EXPECT_EQ(t, s0.numa_hit, local);
-	KT_EXPECT_EQ(t, s0.numa_foreign, remote);
-	KT_EXPECT_EQ(t, s1.numa_miss, remote);
-	KT_EXPECT_EQ(t, s1.other_node, remote);
-	KT_EXPECT_EQ(t, s0.local_node, local);
+	KT_EXPECT_EQ(t, s0.numa_hit, x.local);
+	KT_EXPECT_EQ(t, s0.numa_foreign, x.remote);
+	KT_EXPECT_EQ(t, s1.numa_miss, x.remote);
+	KT_EXPECT_EQ(t, s1.other_node, x.remote);
+	KT_EXPECT_EQ(t, s0.local_node, x.local);
 	KT_EXPECT_TRUE(t, zone_free_pages(z0) <= z0->_watermark[WMARK_LOW]);
-	free_all(held, n, 0);
+	free_all(x.held, x.n, 0);
 	node_counts(m, after);
 	KT_EXPECT_EQ(t, after[0], before[0]);
 	KT_EXPECT_EQ(t, after[1], before[1]);
+	KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
+	mm_machine_destroy(m);
+}
+
+static void *exhaust_node0_on_cpu3(void *p)
+{
+	if (arch_cpu_id() == 3)
+		exhaust_node0(*(struct node0_exhaustion **)p);
+	return NULL;
+}
+
+/*
+ * The per-CPU statistics are their CPU's (mm/mmzone.h, struct pcp_stats): CPU 3 exhausts
+ * node 0 into node 1 while CPUs 0-2 idle, and every hit, miss and foreign of it is on CPU 3's
+ * counters of the zone it concerns (numa_foreign on node 0's zone, the preferred one), none on
+ * another CPU's.
+ */
+static void zone_statistics_counted_on_allocating_cpu(struct ktest *t)
+{
+	static const unsigned int size[2] = { 16, 16 };
+	static struct test_machine tm;
+	static struct node0_exhaustion x;
+	struct node0_exhaustion *args[4] = { &x, &x, &x, &x };
+	struct mm_machine *m = machine_create(&tm, 2, size, NULL, NULL);
+
+	KT_ASSERT_TRUE(t, m);
+	x = (struct node0_exhaustion){ .m = m };
+	run_on_cpus(4, exhaust_node0_on_cpu3, args, sizeof(args[0]));
+	KT_EXPECT_EQ(t, x.remote, 100);
+	for (unsigned int cpu = 0; cpu < NUMA_TEST_CPUS; cpu++) {
+		struct pcp_stats s0, s1;
+		bool mine = cpu == 3;
+
+		pcp_stats_sum(m->node[0], (int)cpu, &s0);
+		pcp_stats_sum(m->node[1], (int)cpu, &s1);
+		printk("cpu%u: node 0 hit %llu foreign %llu, node 1 miss %llu\n", cpu,
+		       (unsigned long long)s0.numa_hit, (unsigned long long)s0.numa_foreign,
+		       (unsigned long long)s1.numa_miss);
+		KT_EXPECT_EQ(t, s0.numa_hit, mine ? x.local : 0);
+		KT_EXPECT_EQ(t, s0.numa_foreign, mine ? x.remote : 0);
+		KT_EXPECT_EQ(t, s1.numa_miss, mine ? x.remote : 0);
+	}
+	free_all(x.held, x.n, 0);
+	drain_all_pages_machine(m);
 	KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
 	mm_machine_destroy(m);
 }
@@ -467,6 +526,7 @@ static const struct ktest_case numa_cases[] = {
 	KTEST_CASE(numa_zonelist_tie_lower_node_first),
 	KTEST_CASE(numa_section_holds_one_node),
 	KTEST_CASE(numa_exhaustion_counts_miss_and_foreign),
+	KTEST_CASE(zone_statistics_counted_on_allocating_cpu),
 	KTEST_CASE(numa_zone_drain_reaches_other_node_cpu),
 	KTEST_CASE(alloc_pages_memoryless_node_fast_hit_thisnode_fails),
 	KTEST_CASE_CONCURRENT(numa_remote_free_vs_drain),

@@ -1,9 +1,10 @@
 /*
  * Host tests of the per-CPU page lists (mm/pcp.c): indexing, sizing, free and refill rules,
- * bulk allocation, the lock debug checks, each instance's own lock model; and what needs the
- * host's tools: drains that must wait for another CPU stopped at an exact point,
- * interrupts-off slow paths, mm_verify() on a held list, zone_pcp_disable() against refills
- * under --pct. The races written once for host and kernel are in tests/kernel/mm_pcp_private.c.
+ * bulk allocation, the lock debug checks, each instance's own lock model, an unbalanced
+ * zone_pcp_enable(); and what needs the host's tools: drains that must wait for another CPU
+ * stopped at an exact point, interrupts-off slow paths, mm_verify() on a held list,
+ * zone_pcp_disable() against refills under --pct. The races written once for host and
+ * kernel are in tests/kernel/mm_pcp_private.c.
  */
 #include <stdlib.h>
 #include <setjmp.h>
@@ -420,6 +421,93 @@ static void zone_pcp_disable_waits_for_running_drain(struct ktest *t)
 	}
 }
 
+/* ---- a zone_pcp_update() waiting for pcp_batch_high_lock while a disable takes it ---- */
+
+struct update_queue {
+	struct pglist_data *pgdat;
+	int step;		/* 1: cpu0 holds DMA32's pcp_batch_high_lock; 2: let go (atomic) */
+	int in_stall, disabled;	/* atomic */
+	bool waiting;		/* cpu1 was inside its spin_lock() of it when the stall came */
+};
+
+/* An IPI on cpu1 while its zone_pcp_update() waits for the lock cpu0 holds (lockdep lists a
+ * lock from before the wait for it): stay until cpu2's zone_pcp_disable() is done, 1 s at most. */
+static void update_stall(void *arg)
+{
+	struct update_queue *q = arg;
+
+	q->waiting = lockdep_held_depth() == 1;
+	smp_store_release(&q->in_stall, 1);
+	wait_flag_us(&q->disabled, 1000000);
+}
+
+/* cpu0 holds the lock until cpu1's update waits for it and is stalled there; then cpu2
+ * disables the zone, taking the lock first; then cpu1's update gets it. */
+static void *update_queue_cpu(void *p)
+{
+	struct update_queue *q = *(struct update_queue **)p;
+	struct zone *zone = &q->pgdat->node_zones[ZONE_DMA32];
+
+	if (arch_cpu_id() == 0) {
+		spin_lock(&zone->pcp_batch_high_lock);
+		smp_store_release(&q->step, 1);
+		udelay(20000);	/* cpu1's update is now waiting for the lock */
+		smp_call_function_single(1, update_stall, q, false);
+		wait_flag_us(&q->in_stall, 1000000);
+		spin_unlock(&zone->pcp_batch_high_lock);
+		smp_store_release(&q->step, 2);
+	} else if (arch_cpu_id() == 1) {
+		wait_flag_us(&q->step, 60000000);
+		zone_pcp_update(q->pgdat, 3);
+	} else {
+		while (smp_load_acquire(&q->step) < 2)
+			arch_cpu_relax();
+		zone_pcp_disable(zone);
+		smp_store_release(&q->disabled, 1);
+	}
+	return NULL;
+}
+
+/* One attempt; false if cpu1 was not waiting for the lock when stalled (nothing tested). */
+static bool update_queue_attempt(struct ktest *t)
+{
+	struct pglist_data *pgdat = pcp_node_model(64, 4, PCP_LOCK_TRYLOCK);
+	struct update_queue q = { .pgdat = pgdat }, *args[3] = { &q, &q, &q };
+	struct zone *zone;
+
+	KT_ASSERT_TRUE(t, pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	run_on_cpus(3, update_queue_cpu, args, sizeof(args[0]));
+	printk("update %s waiting for the lock when the disable took it; depth %d\n",
+	       q.waiting ? "was" : "was NOT", zone->pcp_disable_depth);
+	KT_EXPECT_EQ(t, zone->pcp_disable_depth, 1);
+	for (unsigned int cpu = 0; cpu < pgdat->nr_cpus; cpu++)
+		if (zone->pcp[cpu].high != 0 || zone->pcp[cpu].batch != 1)
+			KT_FAIL(t, "cpu%u: high %d batch %d in a disabled zone", cpu,
+				zone->pcp[cpu].high, zone->pcp[cpu].batch);
+	zone_pcp_enable(zone);
+	KT_EXPECT_EQ(t, zone->pcp[0].high, zone->pageset_high);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+	return q.waiting;
+}
+
+/*
+ * zone_pcp_update() reads the disable depth under pcp_batch_high_lock, with its writes: an
+ * update that waits for the lock while a zone_pcp_disable() takes it and disables the zone
+ * must then leave every pcp at high 0, batch 1 (depth > 0 means exactly that). Window: the
+ * update was inside its wait for the lock when the disable took it (asserted; 3 attempts).
+ */
+static void zone_pcp_update_waiting_behind_disable(struct ktest *t)
+{
+	bool waited = false;
+
+	KT_SKIP_UNLESS_DEBUG_VM(t, "the window is seen through lockdep's held locks");
+	for (int attempt = 0; attempt < 3 && !waited; attempt++)
+		waited = update_queue_attempt(t);
+	KT_EXPECT_TRUE(t, waited);
+}
+
 struct irqs_off_alloc {
 	struct pglist_data *pgdat;
 	int ready, done;	/* atomic */
@@ -534,6 +622,40 @@ static void pcp_lock_model_fixed_per_instance(struct ktest *t)
 		test_node_destroy(node[m]);
 	}
 	test_node_destroy(dflt);
+}
+
+static void zone_pcp_enable_cb(void *zone)
+{
+	zone_pcp_enable(zone);
+}
+
+/*
+ * zone_pcp_enable() with no zone_pcp_disable() to undo is a bug (VM_BUG_ON): it panics and
+ * changes nothing, so the next disable and enable still bring the lists back to their
+ * computed high and batch (an unchecked one takes the depth to -1, after which every enable
+ * leaves them at high 0).
+ */
+static void zone_pcp_enable_without_disable_panics(struct ktest *t)
+{
+	struct pglist_data *pgdat;
+	struct zone *zone;
+	bool panicked;
+
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no VM_BUG_ON");
+	pgdat = pcp_node(16, 1);
+	KT_ASSERT_TRUE(t, pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	panicked = host_panics(zone_pcp_enable_cb, zone);
+	if (panicked)
+		spin_unlock(&zone->pcp_batch_high_lock);	/* the panic came with it held */
+	KT_EXPECT_TRUE(t, panicked);
+	KT_EXPECT_TRUE(t, strstr(host_panic_msg, "pcp_disable_depth") != NULL);
+	KT_EXPECT_EQ(t, zone->pcp_disable_depth, 0);
+	zone_pcp_disable(zone);
+	zone_pcp_enable(zone);
+	KT_EXPECT_EQ(t, this_pcp(pgdat)->high, zone->pageset_high);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
 }
 
 static unsigned long verify_catching_panic(struct pglist_data *pgdat, bool *panicked)
@@ -692,8 +814,10 @@ static const struct ktest_case pcp_cases[] = {
 	KTEST_CASE(pcp_lock_debug_checks),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_vs_refill_interleavings),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_running_drain),
+	KTEST_CASE_CONCURRENT(zone_pcp_update_waiting_behind_disable),
 	KTEST_CASE_CONCURRENT(alloc_pages_slowpath_irqs_off_does_not_drain),
 	KTEST_CASE(pcp_lock_model_fixed_per_instance),
+	KTEST_CASE(zone_pcp_enable_without_disable_panics),
 	KTEST_CASE(mm_verify_reports_busy_pcp),
 };
 KTEST_SUITE(host_pcp, pcp_cases);

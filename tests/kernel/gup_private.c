@@ -64,6 +64,18 @@ static void put_mm(struct ktest *t, struct mm_struct *mm)
 	lab_node_destroy(pgdat);
 }
 
+/* put_mm(), unless rounds of a race case left the mm wrong: mm_destroy() would then BUG on
+ * the rss left, so the instance is dropped whole. */
+static void put_mm_unless_bad(struct ktest *t, struct mm_struct *mm, unsigned int bad_rounds)
+{
+	if (!bad_rounds) {
+		put_mm(t, mm);
+		return;
+	}
+	t->priv = NULL;
+	lab_node_destroy(mm->node);
+}
+
 /* What the race case running now passed to its gup_fast_race_hook (run_hooked()). */
 static void *hook_ctx;
 
@@ -87,6 +99,17 @@ static void run_hooked(void (*hook)(enum gup_race_point point, struct mm_struct 
 	smp_store_release(&gup_fast_race_hook, hook);
 	lab_run_on_cpus(fn, ctx);
 	smp_store_release(&gup_fast_race_hook, NULL);
+	WRITE_ONCE(hook_ctx, NULL);
+}
+
+/* The same with hook at fault_race_hook. */
+static void run_fault_hooked(void (*hook)(struct mm_struct *mm, u64 addr), smp_call_fn fn,
+			     void *ctx)
+{
+	WRITE_ONCE(hook_ctx, ctx);
+	smp_store_release(&fault_race_hook, hook);
+	lab_run_on_cpus(fn, ctx);
+	smp_store_release(&fault_race_hook, NULL);
 	WRITE_ONCE(hook_ctx, NULL);
 }
 
@@ -699,6 +722,15 @@ static int fault_counted(struct fault_munmap_race *r, u64 addr)
 	return err;
 }
 
+/* A faulter's wait for round `round` to begin (*roundp reaching it); false once the rounds
+ * are over (-1). */
+static bool round_begun(int *roundp, int round)
+{
+	while (smp_load_acquire(roundp) < round && smp_load_acquire(roundp) >= 0)
+		arch_cpu_relax();
+	return smp_load_acquire(roundp) >= 0;
+}
+
 /*
  * Faulters, each round: fault the VMA's pages (each CPU from its own
  * offset) until one finds no VMA or the munmap has returned. In a deterministic run at most
@@ -712,9 +744,7 @@ static void fm_faulter(struct fault_munmap_race *r)
 	for (int round = 1;; round++) {
 		unsigned int n = 0;
 
-		while (smp_load_acquire(&r->round) < round && smp_load_acquire(&r->round) >= 0)
-			arch_cpu_relax();
-		if (smp_load_acquire(&r->round) < 0)
+		if (!round_begun(&r->round, round))
 			return;
 		while (smp_load_acquire(&r->unmapped) < round && (!lab_deterministic() || n++ < 16) &&
 		       fault_counted(r, BASE + (i++ % nr) * PAGE_SIZE) != -EFAULT)
@@ -825,11 +855,7 @@ static void fault_vs_munmap(struct ktest *t, bool huge)
 		KT_ASSERT_EQ(t, mm_mmap_anon(r.mm, FM_NEIGHBOUR, PAGE_SIZE, true, false, true), 0);
 	r.rss_after = huge ? 0 : 1;
 	r.free_base = node_free_pages(pgdat);
-	WRITE_ONCE(hook_ctx, &r);
-	smp_store_release(&fault_race_hook, fault_window_hook);
-	lab_run_on_cpus(fm_cpu, &r);
-	smp_store_release(&fault_race_hook, NULL);
-	WRITE_ONCE(hook_ctx, NULL);
+	run_fault_hooked(fault_window_hook, fm_cpu, &r);
 	ktest_printf(t, "%u rounds of a %s VMA: %llu faults in, %llu found no VMA, %llu out of "
 		     "memory; %llu were inside their install while munmap ran, %llu munmaps "
 		     "returned before such an install", r.rounds, huge ? "2 MiB" : "64-page",
@@ -845,12 +871,7 @@ static void fault_vs_munmap(struct ktest *t, bool huge)
 	KT_EXPECT_EQ(t, r.returned_inside, 0ull);
 	KT_EXPECT_EQ(t, r.bad_rounds, 0u);
 	KT_EXPECT_EQ(t, r.errors, 0ull);
-	if (r.bad_rounds) {	/* mm_destroy() would BUG on the rss left: drop the instance whole */
-		t->priv = NULL;
-		lab_node_destroy(pgdat);
-		return;
-	}
-	put_mm(t, r.mm);
+	put_mm_unless_bad(t, r.mm, r.bad_rounds);
 }
 
 /* A 2 MiB VMA: the fault's page is one order-9 block, its leaf in a table munmap frees. */
@@ -864,6 +885,121 @@ static void handle_mm_fault_vs_munmap_2m_vma(struct ktest *t)
 static void handle_mm_fault_vs_munmap_4k_vma(struct ktest *t)
 {
 	fault_vs_munmap(t, false);
+}
+
+/* ---- one empty page faulted by every CPU at once: one install wins ---- */
+
+#define SAME_ROUNDS 16
+
+struct same_fault {
+	struct mm_struct *mm;
+	int faulters;		/* the first `faulters` CPUs other than 0 to arrive fault */
+	int arrived;		/* CPUs other than 0 that arrived (atomic): a CPU's rank */
+	int round;		/* the round whose page is being faulted; -1: no more */
+	int hooked;		/* faults that reached fault_race_hook, all rounds (atomic) */
+	int done;		/* faults returned, all rounds (atomic) */
+	unsigned long free_base;	/* free pages with only the neighbour mapped */
+	unsigned int rounds, bad_rounds;
+	u64 lost, errors;	/* faults whose page was allocated for an entry another got */
+	long bad_rss;
+	unsigned long bad_free;
+};
+
+/* fault_race_hook: hold each fault, its page allocated and not installed, until every
+ * faulter of the round holds one too (200 ms at most), so that all race to install. */
+static void same_fault_hook(struct mm_struct *mm, u64 addr)
+{
+	struct same_fault *s = READ_ONCE(hook_ctx);
+	int want;
+	u64 end = 0;
+
+	if (!s || mm != s->mm)
+		return;
+	want = smp_load_acquire(&s->round) * s->faulters;
+	__atomic_fetch_add(&s->hooked, 1, __ATOMIC_ACQ_REL);
+	while (smp_load_acquire(&s->hooked) < want && wait_more(&end, 200000))
+		arch_cpu_relax();
+}
+
+/* CPU 0's round: map the page, let the faulters go, wait for them; then rss must count one
+ * page more than the neighbour's, and once it is unmapped every loser's page is free again. */
+static void same_fault_round(struct same_fault *s, int round)
+{
+	int hooked = smp_load_acquire(&s->hooked);
+	long rss;
+	unsigned long free;
+
+	if (mm_mmap_anon(s->mm, BASE, PAGE_SIZE, true, false, false))
+		__atomic_fetch_add(&s->errors, 1, __ATOMIC_RELAXED);
+	smp_store_release(&s->round, round);
+	while (smp_load_acquire(&s->done) < round * s->faulters)
+		arch_cpu_relax();
+	s->lost += (u64)(smp_load_acquire(&s->hooked) - hooked - 1);
+	rss = READ_ONCE(s->mm->rss);
+	mm_munmap(s->mm, BASE, PAGE_SIZE);
+	free = node_free_pages(s->mm->node);
+	if ((rss != 2 || free != s->free_base) && !s->bad_rounds++) {
+		s->bad_rss = rss;
+		s->bad_free = free;
+	}
+}
+
+/* CPU 0 runs the rounds; the faulters, ranked by arrival, fault BASE once a round. */
+static void same_fault_cpu(void *arg)
+{
+	struct same_fault *s = arg;
+
+	if (arch_cpu_id() == 0) {
+		for (s->rounds = 1; s->rounds <= (lab_deterministic() ? 3u : SAME_ROUNDS); s->rounds++)
+			same_fault_round(s, (int)s->rounds);
+		s->rounds--;
+		smp_store_release(&s->round, -1);
+		return;
+	}
+	if (__atomic_fetch_add(&s->arrived, 1, __ATOMIC_RELAXED) >= s->faulters)
+		return;
+	for (int round = 1; round_begun(&s->round, round); round++) {
+		if (handle_mm_fault(s->mm, BASE))
+			__atomic_fetch_add(&s->errors, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->done, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * empty -> present is a cmpxchg, and the loser frees its page (mm/vm.h): every CPU but 0
+ * faults the same empty page at once, round after round, each held at fault_race_hook with
+ * its page allocated until all are, so all but one lose. After each round rss counts one
+ * page (and the neighbour's, which keeps the page table), and once it is unmapped the free
+ * pages are exactly those of before. Window: faults that lost (asserted > 0).
+ */
+static void handle_mm_fault_same_page_on_every_cpu(struct ktest *t)
+{
+	static struct same_fault s;
+	struct pglist_data *pgdat;
+
+	KT_SKIP_UNLESS_DEBUG_VM(t, "no fault_race_hook to line the faults up");
+	if (lab_nr_cpus() < 3 || arch_cpu_id() != 0)
+		KT_SKIP(t, "needs 3 CPUs, run from cpu0");
+	memset(&s, 0, sizeof(s));
+	s.faulters = (int)lab_nr_cpus() - 1;
+	if (!(pgdat = lab_node_create(GUP_BLOCKS, true)))
+		KT_SKIP(t, "needs %d free blocks of 4 MiB for its private instance", GUP_BLOCKS);
+	free_at_start = node_free_pages(pgdat);
+	s.mm = mm_create(pgdat);
+	KT_ASSERT_NOT_NULL(t, s.mm);
+	t->priv = s.mm;
+	KT_ASSERT_EQ(t, mm_mmap_anon(s.mm, FM_NEIGHBOUR, PAGE_SIZE, true, false, true), 0);
+	s.free_base = node_free_pages(pgdat);
+	run_fault_hooked(same_fault_hook, same_fault_cpu, &s);
+	ktest_printf(t, "%u rounds of %d faults of one page: %llu lost the install", s.rounds,
+		     s.faulters, (unsigned long long)s.lost);
+	if (s.bad_rounds)
+		ktest_printf(t, "%u rounds left it wrong; the first: rss %ld (want 2), free pages "
+			     "%lu (want %lu)", s.bad_rounds, s.bad_rss, s.bad_free, s.free_base);
+	KT_EXPECT_GT(t, s.lost, 0ull);	/* the race window was exercised */
+	KT_EXPECT_EQ(t, s.bad_rounds, 0u);
+	KT_EXPECT_EQ(t, s.errors, 0ull);
+	put_mm_unless_bad(t, s.mm, s.bad_rounds);
 }
 
 /* ---- FOLL_LONGTERM migration while other CPUs fault the pages being moved ---- */
@@ -983,6 +1119,8 @@ static const struct ktest_case gup_private_cases[] = {
 	KTEST_CASE_CONCURRENT_NOFAIL(handle_mm_fault_vs_munmap_2m_vma,
 				     "checks rss and free pages exactly each round"),
 	KTEST_CASE_CONCURRENT_NOFAIL(handle_mm_fault_vs_munmap_4k_vma,
+				     "checks rss and free pages exactly each round"),
+	KTEST_CASE_CONCURRENT_NOFAIL(handle_mm_fault_same_page_on_every_cpu,
 				     "checks rss and free pages exactly each round"),
 };
 KTEST_SUITE(gup_private, gup_private_cases, .exit = gup_private_exit);

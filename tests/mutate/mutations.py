@@ -505,6 +505,181 @@ MUTATIONS = [
 """)],
         tests=["host:pcp_boot_pageset_frees_to_buddy", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
+    # ---- per-CPU lists: the lock order and who writes what (mm/mmzone.h) ----
+    dict(
+        name="pcp-batch-high-held-across-drain",
+        file="mm/pcp.c",
+        says="zone_pcp_disable() holds pcp_batch_high_lock across its drain, as Linux holds "
+             "its mutex from disable to enable: the leaf of the lock tree gets pcp_drain_lock, "
+             "the pcp locks and zone->lock under it",
+        edits=[("""\
+	__pageset_set_high_and_batch(zone, BOOT_PAGESET_HIGH, BOOT_PAGESET_BATCH);
+	spin_unlock(&zone->pcp_batch_high_lock);
+	__drain_all_pages(zone->node->machine, zone, true);
+}
+""", """\
+	__pageset_set_high_and_batch(zone, BOOT_PAGESET_HIGH, BOOT_PAGESET_BATCH);
+	__drain_all_pages(zone->node->machine, zone, true);
+	spin_unlock(&zone->pcp_batch_high_lock);
+}
+""")],
+        tests=["host:mm_locks_follow_the_lock_tree"],
+    ),
+    dict(
+        name="refill-drains-under-own-hold",
+        file="mm/pcp.c",
+        says="a refill that finds the buddy lists empty drains every CPU's lists and refills "
+             "again, still holding its own pcp: pcp_drain_lock and other pcp locks taken "
+             "under a pcp lock (two CPUs doing it wait for each other's list)",
+        edits=[("""\
+		if (list_empty(list) && !pcp_refill(zone, order, mt, pcp, list))
+			break;
+""", """\
+		if (list_empty(list) && !pcp_refill(zone, order, mt, pcp, list)) {
+			drain_all_pages(zone);	/* the other CPUs' pages back to the buddy lists */
+			if (!pcp_refill(zone, order, mt, pcp, list))
+				break;
+		}
+""")],
+        tests=["host:mm_private_pcp_exhaustion_all_cpus", "host:mm_locks_follow_the_lock_tree",
+               "kernel:4:mm_private.mm_private_pcp_exhaustion_all_cpus"],
+    ),
+    dict(
+        name="pcp-update-reads-depth-before-lock",
+        file="mm/pcp.c",
+        says="zone_pcp_update() reads pcp_disable_depth before taking pcp_batch_high_lock: a "
+             "zone_pcp_disable() in between is overwritten with live high and batch",
+        edits=[("""\
+		int batch = zone_batchsize(zone);
+
+		if (!zone->pcp)
+			continue;
+		spin_lock(&zone->pcp_batch_high_lock);
+		zone->pageset_batch = batch;
+		zone->pageset_high = zone_highsize(zone, batch, nr_cpus);
+		if (!zone->pcp_disable_depth)
+""", """\
+		int batch = zone_batchsize(zone);
+		bool enabled;
+
+		if (!zone->pcp)
+			continue;
+		enabled = !READ_ONCE(zone->pcp_disable_depth);
+		spin_lock(&zone->pcp_batch_high_lock);
+		zone->pageset_batch = batch;
+		zone->pageset_high = zone_highsize(zone, batch, nr_cpus);
+		if (enabled)
+""")],
+        tests=["host:zone_pcp_update_waiting_behind_disable",
+               "host:pcp_disable_enable_update_concurrent",
+               "kernel:4:mm_pcp_private.pcp_disable_enable_update_concurrent"],
+    ),
+    dict(
+        name="pageset-high-written-plainly",
+        file="mm/pcp.c",
+        says="high and batch are written into the pcps with plain stores, not WRITE_ONCE: "
+             "the hit paths read them without the lock, and may see a torn or stale value",
+        edits=[("""\
+		WRITE_ONCE(zone->pcp[cpu].high, high);
+		WRITE_ONCE(zone->pcp[cpu].batch, batch);
+""", """\
+		zone->pcp[cpu].high = high;
+		zone->pcp[cpu].batch = batch;
+""")],
+        tests=["tsan:pcp_disable_enable_update_concurrent"],
+    ),
+    dict(
+        name="pcp-update-without-batch-high-lock",
+        file="mm/pcp.c",
+        says="zone_pcp_update() writes pageset_high/batch and every pcp's high and batch "
+             "without pcp_batch_high_lock (the values are the same for every CPU, so why lock)",
+        edits=[("""\
+		spin_lock(&zone->pcp_batch_high_lock);
+		zone->pageset_batch = batch;
+		zone->pageset_high = zone_highsize(zone, batch, nr_cpus);
+		if (!zone->pcp_disable_depth)
+			__pageset_set_high_and_batch(zone, zone->pageset_high, batch);
+		spin_unlock(&zone->pcp_batch_high_lock);
+""", """\
+		zone->pageset_batch = batch;
+		zone->pageset_high = zone_highsize(zone, batch, nr_cpus);
+		if (!zone->pcp_disable_depth)
+			__pageset_set_high_and_batch(zone, zone->pageset_high, batch);
+""")],
+        tests=["host:pcp_boot_pageset_frees_to_buddy"],
+    ),
+    dict(
+        name="refill-reads-batch-plainly",
+        file="mm/pcp.c",
+        says="a refill reads pcp->batch with a plain load, not READ_ONCE, while a "
+             "zone_pcp_disable() or zone_pcp_update() may be writing it (a data race: the "
+             "compiler may read it twice, and see two values)",
+        edits=[("""\
+	int batch = READ_ONCE(pcp->batch);
+
+	if (batch > 1)
+		batch = MAX(batch >> order, 2);
+""", """\
+	int batch = pcp->batch;
+
+	if (batch > 1)
+		batch = MAX(batch >> order, 2);
+""")],
+        tests=["tsan:zone_pcp_disable_vs_refill_interleavings"],
+    ),
+    dict(
+        name="free-commit-reads-high-plainly",
+        file="mm/pcp.h",
+        says="the free's spill check reads pcp->high with a plain load, not READ_ONCE, while "
+             "a zone_pcp_disable() or zone_pcp_update() may be writing it (a data race)",
+        edits=[("""\
+	return pcp->count >= READ_ONCE(pcp->high) ||
+""", """\
+	return pcp->count >= pcp->high ||
+""")],
+        tests=["tsan:zone_pcp_disable_vs_refill_interleavings"],
+    ),
+    dict(
+        name="pcp-enable-unbalanced-unchecked",
+        file="mm/pcp.c",
+        says="zone_pcp_enable() without a zone_pcp_disable() to undo goes through: the depth "
+             "goes negative, and the next disable/enable pair leaves the lists at high 0",
+        edits=[("""\
+	VM_BUG_ON(zone->pcp_disable_depth <= 0);
+""", "")],
+        tests=["host:zone_pcp_enable_without_disable_panics"],
+    ),
+    dict(
+        name="drained-counted-after-unlock",
+        file="mm/pcp.c",
+        says="a drain counts the pages it drained after letting go of the pcp, reading "
+             "pcp->count outside the hold while the owner refills",
+        edits=[("""\
+			free_pcppages_bulk(zone, chunk, pcp, 0);
+			pcp->stats.drained += (u64)(count - pcp->count);
+		}
+		drain_unlock(pcp, model, flags);
+""", """\
+			free_pcppages_bulk(zone, chunk, pcp, 0);
+		}
+		drain_unlock(pcp, model, flags);
+		if (count)
+			pcp->stats.drained += (u64)(count - pcp->count);
+""")],
+        tests=["tsan:pcp_remote_drain_under_fire"],
+    ),
+    dict(
+        name="numa-foreign-counted-on-cpu0",
+        file="mm/internal.h",
+        says="numa_foreign is counted on CPU 0's pcp of the preferred zone, whoever allocated: "
+             "every CPU writes CPU 0's counter, outside any hold",
+        edits=[("""\
+	preferred->pcp[pcp - zone->pcp].stats.numa_foreign++;
+""", """\
+	preferred->pcp->stats.numa_foreign++;
+""")],
+        tests=["host:zone_statistics_counted_on_allocating_cpu"],
+    ),
     # ---- buddy allocator (mm/page_alloc.c) ----
     dict(
         name="merge-once",
@@ -549,6 +724,165 @@ MUTATIONS = [
 	if (free < min + (long)z->lowmem_reserve[highest_zoneidx])
 """)],
         tests=["host:watermarks", "host:alloc_pages_", "kernel:4:mm_buddy.*"],
+    ),
+    dict(
+        name="deferred-check-holds-two-zone-locks",
+        file="mm/mm_init.c",
+        says="the check that the deferred init is finished keeps each zone's lock until it "
+             "holds the next one's (one snapshot of every zone): two zone locks held at once",
+        edits=[("""\
+	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
+		for (int z = 0; z < MAX_NR_ZONES; z++) {
+			struct zone *zone = &m->node[nid]->node_zones[z];
+			unsigned long flags = spin_lock_irqsave(&zone->lock);
+			bool busy = zone_has_deferred(zone) || zone->deferred_busy;
+
+			spin_unlock_irqrestore(&zone->lock, flags);
+			if (busy)
+				return false;
+		}
+	return true;
+""", """\
+	unsigned long flags = arch_irq_save();
+	struct zone *held = NULL;
+	bool busy = false;
+
+	for (unsigned int nid = 0; nid < m->nr_nodes && !busy; nid++)
+		for (int z = 0; z < MAX_NR_ZONES && !busy; z++) {
+			struct zone *zone = &m->node[nid]->node_zones[z];
+
+			spin_lock(&zone->lock);
+			if (held)
+				spin_unlock(&held->lock);
+			held = zone;
+			busy = zone_has_deferred(zone) || zone->deferred_busy;
+		}
+	if (held)
+		spin_unlock(&held->lock);
+	arch_irq_restore(flags);
+	return !busy;
+""")],
+        tests=["host:mm_init_from_boot_info", "kernel:2:boot.*"],
+    ),
+    dict(
+        name="free-one-page-zone-lock-irqs-on",
+        file="mm/page_alloc.c",
+        says="the buddy lists' free takes zone->lock with interrupts on: an interrupt on this "
+             "CPU that fails its pcp trylock and frees to the buddy lists spins on it forever",
+        edits=[("""\
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+	__free_one_page(page, page->pfn, zone, order, mt);
+	spin_unlock_irqrestore(&zone->lock, flags);
+""", """\
+	spin_lock(&zone->lock);
+	__free_one_page(page, page->pfn, zone, order, mt);
+	spin_unlock(&zone->lock);
+""")],
+        tests=["host:mm_private_split_merge_every_order", "host:alloc_pages_",
+               "kernel:4:mm_buddy.*,mm_private.*"],
+    ),
+    dict(
+        name="free-one-page-without-zone-lock",
+        file="mm/page_alloc.c",
+        says="the buddy lists' free merges and lists the block without zone->lock (the "
+             "caller's pcp hold is taken for enough): two CPUs edit one free list at once",
+        edits=[("""\
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+	__free_one_page(page, page->pfn, zone, order, mt);
+	spin_unlock_irqrestore(&zone->lock, flags);
+""", """\
+	__free_one_page(page, page->pfn, zone, order, mt);
+""")],
+        tests=["host:mm_private_split_merge_every_order", "host:alloc_pages_"],
+    ),
+    dict(
+        name="deferred-free-range-misaligned",
+        file="mm/mm_init.c",
+        says="the deferred init hands a free range to __free_one_page() in blocks one order "
+             "too large for their start: a block that is not aligned to its order",
+        edits=[("""\
+		unsigned int order = spfn ? MIN((unsigned int)__builtin_ctzl(spfn), MAX_ORDER)
+""", """\
+		unsigned int order = spfn ? MIN((unsigned int)__builtin_ctzl(spfn) + 1, MAX_ORDER)
+""")],
+        tests=["host:deferred_init_matches_eager_build", "host:mm_init_from_boot_info",
+               "kernel:4:mm_deferred.*"],
+    ),
+    dict(
+        name="free-reserved-page-unchecked",
+        file="mm/page_alloc.c",
+        says="the free path checks only the reference count, not PG_reserved: a reserved page "
+             "(which holds one reference forever) goes onto the free lists",
+        edits=[("""\
+	if (!CONFIG_DEBUG_VM || likely(!(page_flags(page) & PG_reserved) && page_count(page) > 0))
+""", """\
+	if (!CONFIG_DEBUG_VM || likely(page_count(page) > 0))
+""")],
+        tests=["host:free_pages_reserved_page_reported", "host:mm_private_bad_input_reported",
+               "kernel:4:mm_private.*"],
+    ),
+    dict(
+        name="double-free-unchecked",
+        file="mm/page_alloc.c",
+        says="the free path accepts a page whose count is already 0 (>= 0 for > 0): a double "
+             "free takes the count to -1, unreported",
+        edits=[("""\
+	if (!CONFIG_DEBUG_VM || likely(!(page_flags(page) & PG_reserved) && page_count(page) > 0))
+""", """\
+	if (!CONFIG_DEBUG_VM || likely(!(page_flags(page) & PG_reserved) && page_count(page) >= 0))
+""")],
+        tests=["host:free_pages_double_free_reported", "host:mm_private_bad_input_reported",
+               "kernel:4:mm_private.*"],
+    ),
+    dict(
+        name="put-page-of-free-page-unchecked",
+        file="mm/page_alloc.c",
+        says="put_page() drops its reference without the free path's checks (they are "
+             "__free_pages()'s): a put of a page already free takes its count to -1, unreported",
+        edits=[("""\
+void put_page(struct page *page)
+{
+	if (!free_ref_ok(page))
+		return;
+""", """\
+void put_page(struct page *page)
+{
+""")],
+        tests=["host:free_pages_double_free_reported"],
+    ),
+    dict(
+        name="get-page-of-free-page-unchecked",
+        file="mm/mm.h",
+        says="get_page() checks for a negative count only (< 0 for <= 0): a reference taken on "
+             "a free page, which then sits on a free list with a count of 1",
+        edits=[("""\
+	VM_BUG_ON(old <= 0);
+""", """\
+	VM_BUG_ON(old < 0);
+""")],
+        tests=["host:get_page_of_free_page_panics"],
+    ),
+    dict(
+        name="put-page-count-dropped-plainly",
+        file="mm/page_alloc.c",
+        says="put_page() drops its reference with a plain decrement: a reference taken or "
+             "dropped by another CPU at the same time (a gup-fast grab, an unpin) is lost",
+        edits=[("""\
+void put_page(struct page *page)
+{
+	if (!free_ref_ok(page))
+		return;
+	if (__atomic_sub_fetch(&page->refcount, 1, __ATOMIC_ACQ_REL) == 0)
+""", """\
+void put_page(struct page *page)
+{
+	if (!free_ref_ok(page))
+		return;
+	if (--page->refcount == 0)
+""")],
+        tests=["tsan:gup_has_pinned_written_if_clear", "tsan:gup_unmap_vs_fast_walk"],
     ),
     # ---- spinlocks (kernel/spinlock.h: the lock word under every spinlock function) ----
     dict(
@@ -1119,6 +1453,108 @@ MUTATIONS = [
 """)],
         tests=["host:handle_mm_fault_vs_munmap_4k_vma", "host:handle_mm_fault_vs_munmap_2m_vma",
                "kernel:4:gup_private.handle_mm_fault_vs_munmap_*"],
+    ),
+    dict(
+        name="gup-slow-mm-lock-before-mmap-lock",
+        file="mm/gup.c",
+        says="gup's slow path takes mm->lock before mmap_lock: against munmap (mmap_lock, "
+             "then mm->lock) each holds what the other waits for",
+        edits=[("""\
+	read_lock(&mm->mmap_lock);	/* the VMAs, for the faults */
+	spin_lock(&mm->lock);
+""", """\
+	spin_lock(&mm->lock);
+	read_lock(&mm->mmap_lock);	/* the VMAs, for the faults */
+""")],
+        tests=["host:pin_user_pages_longterm_leaves_pinned_page",
+               "host:mm_locks_follow_the_lock_tree", "kernel:4:gup.*"],
+    ),
+    dict(
+        name="gup-slow-mm-lock-irqs-off",
+        file="mm/gup.c",
+        says="gup's slow path takes mm->lock with interrupts off (as zone->lock): a CPU waiting "
+             "for it cannot answer the TLB shootdown its holder sends",
+        edits=[("""\
+	int err = 0, migrate_err = 0;
+
+	read_lock(&mm->mmap_lock);	/* the VMAs, for the faults */
+	spin_lock(&mm->lock);
+""", """\
+	int err = 0, migrate_err = 0;
+	unsigned long irqs;
+
+	read_lock(&mm->mmap_lock);	/* the VMAs, for the faults */
+	irqs = spin_lock_irqsave(&mm->lock);
+"""), ("""\
+	spin_unlock(&mm->lock);
+	read_unlock(&mm->mmap_lock);
+""", """\
+	spin_unlock_irqrestore(&mm->lock, irqs);
+	read_unlock(&mm->mmap_lock);
+""")],
+        tests=["host:gup_host_longterm_migrates", "kernel:4:gup.*"],
+    ),
+    dict(
+        name="fault-loser-keeps-its-page",
+        file="mm/vm.c",
+        says="a fault that loses the install race (another CPU's cmpxchg came first) does "
+             "not free the page it allocated: one page leaked per lost race",
+        edits=[("""\
+		__free_pages(page, order);	/* another fault won (and maybe migration began) */
+""", "")],
+        tests=["host:handle_mm_fault_same_page_on_every_cpu",
+               "kernel:4:gup_private.handle_mm_fault_same_page_on_every_cpu"],
+    ),
+    dict(
+        name="fault-installs-with-plain-store",
+        file="mm/vm.c",
+        says="a fault installs its page with a plain store instead of a cmpxchg from empty: "
+             "racing faults overwrite each other's page, which is leaked and counted in rss",
+        edits=[("""\
+	if (!__atomic_compare_exchange_n(slot, &old, mk_leaf_entry(page_to_pfn(page), vma->writable,
+				leaf == 2), false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+""", """\
+	set_pte(slot, mk_leaf_entry(page_to_pfn(page), vma->writable, leaf == 2));
+	if (false) {
+""")],
+        tests=["host:handle_mm_fault_same_page_on_every_cpu",
+               "kernel:4:gup_private.handle_mm_fault_same_page_on_every_cpu"],
+    ),
+    dict(
+        name="zap-huge-leaf-counts-one-page",
+        file="mm/vm.c",
+        says="munmap takes 1 off rss for a 2 MiB leaf as for a 4 KiB one: rss stays 511 per "
+             "huge page unmapped, and mm_destroy() finds it nonzero",
+        edits=[("""\
+			__atomic_fetch_sub(&mm->rss, level == 1 ? 1l : 1l << HUGE_ORDER, __ATOMIC_RELAXED);
+""", """\
+			__atomic_fetch_sub(&mm->rss, 1l, __ATOMIC_RELAXED);
+""")],
+        tests=["host:handle_mm_fault_vs_munmap_2m_vma",
+               "kernel:4:gup_private.handle_mm_fault_vs_munmap_2m_vma"],
+    ),
+    dict(
+        name="gup-get-and-pin-together-accepted",
+        file="mm/gup.c",
+        says="FOLL_GET and FOLL_PIN together are accepted: pin_user_pages_fast(FOLL_GET) takes "
+             "a plain reference counted as a pin, and its unpin drops 1024",
+        edits=[("""\
+	if (WARN_ON((flags & FOLL_GET) && (flags & FOLL_PIN)))
+		return -EINVAL;
+""", "")],
+        tests=["host:pin_user_pages_fast_foll_get_refused", "kernel:2:gup.gup_bad_flags_rejected"],
+    ),
+    dict(
+        name="pin-overflow-check-overflows",
+        file="mm/gup.c",
+        says="the pin count overflow check adds first (old + refs > INT_MAX): the sum itself "
+             "overflows, so the check never fires and the count wraps negative",
+        edits=[("""\
+	return old > PAGE_REF_MAX - refs;
+""", """\
+	return old + refs > PAGE_REF_MAX;
+""")],
+        tests=["host:gup_host_pin_count_overflow", "kernel:4:gup.gup_pin_count_overflow"],
     ),
     # ---- NUMA (mm/numa.c, mm/pcp.c, mm/memblock.c) ----
     dict(
@@ -1698,6 +2134,38 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 	unsigned long end = zone_end_pfn(zone);
 """)],
         tests=["host:mm_init_from_boot_info", "host:deferred_grow_zone_max_order"],
+    ),
+    dict(
+        name="deferred-managed-counted-unlocked",
+        file="mm/mm_init.c",
+        says="a deferred-init worker adds its chunk's free pages to managed_pages after "
+             "dropping zone->lock, with a plain add: two workers of one zone lose one's pages",
+        edits=[("""\
+	WRITE_ONCE(zone->managed_pages, zone->managed_pages + (epfn - spfn));
+""", ""), ("""\
+	zone->deferred_busy--;		/* written and on the lists: the chunk is the zone's */
+	spin_unlock_irqrestore(&zone->lock, flags);
+""", """\
+	zone->deferred_busy--;		/* written and on the lists: the chunk is the zone's */
+	spin_unlock_irqrestore(&zone->lock, flags);
+	zone->managed_pages += nr_free;
+""")],
+        tests=["tsan:deferred_init_memmap_threads", "kernel:4:mm_deferred.*"],
+    ),
+    dict(
+        name="deferred-zone-range-widened-into-lower-zone",
+        file="mm/mm_init.c",
+        says="each zone's deferred range is widened to whole sections at both ends, not only "
+             "the node's: DMA32's starts at 0 and rewrites DMA's struct pages (zone, order, "
+             "lists) with its own zone number",
+        edits=[("""\
+		unsigned long dlo = MAX(z ? zone_end_pfns[z - 1] : 0, node_lo);
+""", """\
+		unsigned long dlo = MAX(ALIGN_DOWN(z ? zone_end_pfns[z - 1] : 0, PAGES_PER_SECTION),
+					node_lo);
+""")],
+        tests=["host:mm_init_from_boot_info", "host:deferred_init_matches_eager_build",
+               "kernel:4:mm_deferred.*"],
     ),
     # ---- the c2c plugin's coherence model (tests/c2c/model.c, docs/c2c.md) ----
     dict(
