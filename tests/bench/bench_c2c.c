@@ -118,8 +118,7 @@ static void fill_list(struct drain_run *run)
 
 /* Every CPU fills its list (not counted: the lines are then in their owners' caches), then
  * CPU 0 drains them all while the others wait in the window, interrupts on (an irqoff drain
- * runs on each of them, from its IPI). They wait without pause: the model would take a pause
- * loop for a wait on the flag alone (tests/c2c/model.c), and the IPI ends it in the guest. */
+ * runs on each of them, from its IPI, inside their pause loop: docs/c2c.md, section 6). */
 static void drain_cpu(void *arg)
 {
 	struct drain_run *run = arg;
@@ -137,7 +136,7 @@ static void drain_cpu(void *arg)
 		smp_store_release(&run->done, 1);
 	}
 	while (!smp_load_acquire(&run->done))
-		barrier();
+		arch_cpu_relax();
 	c2c_cpu_end();
 }
 

@@ -127,7 +127,8 @@ struct c2c_queue {
 	uint64_t pushed, clock;
 	/* consumer side */
 	struct c2c_chunk *head;
-	uint64_t head_base, taken;		/* head->ev[0] is event number head_base */
+	uint64_t head_base, taken;		/* head->ev[0] is event number head_base; taken is
+						 * read racily by the plugin's memory guard */
 };
 
 struct c2c_model {

@@ -42,11 +42,21 @@ struct vcpu {
 	unsigned int ended;		/* the last window it ended (it begins each window once) */
 	int64_t tb_base;		/* its clock at the first instruction of the current block */
 	int64_t next;			/* ... and at the first instruction of the next */
+	/*
+	 * Clock values here are the guest's instruction counts; what goes out is that less
+	 * `skew`, the instructions of failed attempts and waits dropped so far, which the model
+	 * must not count. While something is held back, the clock published for the merge's
+	 * bound stays at `pending_from`, where the held item will go.
+	 */
+	int64_t skew, pending_from;	/* pending_from: INT64_MAX when nothing is held */
 	uint32_t last_line;		/* of its last access pushed (+1) */
 	uint32_t loaded[2];		/* the last two lines (+1) it loaded since its last store */
-	enum { NOT_SPINNING, SPIN_LOOP, SPIN_LOCK } spinning;	/* in a pause loop on loaded[] */
-	bool reload;			/* ... and `reloaded` holds its latest reload of the line */
-	bool held;			/* a store held back until the next event */
+	enum { NOT_SPINNING, SPIN_LOOP, SPIN_LOCK } spinning;
+	int64_t spin_from;		/* where the current pause loop or lock wait began */
+	bool reload;			/* `reloaded` holds the loop's latest reload */
+	bool held, held_cas;		/* `held_ev`, an xchg or a cmpxchg, waits for the next event */
+	bool in_tick;			/* inside the timer interrupt (dropped: see tick_enter()) */
+	int64_t tick_from;
 	struct c2c_event reloaded, held_ev;
 } __attribute__((aligned(64)));
 
@@ -54,6 +64,14 @@ static struct vcpu vcpus[C2C_MAX_CPUS];
 static struct c2c_model model;
 static FILE *out;
 static unsigned int top_lines = 64;	/* lines whose code locations are written */
+static uint64_t tick_entry;		/* the timer interrupt's entry (tick=ADDR), or 0 */
+/*
+ * The queues hold at most max_events (max_events=N; 16 bytes each) not yet replayed: past
+ * that a window stops recording and is reported as overflowed, rather than QEMU taking the
+ * host's memory (a CPU spinning without pause in single-threaded TCG queues a load per turn).
+ */
+static uint64_t max_events = 100000000;
+static bool overflowed;			/* this window (atomic) */
 
 /* The window: IDLE -> OPEN (begin marker) -> CLOSING (end marker) -> CLOSED (merged) -> IDLE. */
 static enum { IDLE, OPEN, CLOSING, CLOSED } state;
@@ -117,33 +135,57 @@ static uint64_t insn_pc(uint32_t id)
 
 static bool recording(const struct vcpu *v)
 {
-	return v->window && v->window == __atomic_load_n(&open_window, __ATOMIC_RELAXED);
+	return v->window && v->window == __atomic_load_n(&open_window, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&overflowed, __ATOMIC_RELAXED);
+}
+
+/* Every 4096 events a CPU pushes: are too many waiting for the merge? */
+static void count_pushed(unsigned int cpu)
+{
+	uint64_t queued = 0;
+
+	if (model.q[cpu].pushed % 4096)
+		return;
+	for (unsigned int c = 0; c < model.p.nr_cpus; c++)
+		queued += __atomic_load_n(&model.q[c].pushed, __ATOMIC_ACQUIRE) -
+			  __atomic_load_n(&model.q[c].taken, __ATOMIC_RELAXED);
+	if (queued > max_events)
+		__atomic_store_n(&overflowed, true, __ATOMIC_RELAXED);
 }
 
 /* At each block: the vCPU's clock moves on by the block's instructions (udata). */
 static void block_exec(unsigned int cpu, void *udata)
 {
 	struct vcpu *v = &vcpus[cpu];
+	int64_t held_at;
 
 	if (!recording(v))
 		return;
 	v->tb_base = v->next;
 	v->next += (int64_t)(uintptr_t)udata;
-	c2c_publish_clock(&model, cpu, (uint64_t)v->tb_base);
+	held_at = v->in_tick && v->tick_from < v->pending_from ? v->tick_from : v->pending_from;
+	c2c_publish_clock(&model, cpu, (uint64_t)((v->tb_base < held_at ? v->tb_base : held_at) - v->skew));
 }
 
 /*
  * Waiting, as the model wants it (model.c: "Spinning", "Locks"). An xchg that takes a lock
  * is held back one event: if a pause comes next it failed, and it is dropped, and so is the
  * pause loop after it, reloads and further failed xchgs included, until an xchg that is not
- * followed by a pause: the one that took the lock, which goes out as an acquire. Any other
- * pause loop becomes a spin event at its first pause, on the lines it reads (the last two
- * loaded since the CPU's last store), and a spin-end event when something else comes; its
- * reloads of those lines are held back, but for the last one, which follows the spin-end.
+ * followed by a pause: the one that took the lock, which goes out as an acquire, at the
+ * clock of the first attempt. A cmpxchg is held back too: one that another cmpxchg of the
+ * same line follows failed (a retry loop, whose turns depend on the host), and is dropped.
+ * Any other pause loop becomes a spin event at its first pause, on the lines it reads (the
+ * last two loaded since the CPU's last store), and a spin-end event when something else
+ * comes; its reloads of those lines are held back but for the last one, which follows the
+ * spin-end. What was dropped, and the instructions spun, are taken off the CPU's clock.
  */
-static void push(unsigned int cpu, struct vcpu *v, struct c2c_event ev)
+static void emit(unsigned int cpu, struct vcpu *v, struct c2c_event ev)
 {
+	ev.icount -= (uint64_t)v->skew;
 	c2c_push(&model, cpu, ev);
+	count_pushed(cpu);
+	if (ev.kind != C2C_LOAD && ev.kind != C2C_STORE && ev.kind != C2C_ACQUIRE)
+		return;
 	v->last_line = ev.line + 1;
 	if (ev.kind != C2C_LOAD) {
 		v->loaded[0] = v->loaded[1] = 0;
@@ -153,19 +195,32 @@ static void push(unsigned int cpu, struct vcpu *v, struct c2c_event ev)
 	}
 }
 
-/* Something else comes: end the spin, let the held acquire go. */
-static void flush(unsigned int cpu, struct vcpu *v, uint64_t icount)
+static void hold(struct vcpu *v, struct c2c_event ev, bool cas)
 {
+	if (v->pending_from == INT64_MAX || !v->held)
+		v->pending_from = v->spinning ? v->spin_from : (int64_t)ev.icount;
+	v->held_ev = ev;
+	v->held = true;
+	v->held_cas = cas;
+}
+
+/* Something else comes, at guest clock `now`: end the spin, let the held store go. */
+static void flush(unsigned int cpu, struct vcpu *v, int64_t now)
+{
+	int64_t end = v->reload ? (int64_t)v->reloaded.icount : v->held ? (int64_t)v->held_ev.icount : now;
+
+	if (v->spinning != NOT_SPINNING)
+		v->skew += end - v->spin_from;
 	if (v->spinning == SPIN_LOOP) {
-		c2c_push(&model, cpu, (struct c2c_event){ .kind = C2C_SPIN_END,
-							  .icount = v->reload ? v->reloaded.icount : icount });
+		emit(cpu, v, (struct c2c_event){ .kind = C2C_SPIN_END, .icount = (uint64_t)end });
 		if (v->reload)
-			push(cpu, v, v->reloaded);
+			emit(cpu, v, v->reloaded);
 	}
 	if (v->held)
-		push(cpu, v, v->held_ev);
+		emit(cpu, v, v->held_ev);
 	v->spinning = NOT_SPINNING;
-	v->reload = v->held = false;
+	v->reload = v->held = v->held_cas = false;
+	v->pending_from = INT64_MAX;
 }
 
 static bool spin_line(const struct vcpu *v, uint32_t line)
@@ -173,33 +228,61 @@ static bool spin_line(const struct vcpu *v, uint32_t line)
 	return line + 1 == v->loaded[0] || line + 1 == v->loaded[1];
 }
 
+/*
+ * The timer tick lands in a window when the host lets it (timer.hz= ticks a second of host
+ * time), so it is left out: from the timer vector's entry stub (tick=ADDR) to the iretq, a
+ * CPU's accesses are dropped and its instructions taken off its clock. udata: the index of
+ * the instruction in its block.
+ */
+static void tick_enter(unsigned int cpu, void *udata)
+{
+	struct vcpu *v = &vcpus[cpu];
+
+	if (recording(v) && !v->in_tick) {
+		v->in_tick = true;
+		v->tick_from = v->tb_base + (int64_t)(uintptr_t)udata;
+	}
+}
+
+static void tick_leave(unsigned int cpu, void *udata)
+{
+	struct vcpu *v = &vcpus[cpu];
+
+	if (v->in_tick) {
+		v->skew += v->tb_base + (int64_t)(uintptr_t)udata + 1 - v->tick_from;
+		v->in_tick = false;
+	}
+}
+
 /* udata: the index of the pause in its block. */
 static void pause_exec(unsigned int cpu, void *udata)
 {
 	struct vcpu *v = &vcpus[cpu];
-	uint64_t icount = (uint64_t)(v->tb_base + (int64_t)(uintptr_t)udata);
+	int64_t now = v->tb_base + (int64_t)(uintptr_t)udata;
 
-	if (!recording(v))
+	if (!recording(v) || v->in_tick)
 		return;
-	if (v->held) {			/* the xchg before failed: a lock wait, dropped */
+	if (v->held) {			/* the xchg (or cmpxchg) before failed: a lock wait */
 		if (v->spinning == NOT_SPINNING) {
+			v->spinning = SPIN_LOCK;
+			v->spin_from = v->pending_from = (int64_t)v->held_ev.icount;
 			v->loaded[0] = v->held_ev.line + 1;
 			v->loaded[1] = 0;
-			v->spinning = SPIN_LOCK;
 		}
-		v->held = false;
+		v->held = v->held_cas = false;
 		return;
 	}
 	if (v->spinning != NOT_SPINNING || !v->last_line)
 		return;
 	if (!v->loaded[0])
 		v->loaded[0] = v->last_line;
-	c2c_push(&model, cpu, (struct c2c_event){ .icount = icount, .kind = C2C_SPIN,
-						  .line = v->loaded[0] - 1, .insn = v->loaded[1] });
+	emit(cpu, v, (struct c2c_event){ .icount = (uint64_t)now, .kind = C2C_SPIN,
+					 .line = v->loaded[0] - 1, .insn = v->loaded[1] });
 	v->spinning = SPIN_LOOP;
+	v->spin_from = v->pending_from = now;
 }
 
-/* udata: the instruction's id << 10 | 512 if it is an xchg | its index in its block (< 512). */
+/* udata: the instruction's id << 12 | its atomic_kind() | its index in its block (< 512). */
 static void mem_access(unsigned int cpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
 	struct vcpu *v = &vcpus[cpu];
@@ -207,7 +290,7 @@ static void mem_access(unsigned int cpu, qemu_plugin_meminfo_t info, uint64_t va
 	uintptr_t u = (uintptr_t)udata;
 	struct c2c_event ev;
 
-	if (!recording(v))
+	if (!recording(v) || v->in_tick || ((u & 2048) && !qemu_plugin_mem_is_store(info)))
 		return;
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!hw || qemu_plugin_hwaddr_is_io(hw))
@@ -215,7 +298,13 @@ static void mem_access(unsigned int cpu, qemu_plugin_meminfo_t info, uint64_t va
 	ev.icount = (uint64_t)(v->tb_base + (int64_t)(u & 511));
 	ev.kind = (u & 512) ? C2C_ACQUIRE : qemu_plugin_mem_is_store(info) ? C2C_STORE : C2C_LOAD;
 	ev.line = (uint32_t)(qemu_plugin_hwaddr_phys_addr(hw) >> C2C_LINE_SHIFT);
-	ev.insn = (uint32_t)(u >> 10);
+	ev.insn = (uint32_t)(u >> 12);
+	if (v->held_cas && (u & 1024) && ev.line == v->held_ev.line) {
+		v->skew += (int64_t)(ev.icount - v->held_ev.icount);	/* the one before failed */
+		v->pending_from += (int64_t)(ev.icount - v->held_ev.icount);
+		v->held_ev = ev;
+		return;
+	}
 	if (v->spinning != NOT_SPINNING && !v->held && spin_line(v, ev.line)) {
 		if (ev.kind == C2C_LOAD) {
 			v->reloaded = ev;	/* the loop reloads its lines */
@@ -223,18 +312,15 @@ static void mem_access(unsigned int cpu, qemu_plugin_meminfo_t info, uint64_t va
 			return;
 		}
 		if (ev.kind == C2C_ACQUIRE) {
-			v->held_ev = ev;	/* a retry: failed if a pause comes next */
-			v->held = true;
+			hold(v, ev, false);	/* a retry: failed if a pause comes next */
 			return;
 		}
 	}
-	flush(cpu, v, ev.icount);
-	if (ev.kind == C2C_ACQUIRE) {
-		v->held_ev = ev;
-		v->held = true;
-	} else {
-		push(cpu, v, ev);
-	}
+	flush(cpu, v, (int64_t)ev.icount);
+	if (ev.kind == C2C_ACQUIRE || (u & 1024))
+		hold(v, ev, u & 1024);
+	else
+		emit(cpu, v, ev);
 }
 
 /* ---- the markers ---- */
@@ -250,6 +336,7 @@ static void window_begin(void)
 		for (unsigned int c = 0; c < model.p.nr_cpus; c++)	/* strays of a cut CPU */
 			model.q[c].taken = model.q[c].pushed;
 		c2c_window_reset(&model);
+		__atomic_store_n(&overflowed, false, __ATOMIC_RELAXED);
 		state = OPEN;
 		__atomic_store_n(&open_window, ++window_nr, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&cond);
@@ -282,8 +369,11 @@ static void cpu_begin(unsigned int cpu, int64_t idx, int64_t n)
 	if (!w || recording(v) || v->ended == w)
 		return;
 	v->spinning = NOT_SPINNING;
-	v->reload = v->held = false;
+	v->reload = v->held = v->held_cas = false;
 	v->last_line = v->loaded[0] = v->loaded[1] = 0;
+	v->skew = 0;
+	v->pending_from = INT64_MAX;
+	v->in_tick = false;
 	v->tb_base = -idx;
 	v->next = n - idx;
 	c2c_publish_clock(&model, cpu, 0);
@@ -297,8 +387,8 @@ static void cpu_end(unsigned int cpu, int64_t idx)
 
 	if (!recording(v))
 		return;
-	flush(cpu, v, (uint64_t)(v->tb_base + idx));
-	c2c_push(&model, cpu, (struct c2c_event){ .icount = (uint64_t)(v->tb_base + idx), .kind = C2C_END });
+	flush(cpu, v, v->tb_base + idx);
+	emit(cpu, v, (struct c2c_event){ .icount = (uint64_t)(v->tb_base + idx), .kind = C2C_END });
 	v->ended = v->window;
 	v->window = 0;
 }
@@ -310,8 +400,8 @@ static void cpu_marker(unsigned int cpu, int64_t idx, enum c2c_kind kind)
 
 	if (!recording(v))
 		return;
-	flush(cpu, v, (uint64_t)(v->tb_base + idx));
-	c2c_push(&model, cpu, (struct c2c_event){ .icount = (uint64_t)(v->tb_base + idx), .kind = kind });
+	flush(cpu, v, v->tb_base + idx);
+	emit(cpu, v, (struct c2c_event){ .icount = (uint64_t)(v->tb_base + idx), .kind = kind });
 }
 
 /* udata: the command | its index in its block << 8 | the block's length << 20. */
@@ -333,14 +423,25 @@ static void marker(unsigned int cpu, void *udata)
 	}
 }
 
-/* Is this instruction an xchg with memory (always atomic: how a spinlock is taken)? */
-static bool is_xchg_mem(const uint8_t *b, size_t size)
+/*
+ * What kind of atomic this instruction is: 2048 for any locked read-modify-write (an xchg
+ * with memory, or a lock prefix), plus 512 for an xchg (how a spinlock is taken) or 1024 for
+ * a cmpxchg. A locked RMW is one access for a CPU's cache (ownership, then read and write);
+ * single-threaded TCG runs it as a load and a store, MTTCG as one access, so its load is
+ * left out: it counts as the one store either way.
+ */
+static unsigned int atomic_kind(const uint8_t *b, size_t size)
 {
 	size_t i = 0;
+	bool lock = false;
 
 	while (i < size && (b[i] == 0x66 || b[i] == 0xf0 || (b[i] & 0xf0) == 0x40))
-		i++;
-	return i + 1 < size && (b[i] == 0x86 || b[i] == 0x87) && (b[i + 1] >> 6) != 3;
+		lock |= b[i++] == 0xf0;
+	if (i + 1 < size && (b[i] == 0x86 || b[i] == 0x87) && (b[i + 1] >> 6) != 3)
+		return 2048 | 512;
+	if (i + 2 < size && b[i] == 0x0f && (b[i + 1] == 0xb0 || b[i + 1] == 0xb1) && (b[i + 2] >> 6) != 3)
+		return 2048 | 1024;
+	return lock ? 2048 : 0;
 }
 
 /* The command of a marker instruction (c2c_mark.h), or 0. */
@@ -371,6 +472,12 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 							       (void *)(uintptr_t)(cmd | i << 8 | n << 20));
 			continue;
 		}
+		if (tick_entry && qemu_plugin_insn_vaddr(insn) == tick_entry)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, tick_enter, QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)i);
+		if (qemu_plugin_insn_size(insn) == 2 && b[0] == 0x48 && b[1] == 0xcf)	/* iretq */
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, tick_leave, QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)i);
 		if (qemu_plugin_insn_size(insn) == 2 && b[0] == 0xf3 && b[1] == 0x90) {	/* pause */
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, pause_exec, QEMU_PLUGIN_CB_NO_REGS,
 							       (void *)(uintptr_t)i);
@@ -380,8 +487,8 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		iid = __insn_id(qemu_plugin_insn_vaddr(insn));
 		pthread_mutex_unlock(&insn_lock);
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
-						 (void *)((uintptr_t)iid << 10 |
-							  (is_xchg_mem(b, qemu_plugin_insn_size(insn)) ? 512 : 0) | i));
+						 (void *)((uintptr_t)iid << 12 |
+							  atomic_kind(b, qemu_plugin_insn_size(insn)) | i));
 	}
 }
 
@@ -464,9 +571,9 @@ static void write_window(void)
 		if (model.lines[s].line && line_weight(&model.lines[s]))
 			hot[nr_hot++] = &model.lines[s];
 	qsort(hot, nr_hot, sizeof(*hot), by_weight);
-	fprintf(out, "{\"window\":%u,\"lines_touched\":%lu,\"max_queued\":%lu,\"cut\":%lu,\"spins\":%lu,"
+	fprintf(out, "{\"window\":%u,\"overflowed\":%s,\"lines_touched\":%lu,\"max_queued\":%lu,\"cut\":%lu,\"spins\":%lu,"
 		"\"spins_unanswered\":%lu,\"lock_waits\":%lu,\"forced\":%lu,\"total\":", window_nr,
-		model.nr_lines, model.max_queued, model.cut, model.spins, model.spins_unanswered,
+		overflowed ? "true" : "false", model.nr_lines, model.max_queued, model.cut, model.spins, model.spins_unanswered,
 		model.lock_waits, model.forced);
 	write_counts(&model.total);
 	fprintf(out, ",\"cpus\":[");
@@ -505,8 +612,8 @@ static void write_params(void)
 
 /* ---- loading ---- */
 
-/* key=value arguments: out=FILE, sockets=N, threads=N (per core), lines=N (with code
- * locations), insn_ps=N, and
+/* key=value arguments: out=FILE, sockets=N, threads=N (per core), tick=ADDR (the timer
+ * interrupt's entry, left out), max_events=N, lines=N (with code locations), insn_ps=N, and
  * <outcome>=PS_SAME:PS_OTHER to change a latency (e.g. hitm=40000:103000). */
 static int parse_arg(const char *arg)
 {
@@ -521,6 +628,10 @@ static int parse_arg(const char *arg)
 		return (params.sockets = (unsigned int)strtoul(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "threads=", 8))
 		return (params.threads = (unsigned int)strtoul(eq + 1, NULL, 0)) ? 0 : -1;
+	if (!strncmp(arg, "max_events=", 11))
+		return (max_events = strtoull(eq + 1, NULL, 0)) ? 0 : -1;
+	if (!strncmp(arg, "tick=", 5))
+		return (tick_entry = strtoull(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "lines=", 6))
 		return top_lines = (unsigned int)strtoul(eq + 1, NULL, 0), 0;
 	if (!strncmp(arg, "insn_ps=", 8))
@@ -541,7 +652,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 
 	for (int i = 0; i < argc; i++)
 		if (parse_arg(argv[i])) {
-			fprintf(stderr, "c2c: bad argument '%s' (out=FILE sockets=N threads=N lines=N insn_ps=N "
+			fprintf(stderr, "c2c: bad argument '%s' (out=FILE sockets=N threads=N tick=ADDR lines=N insn_ps=N "
 				"hit|cold|hitm|clean|upgrade=PS:PS)\n", argv[i]);
 			return -1;
 		}

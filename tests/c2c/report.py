@@ -113,6 +113,9 @@ def window_report(w, desc, objs, elf, nlines, out):
     if counted:
         out.append("   modelled time per CPU (reference machine, docs/c2c.md): mean %.1f us, max %.1f us"
                    % (sum(counted) / len(counted) / 1e6, max(counted) / 1e6))
+    if w.get("overflowed"):
+        out.append("   OVERFLOWED: more events waited for the merge than the plugin's max_events; "
+                   "the window stopped recording part way and its counts are partial")
     if w.get("cut") or w.get("spins_unanswered") or w.get("forced"):
         out.append("   model notes: %d CPUs cut at the window's end, %d pause loops nothing ended, "
                    "%d lock waits forced through" % (w.get("cut", 0), w.get("spins_unanswered", 0),
