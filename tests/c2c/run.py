@@ -54,7 +54,7 @@ def boot(iso, out, name, cmdline, plugin, machine, timeout):
     counts, log = os.path.join(out, name + ".json"), os.path.join(out, name + ".log")
     tick = tick_entry(os.path.join(os.path.dirname(iso), "smpmm.elf"))
     cmd = [sys.executable, os.path.join(HERE, "..", "runner.py"), "--iso", iso, "--smp", str(SMP),
-           "--accel", "tcg,thread=single", "--qemu-arg=-icount", "--qemu-arg=shift=0,sleep=off",
+           "--accel", "tcg,thread=single", "--qemu-arg=-icount", "--qemu-arg=shift=0,sleep=off", "--qemu-arg=-rtc", "--qemu-arg=clock=vm",
            "--timeout", str(timeout), "--progress", "none", "--log", log, "--name", "c2c-" + name,
            "--expect-cpus", "-1", "--cmdline", "test=none timer.hz=1 " + cmdline,
            "--qemu-arg=-smp", "--qemu-arg=" + machine[1],
