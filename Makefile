@@ -217,7 +217,7 @@ test: check-tools
 # (make test-x2apic); everything else stays on Debian's QEMU 7.2.
 QEMU10 := $(BUILD)/qemu10/qemu-system-x86_64
 qemu10: $(QEMU10)
-$(QEMU10): tests/qemu10.sh
+$(QEMU10): tests/qemu10.sh tests/private_apt.sh
 	$(Q)sh tests/qemu10.sh $(BUILD)/qemu10
 
 # make test's x2APIC rows alone (tests/matrix.py, x2apic-*): 3 CPUs under QEMU 10, one with an

@@ -6,7 +6,8 @@
 #
 # usage: sh tests/qemu10.sh DIR    (DIR: build/qemu10; DIR/qemu-system-x86_64 is the result)
 #
-# How: a private apt configuration (its own sources.list, state and cache under DIR/apt) that
+# How: a private apt configuration (tests/private_apt.sh: its own sources.list, state and cache
+# under DIR/apt) that
 # lists only bookworm-backports, on the same mirror as the machine's bookworm entry; `apt-get
 # download` of QEMU 10's three packages and its SeaBIOS; `dpkg -x` into DIR/root. The libraries
 # QEMU 10 links are all in Debian 12 itself: missing ones are installed with the machine's own
@@ -38,18 +39,11 @@ mirror=$(apt-cache policy 2>/dev/null | awk '$3 == "bookworm/main" && $2 ~ /^htt
 [ -r "$KEYRING" ] || fail "$KEYRING is missing (apt-get install debian-archive-keyring)"
 
 APT=$DIR/apt
-rm -rf "$APT" "$DIR/debs" "$DIR/root" "$DIR/qemu-system-x86_64"
-mkdir -p "$APT/etc/sources.list.d" "$APT/etc/preferences.d" "$APT/lists/partial" \
-	"$APT/cache/archives/partial" "$DIR/debs" "$DIR/root" || exit 1
-: >"$APT/status"
+. "$(dirname "$0")/private_apt.sh"
+rm -rf "$DIR/debs" "$DIR/root" "$DIR/qemu-system-x86_64"
+private_apt "$APT" && mkdir -p "$DIR/debs" "$DIR/root" || exit 1
 echo "deb [signed-by=$KEYRING] $mirror $SUITE main" >"$APT/etc/sources.list"
-# Every option that would make apt read or write the machine's own state points into $APT.
-set -- -o Dir::Etc::SourceList="$APT/etc/sources.list" \
-	-o Dir::Etc::SourceParts="$APT/etc/sources.list.d" \
-	-o Dir::Etc::Preferences="$APT/etc/preferences" \
-	-o Dir::Etc::PreferencesParts="$APT/etc/preferences.d" \
-	-o Dir::State::Lists="$APT/lists" -o Dir::State::status="$APT/status" \
-	-o Dir::Cache="$APT/cache" -o APT::Sandbox::User=root -o Debug::NoLocking=1
+set -- -c "$APT/apt.conf"
 
 say "reading $SUITE from $mirror (private apt configuration in $APT)"
 apt-get "$@" update >>"$LOG" 2>&1

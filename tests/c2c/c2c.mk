@@ -6,7 +6,7 @@ C2C_BUILD := $(BUILD)/c2c
 C2C_PLUGIN := $(C2C_BUILD)/c2c.so
 C2C_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -I.
 
-$(C2C_BUILD)/include/qemu-plugin.h: tests/c2c/plugin_header.sh
+$(C2C_BUILD)/include/qemu-plugin.h: tests/c2c/plugin_header.sh tests/private_apt.sh
 	$(Q)sh tests/c2c/plugin_header.sh $(C2C_BUILD)
 
 $(C2C_PLUGIN): tests/c2c/plugin.c tests/c2c/model.c tests/c2c/model.h tests/c2c/c2c_mark.h \

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Get QEMU's TCG plugin API header, include/qemu/qemu-plugin.h, for the c2c plugin
 # (tests/c2c/plugin.c). Debian ships it only in the qemu source package: a private apt
-# configuration (its own sources.list with one deb-src line, state and cache under DIR/apt,
-# as tests/qemu10.sh does for backports) downloads that package and only the header is
-# extracted. The machine's apt sources are left as they are; nothing is installed.
+# configuration (tests/private_apt.sh: its own sources.list of deb-src lines, state and cache
+# under DIR/apt) downloads that package and only the header is extracted. The machine's apt
+# sources are left as they are; nothing is installed.
 #
 # usage: sh tests/c2c/plugin_header.sh DIR    (DIR/include/qemu-plugin.h is the result)
 set -u
@@ -30,21 +30,15 @@ mirror=$(apt-cache policy 2>/dev/null | awk '$3 == "bookworm/main" && $2 ~ /^htt
 security=$(echo "$mirror" | sed 's|/debian/*$|/debian-security|')
 
 APT=$DIR/apt
-rm -rf "$APT" "$DIR/src"
-mkdir -p "$APT/etc/sources.list.d" "$APT/etc/preferences.d" "$APT/lists/partial" \
-	"$APT/cache/archives/partial" "$DIR/src" "$DIR/include" || exit 1
-: >"$APT/status"
+. "$(dirname "$0")/../private_apt.sh"
+rm -rf "$DIR/src"
+private_apt "$APT" && mkdir -p "$DIR/src" "$DIR/include" || exit 1
 {
 	echo "deb-src [signed-by=$KEYRING] $mirror bookworm main"
 	echo "deb-src [signed-by=$KEYRING] $mirror bookworm-updates main"
 	echo "deb-src [signed-by=$KEYRING] $security bookworm-security main"
 } >"$APT/etc/sources.list"
-set -- -o Dir::Etc::SourceList="$APT/etc/sources.list" \
-	-o Dir::Etc::SourceParts="$APT/etc/sources.list.d" \
-	-o Dir::Etc::Preferences="$APT/etc/preferences" \
-	-o Dir::Etc::PreferencesParts="$APT/etc/preferences.d" \
-	-o Dir::State::Lists="$APT/lists" -o Dir::State::status="$APT/status" \
-	-o Dir::Cache="$APT/cache" -o APT::Sandbox::User=root -o Debug::NoLocking=1
+set -- -c "$APT/apt.conf"
 
 say "downloading the qemu $ver source package to take include/qemu/qemu-plugin.h from it"
 apt-get "$@" update >>"$LOG" 2>&1 || fail "apt-get update (private sources in $APT)"

@@ -62,20 +62,27 @@ static uint64_t outcome(const struct c2c_counts *n, enum c2c_outcome o)
 	return n->outcome[o][0] + n->outcome[o][1];
 }
 
-/* Two CPUs of one socket store to one line n times each, in step: every store but the
- * first finds the line Modified in the other's cache. */
+/* CPUs a and b store to one line n times each, in step (4 instructions a turn), and the
+ * window is replayed. */
+static void two_writers(unsigned int a, unsigned int b, unsigned int n)
+{
+	start(&params4);
+	begin_all();
+	for (unsigned int i = 1; i <= n; i++) {
+		ev(a, C2C_STORE, 4 * i, 7);
+		ev(b, C2C_STORE, 4 * i, 7);
+	}
+	end_all(4 * n + 1);
+	EXPECT_EQ(c2c_merge(&m, true), 1);
+}
+
+/* Two CPUs of one socket: every store but the first finds the line Modified in the other's
+ * cache. */
 static void c2c_access_two_writers_alternate(void)
 {
 	const unsigned int n = 1000;
 
-	start(&params4);
-	begin_all();
-	for (unsigned int i = 1; i <= n; i++) {
-		ev(0, C2C_STORE, 4 * i, 7);
-		ev(1, C2C_STORE, 4 * i, 7);
-	}
-	end_all(4 * n + 1);
-	EXPECT_EQ(c2c_merge(&m, true), 1);
+	two_writers(0, 1, n);
 	EXPECT_EQ(outcome(&m.total, C2C_COLD), 1);
 	EXPECT_EQ(outcome(&m.total, C2C_HITM), 2 * n - 1);
 	EXPECT_EQ(c2c_transfers(&m.total), 2 * n - 1);
@@ -92,14 +99,7 @@ static void c2c_access_two_writers_across_sockets(void)
 {
 	const unsigned int n = 100;
 
-	start(&params4);
-	begin_all();
-	for (unsigned int i = 1; i <= n; i++) {
-		ev(0, C2C_STORE, 4 * i, 7);
-		ev(3, C2C_STORE, 4 * i, 7);
-	}
-	end_all(4 * n + 1);
-	EXPECT_EQ(c2c_merge(&m, true), 1);
+	two_writers(0, 3, n);
 	EXPECT_EQ(m.total.outcome[C2C_HITM][1], 2 * n - 1);
 	EXPECT_EQ(c2c_cross(&m.total), 2 * n - 1);
 	c2c_model_free(&m);
