@@ -207,13 +207,15 @@ static void c2c_merge_waits_for_unbegun_cpu(void)
  * The streams of a lockstep pattern (8 CPUs, 3 shared lines and one of their own each),
  * pushed by 8 threads while a merge runs beside them, must replay exactly as when pushed all
  * at once: the counts do not depend on the host's timing. The threads pause at random, and
- * the last one stops for 20 ms halfway, its clock published: the merge must not replay
- * anyone's events past that CPU's clock meanwhile (it is seen waiting then).
+ * the last one stops halfway, its clock published, until the merge has been seen to return
+ * three times while it stood (5 s at most): the merge must not replay anyone's events past
+ * that CPU's clock meanwhile, though the others keep pushing.
  */
 #define FEED_CPUS 8
 #define FEED_EVENTS 60000
 
 static int feeder_paused;		/* the last feeder is in its long pause (atomic) */
+static int merge_seen_pause;		/* the merge returned while it was (atomic) */
 
 static struct c2c_event feed_event(unsigned int cpu, unsigned int i)
 {
@@ -238,7 +240,8 @@ static void *feeder(void *arg)
 	for (unsigned int i = 1; i <= FEED_EVENTS; i++) {
 		if (cpu == FEED_CPUS - 1 && i == FEED_EVENTS / 2) {
 			__atomic_store_n(&feeder_paused, 1, __ATOMIC_RELEASE);
-			pause_us(20000);
+			for (int ms = 0; ms < 5000 && __atomic_load_n(&merge_seen_pause, __ATOMIC_ACQUIRE) < 3; ms++)
+				pause_us(1000);
 			__atomic_store_n(&feeder_paused, 0, __ATOMIC_RELEASE);
 		} else if (rand_r(&seed) % 5000 == 0) {
 			pause_us(rand_r(&seed) % 2000);
@@ -275,7 +278,8 @@ static void c2c_merge_independent_of_host_timing(void)
 	for (unsigned int c = 0; c < FEED_CPUS; c++)
 		pthread_create(&t[c], NULL, feeder, (void *)(uintptr_t)c);
 	while (!c2c_merge(&m, false))
-		waits_in_pause += __atomic_load_n(&feeder_paused, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&feeder_paused, __ATOMIC_ACQUIRE))
+			__atomic_store_n(&merge_seen_pause, (int)++waits_in_pause, __ATOMIC_RELEASE);
 	for (unsigned int c = 0; c < FEED_CPUS; c++)
 		pthread_join(t[c], NULL);
 	threaded = m.total;
