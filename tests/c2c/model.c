@@ -484,87 +484,111 @@ static void release_sync(struct c2c_model *m, uint64_t t)
 	}
 }
 
+/* Where every CPU stands, as one pass of c2c_merge() sees it. */
+struct scan {
+	unsigned int best, next;	/* the earliest event, and the first competitor (an event
+					 * or a bound) */
+	uint64_t best_due, next_due;
+	unsigned int waiter;		/* the waiting CPU with the earliest time */
+	uint64_t sync_due;		/* the latest arrival at a sync marker */
+	bool unbegun, syncing;
+};
+
+static void compete(struct scan *s, unsigned int c, uint64_t t)
+{
+	if (before(t, c, s->next_due, s->next)) {
+		s->next_due = t;
+		s->next = c;
+	}
+}
+
+/* A CPU that began but has nothing queued when the window closes never reached its end. */
+static void cut(struct c2c_model *m, struct c2c_cpu *cpu)
+{
+	set_counted(cpu, false, cpu->now);
+	cpu->state = C2C_DONE;
+	cpu->end = cpu->now;
+	cpu->instructions = cpu->icount;
+	m->cut++;
+}
+
+/* CPU c's part of the pass: its next event, or the bound on it, or why it holds nobody up. */
+static void scan_cpu(struct c2c_model *m, unsigned int c, bool closing, struct scan *s)
+{
+	struct c2c_cpu *cpu = &m->cpu[c];
+	const struct c2c_event *ev;
+	uint64_t t;
+
+	if (cpu->state == C2C_DONE)
+		return;
+	if (waiting(cpu)) {	/* due after the store that wakes it: holds nobody up */
+		if (s->waiter == NO_CPU || cpu->now < m->cpu[s->waiter].now)
+			s->waiter = c;
+		return;
+	}
+	ev = next_event(m, c);
+	if (!ev && cpu->state == C2C_ACTIVE && !closing) {
+		/* Read the clock, then look again: an event pushed before it is seen. */
+		t = due(m, cpu, __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE));
+		ev = next_event(m, c);
+		if (!ev) {
+			compete(s, c, t);
+			return;
+		}
+	}
+	if (!ev) {
+		if (closing && cpu->state == C2C_ACTIVE)
+			cut(m, cpu);
+		s->unbegun |= cpu->state == C2C_UNBEGUN && !closing;
+		return;
+	}
+	t = due(m, cpu, ev->icount);
+	if (ev->kind == C2C_SYNC) {	/* waits for the others; holds nobody up */
+		s->syncing = true;
+		s->sync_due = t > s->sync_due ? t : s->sync_due;
+	} else if (before(t, c, s->best_due, s->best)) {
+		if (s->best != NO_CPU)
+			compete(s, s->best, s->best_due);
+		s->best_due = t;
+		s->best = c;
+	} else {
+		compete(s, c, t);
+	}
+}
+
 bool c2c_merge(struct c2c_model *m, bool closing)
 {
 	for (;;) {
-		unsigned int best = NO_CPU, next = NO_CPU;	/* next: the first competitor */
-		uint64_t best_due = UINT64_MAX, next_due = UINT64_MAX, sync_due = 0;
-		bool unbegun = false, syncing = false;
-		unsigned int waiter = NO_CPU;		/* the waiting CPU with the earliest time */
+		struct scan s = { .best = NO_CPU, .next = NO_CPU, .best_due = UINT64_MAX,
+				  .next_due = UINT64_MAX, .waiter = NO_CPU };
 		const struct c2c_event *ev;
+		bool stuck;
 
-		for (unsigned int c = 0; c < m->p.nr_cpus; c++) {
-			struct c2c_cpu *cpu = &m->cpu[c];
-			uint64_t t;
-
-			if (cpu->state == C2C_DONE)
-				continue;
-			if (waiting(cpu)) {	/* due after the store that wakes it: holds nobody up */
-				if (waiter == NO_CPU || cpu->now < m->cpu[waiter].now)
-					waiter = c;
-				continue;
-			}
-			ev = next_event(m, c);
-			if (!ev && cpu->state == C2C_ACTIVE && !closing) {
-				/* Read the clock, then look again: an event pushed before it is seen. */
-				t = due(m, cpu, __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE));
-				ev = next_event(m, c);
-				if (!ev) {
-					if (t < next_due) {
-						next_due = t;
-						next = c;
-					}
-					continue;
-				}
-			}
-			if (!ev) {
-				if (closing && cpu->state == C2C_ACTIVE) {
-					set_counted(cpu, false, cpu->now);
-					cpu->state = C2C_DONE;	/* cut: it never reached its end marker */
-					cpu->end = cpu->now;
-					cpu->instructions = cpu->icount;
-					m->cut++;
-				}
-				unbegun |= cpu->state == C2C_UNBEGUN && !closing;
-				continue;
-			}
-			t = due(m, cpu, ev->icount);
-			if (ev->kind == C2C_SYNC) {	/* waits for the others; holds nobody up */
-				syncing = true;
-				sync_due = t > sync_due ? t : sync_due;
-			} else if (before(t, c, best_due, best)) {
-				if (best != NO_CPU && before(best_due, best, next_due, next)) {
-					next_due = best_due;
-					next = best;
-				}
-				best_due = t;
-				best = c;
-			} else if (before(t, c, next_due, next)) {
-				next_due = t;
-				next = c;
-			}
-		}
-		if (best == NO_CPU && next == NO_CPU && !unbegun && waiter != NO_CPU) {
-			stop_waiting(m, &m->cpu[waiter]);	/* nothing will end its wait: it ends now */
-			m->cpu[waiter].forced = true;
+		for (unsigned int c = 0; c < m->p.nr_cpus; c++)
+			scan_cpu(m, c, closing, &s);
+		stuck = s.best == NO_CPU && s.next == NO_CPU && !s.unbegun;
+		if (stuck && s.waiter != NO_CPU) {
+			stop_waiting(m, &m->cpu[s.waiter]);	/* nothing will end its wait: it ends now */
+			m->cpu[s.waiter].forced = true;
 			m->spins_unanswered++;
 			continue;
 		}
-		if (best == NO_CPU && next == NO_CPU && !unbegun && syncing) {
-			release_sync(m, sync_due);
+		if (stuck && s.syncing) {
+			release_sync(m, s.sync_due);
 			continue;
 		}
-		if (best == NO_CPU || unbegun || (next != NO_CPU && !before(best_due, best, next_due, next))) {
+		if (s.best == NO_CPU || s.unbegun ||
+		    (s.next != NO_CPU && !before(s.best_due, s.best, s.next_due, s.next))) {
 			queued_high_water(m);
-			return best == NO_CPU && next == NO_CPU && !unbegun;
+			return stuck;
 		}
 		/* Replay the best CPU's events as long as each goes before every other CPU's. */
 		do {
-			replay_next(m, best, best_due);
-			if (m->cpu[best].state == C2C_DONE || waiting(&m->cpu[best]) ||
-			    !(ev = peek(&m->q[best])) || ev->kind == C2C_SYNC)
+			replay_next(m, s.best, s.best_due);
+			if (m->cpu[s.best].state == C2C_DONE || waiting(&m->cpu[s.best]) ||
+			    !(ev = peek(&m->q[s.best])) || ev->kind == C2C_SYNC)
 				break;
-			best_due = due(m, &m->cpu[best], ev->icount);
-		} while (next == NO_CPU || before(best_due, best, next_due, next));
+			s.best_due = due(m, &m->cpu[s.best], ev->icount);
+		} while (s.next == NO_CPU || before(s.best_due, s.best, s.next_due, s.next));
 	}
 }

@@ -2211,9 +2211,9 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
         file="tests/c2c/model.c",
         says="the merge replays events without waiting for a CPU whose next event has not come",
         edits=[("""\
-				t = due(m, cpu, __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE));
+		t = due(m, cpu, __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE));
 """, """\
-				t = UINT64_MAX + 0 * __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE);
+		t = UINT64_MAX + 0 * __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE);
 """)],
         tests=["c2c:c2c_merge_independent_of_host_timing"],
     ),
