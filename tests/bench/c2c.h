@@ -8,6 +8,7 @@
 
 #include "kernel/compiler.h"
 #include "kernel/smp.h"
+#include "mm/mm.h"
 #include "tests/c2c/c2c_mark.h"
 
 /*
@@ -34,7 +35,6 @@ void c2c_object(const char *name, const void *addr, unsigned long size);
 
 /* The same for a node's zones (each one, its lock, free lists and per-CPU lists) and its
  * memory map (struct page), so that the report can name their lines. */
-struct pglist_data;
 void c2c_node_objects(struct pglist_data *pgdat);
 
 #endif
