@@ -145,6 +145,7 @@ static void drain_model(enum pcp_lock_model model)
 	struct drain_run run = { .pgdat = lab_node_create_model(DRAIN_BLOCKS, model) };
 	struct page *probe;
 	char json[128];
+	unsigned int w;
 
 	if (!run.pgdat) {
 		printk("c2c_drain: no memory for a %u-block instance\n", DRAIN_BLOCKS);
@@ -157,8 +158,6 @@ static void drain_model(enum pcp_lock_model model)
 	if (run.zone) {
 		c2c_node_objects(run.pgdat);
 		c2c_object("the bench's barrier and done flag", &run, sizeof(run));
-		unsigned int w;
-
 		snprintf(json, sizeof(json), "\"model\":\"%s\",\"op\":\"cpu drained\",\"ops\":%u",
 			 pcp_lock_model_name(model), nr_cpus_online());
 		w = c2c_window("drain all CPUs", json, drain_cpu, &run);

@@ -7,6 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The cache CPU cpu uses: its core's (SMT threads c, c + 1, ... share one). */
+static uint64_t cache_bit(const struct c2c_params *p, unsigned int cpu)
+{
+	return 1ull << (p->threads > 1 ? cpu / p->threads : cpu);
+}
+
 int c2c_model_init(struct c2c_model *m, const struct c2c_params *p)
 {
 	memset(m, 0, sizeof(*m));
@@ -15,7 +21,7 @@ int c2c_model_init(struct c2c_model *m, const struct c2c_params *p)
 		return -1;
 	m->p = *p;
 	for (unsigned int c = 0; c < p->nr_cpus; c++)
-		m->local[c2c_socket(p, c)] |= c2c_cache_bit(p, c);
+		m->local[c2c_socket(p, c)] |= cache_bit(p, c);
 	for (unsigned int c = 0; c < p->nr_cpus; c++) {
 		struct c2c_chunk *first = calloc(1, sizeof(*first));
 
@@ -78,7 +84,7 @@ static void lines_grow(struct c2c_model *m)
 	free(old);
 }
 
-struct c2c_line *c2c_line_get(struct c2c_model *m, uint32_t line)
+static struct c2c_line *c2c_line_get(struct c2c_model *m, uint32_t line)
 {
 	uint32_t key = line + 1;
 	uint64_t s;
@@ -114,10 +120,10 @@ struct c2c_line *c2c_line_get(struct c2c_model *m, uint32_t line)
  * sharer answers a clean read; the counts are the same), and a HITM load there writes the
  * line back, where an AMD cache would keep it dirty in Owned state (docs/c2c.md).
  */
-enum c2c_outcome c2c_access(struct c2c_model *m, struct c2c_line *l, unsigned int cpu,
-			    bool store, bool *cross, unsigned int *invalidated)
+static enum c2c_outcome c2c_access(struct c2c_model *m, struct c2c_line *l, unsigned int cpu,
+				    bool store, bool *cross, unsigned int *invalidated)
 {
-	uint64_t me = c2c_cache_bit(&m->p, cpu), others = l->sharers & ~me;
+	uint64_t me = cache_bit(&m->p, cpu), others = l->sharers & ~me;
 	uint64_t local = m->local[c2c_socket(&m->p, cpu)];
 	enum c2c_outcome o;
 
@@ -348,7 +354,7 @@ static bool acquire_waits(struct c2c_model *m, unsigned int c, const struct c2c_
 		return false;
 	m->lock_waits++;
 	reread.kind = C2C_LOAD;
-	if (!(l->sharers & c2c_cache_bit(&m->p, c)))
+	if (!(l->sharers & cache_bit(&m->p, c)))
 		replay(m, c, &reread, t);
 	seen(cpu, ev->line + 1, c2c_line_get(m, ev->line)->version);
 	start_waiting(m, cpu, ev->line + 1, 0);

@@ -85,7 +85,7 @@ struct c2c_line {
 	uint32_t line;				/* physical address >> C2C_LINE_SHIFT; 0: empty slot */
 	bool dirty;				/* the one sharer holds it Modified */
 	uint64_t sharers;			/* caches that hold it (M/E: one, S: any): a bit per
-						 * core (c2c_cache_bit()) */
+						 * core (model.c: cache_bit()) */
 	uint64_t touched;			/* CPUs that accessed it in this window */
 	uint64_t busy_until;			/* ps: the last transfer of it ends then */
 	uint32_t version;			/* stores to it so far: what a spinner waits on */
@@ -165,19 +165,9 @@ static inline void c2c_publish_clock(struct c2c_model *m, unsigned int cpu, uint
  */
 bool c2c_merge(struct c2c_model *m, bool closing);
 
-/* The outcome of one access, and its latency class: the MESI rules, exposed for the tests. */
-enum c2c_outcome c2c_access(struct c2c_model *m, struct c2c_line *l, unsigned int cpu,
-			    bool store, bool *cross, unsigned int *invalidated);
-struct c2c_line *c2c_line_get(struct c2c_model *m, uint32_t line);
 static inline unsigned int c2c_socket(const struct c2c_params *p, unsigned int cpu)
 {
 	return cpu * p->sockets / p->nr_cpus;
-}
-
-/* The cache CPU cpu uses: its core's (SMT threads c, c + 1, ... share one). */
-static inline uint64_t c2c_cache_bit(const struct c2c_params *p, unsigned int cpu)
-{
-	return 1ull << (p->threads > 1 ? cpu / p->threads : cpu);
 }
 
 #endif

@@ -195,10 +195,10 @@ static void emit(unsigned int cpu, struct vcpu *v, struct c2c_event ev)
 	}
 }
 
+/* Hold ev back (nothing is held yet); the clock published stays where it will go. */
 static void hold(struct vcpu *v, struct c2c_event ev, bool cas)
 {
-	if (v->pending_from == INT64_MAX || !v->held)
-		v->pending_from = v->spinning ? v->spin_from : (int64_t)ev.icount;
+	v->pending_from = v->spinning ? v->spin_from : (int64_t)ev.icount;
 	v->held_ev = ev;
 	v->held = true;
 	v->held_cas = cas;
