@@ -9,16 +9,16 @@ C2C_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -I.
 $(C2C_BUILD)/include/qemu-plugin.h: tests/c2c/plugin_header.sh tests/private_apt.sh
 	$(Q)sh tests/c2c/plugin_header.sh $(C2C_BUILD)
 
-$(C2C_PLUGIN): tests/c2c/plugin.c tests/c2c/model.c tests/c2c/model.h tests/c2c/c2c_mark.h \
+$(C2C_PLUGIN): tests/c2c/plugin.c tests/c2c/model.c tests/c2c/output.c tests/c2c/model.h tests/c2c/c2c_mark.h \
 		$(C2C_BUILD)/include/qemu-plugin.h tests/c2c/c2c.mk
 	@echo "  CC      $@"
 	$(Q)$(HOST_CC) $(C2C_CFLAGS) -fPIC -shared -I$(C2C_BUILD)/include -o $@ tests/c2c/plugin.c \
-		tests/c2c/model.c -lpthread
+		tests/c2c/model.c tests/c2c/output.c -lpthread
 
-$(C2C_BUILD)/test_model: tests/c2c/test_model.c tests/c2c/model.c tests/c2c/model.h tests/c2c/c2c.mk
+$(C2C_BUILD)/test_model: tests/c2c/test_model.c tests/c2c/model.c tests/c2c/output.c tests/c2c/model.h tests/c2c/c2c.mk
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(HOST_CC) $(C2C_CFLAGS) -pthread -o $@ tests/c2c/test_model.c tests/c2c/model.c
+	$(Q)$(HOST_CC) $(C2C_CFLAGS) -pthread -o $@ tests/c2c/test_model.c tests/c2c/model.c tests/c2c/output.c
 
 .PHONY: c2c c2c-test c2c-plugin
 c2c-plugin: $(C2C_PLUGIN)
