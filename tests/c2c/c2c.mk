@@ -23,9 +23,11 @@ $(C2C_BUILD)/test_model: tests/c2c/test_model.c tests/c2c/model.c tests/c2c/outp
 .PHONY: c2c c2c-test c2c-plugin
 c2c-plugin: $(C2C_PLUGIN)
 
-# The plugin's own cases (part of make test): the model alone on hand-written streams, then
-# the kernel's bench=c2c_selftest under the plugin at 4 CPUs, every count exact.
+# The plugin's own cases (part of make test): every machine file's values sourced or assumed
+# with a range, the model alone on hand-written streams, then the kernel's bench=c2c_selftest
+# under the plugin at 4 CPUs, every count exact.
 c2c-test: check-tools $(C2C_BUILD)/test_model $(C2C_PLUGIN) iso
+	$(PYTHON) tests/c2c/machine.py check
 	$(PYTHON) tests/c2c/check.py --model $(C2C_BUILD)/test_model --plugin $(C2C_PLUGIN) \
 		--iso $(ISO) --out $(C2C_BUILD)/check
 
