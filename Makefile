@@ -148,8 +148,8 @@ include tests/c2c/c2c.mk
 # ---- tools: install what is missing (Debian), or say how --------------------------------
 DEBIAN_PKGS := qemu-system-x86 nasm grub-pc-bin grub-efi-amd64-bin grub-common xorriso \
 	mtools ovmf python3 gcc make binutils clang libclang-rt-14-dev gnuplot-nox valgrind \
-	gcc-12 libc6-dev libelf1 gdb
-TOOLS := gcc ld qemu-system-x86_64 nasm grub-mkrescue xorriso mformat python3 clang gnuplot
+	gcc-12 libc6-dev libelf1 gdb zstd
+TOOLS := gcc ld qemu-system-x86_64 nasm grub-mkrescue grub-mkimage xorriso mformat python3 clang gnuplot zstd
 
 check-tools:
 	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \

@@ -38,3 +38,9 @@ C2C_ONLY ?=
 c2c: check-tools $(C2C_PLUGIN) release
 	$(PYTHON) tests/c2c/run.py --plugin $(C2C_PLUGIN) --iso $(RELEASE_LNX) --out $(C2C_BUILD) \
 		--make "$(MAKE)" $(if $(C2C_ONLY),--only $(C2C_ONLY))
+
+# The model without QEMU, on recorded streams (the plugin's trace=DIR): tests/c2c/replay.c.
+$(C2C_BUILD)/replay: tests/c2c/replay.c tests/c2c/model.c tests/c2c/output.c tests/c2c/model.h tests/c2c/c2c.mk
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(HOST_CC) $(C2C_CFLAGS) -o $@ tests/c2c/replay.c tests/c2c/model.c tests/c2c/output.c

@@ -243,7 +243,7 @@ enum c2c_iclass {
 };
 extern const char *const c2c_iclass_names[C2C_NR_ICLASSES];
 
-/* One event of a trace (the plugin's trace=DIR: DIR/wNNN.cpuNNN.bin), as the model got it. */
+/* One event of a trace (the plugin's trace=DIR: DIR/wNNN.cpuNNN.bin.zst), as the model got it. */
 struct c2c_trace_rec {
 	uint8_t kind, pad[3];
 	uint32_t line, insn;

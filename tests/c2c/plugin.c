@@ -475,10 +475,11 @@ static void trace_open(unsigned int cpu, struct vcpu *v, unsigned int w)
 
 	if (!trace_dir)
 		return;
-	snprintf(path, sizeof(path), "%s/w%03u.cpu%03u.bin", trace_dir, w, cpu);
-	v->trace = fopen(path, "wb");
+	/* Compressed as it goes: most records differ from the one before in a few bytes. */
+	snprintf(path, sizeof(path), "zstd -q -1 -o '%s/w%03u.cpu%03u.bin.zst'", trace_dir, w, cpu);
+	v->trace = popen(path, "w");
 	if (!v->trace) {
-		fprintf(stderr, "c2c: cannot write %s\n", path);
+		fprintf(stderr, "c2c: cannot run %s\n", path);
 		abort();
 	}
 	v->trace_buf = malloc(1 << 20);
@@ -760,7 +761,7 @@ static void trace_close(void)
 	for (unsigned int c = 0; c < model.p.nr_cpus; c++) {
 		if (!vcpus[c].trace)
 			continue;
-		fclose(vcpus[c].trace);
+		pclose(vcpus[c].trace);
 		free(vcpus[c].trace_buf);
 		vcpus[c].trace = NULL;
 		vcpus[c].trace_buf = NULL;
