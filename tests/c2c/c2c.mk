@@ -25,11 +25,21 @@ c2c-plugin: $(C2C_PLUGIN)
 
 # The plugin's own cases (part of make test): every machine file's values sourced or assumed
 # with a range, the model alone on hand-written streams, then the kernel's bench=c2c_selftest
-# under the plugin at 4 CPUs, every count exact.
-c2c-test: check-tools $(C2C_BUILD)/test_model $(C2C_PLUGIN) iso
-	$(PYTHON) tests/c2c/machine.py check
-	$(PYTHON) tests/c2c/check.py --model $(C2C_BUILD)/test_model --plugin $(C2C_PLUGIN) \
-		--iso $(ISO) --out $(C2C_BUILD)/check
+# under the plugin at 4 CPUs, every count exact; then the selftest's recorded streams replayed
+# without QEMU (the live run's counts again) and on every machine file, each access's outcome
+# checked against the MESI table by a second model (tests/c2c/mesi_check.py).
+# Each part ends with its `N passed, N failed`; the last line adds them up (make test reads it).
+C2C_TEST_PARTS = "$(PYTHON) tests/c2c/machine.py check" \
+	"$(PYTHON) tests/c2c/check.py --model $(C2C_BUILD)/test_model --plugin $(C2C_PLUGIN) --iso $(ISO) --out $(C2C_BUILD)/check" \
+	"$(PYTHON) tests/c2c/replay_check.py --plugin $(C2C_PLUGIN) --replay $(C2C_BUILD)/replay --iso $(ISO) --out $(C2C_BUILD)/replay-check"
+c2c-test: check-tools $(C2C_BUILD)/test_model $(C2C_BUILD)/replay $(C2C_PLUGIN) iso
+	@rc=0; sums=$(C2C_BUILD)/c2c-test.sums; : > $$sums; \
+	for part in $(C2C_TEST_PARTS); do \
+		echo "$$part"; $$part > $$sums.part 2>&1 || rc=1; cat $$sums.part; \
+		grep -E '^[0-9]+ passed, [0-9]+ failed' $$sums.part | tail -n 1 >> $$sums; \
+	done; \
+	awk '{ p += $$1; f += $$3 } END { print p " passed, " f " failed" }' $$sums; \
+	exit $$rc
 
 # The experiments (docs/c2c.md) under the plugin, on the release kernel booted from RAM (the
 # Makefile's LNX: no host-timed disk reads before kmain, so every window repeats), and their report:

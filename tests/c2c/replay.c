@@ -163,6 +163,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[1];
+	snprintf(path, sizeof(path), "%s/params.json", dir);	/* the run's CPUs, unless cpus= */
+	if (!(text = read_file(path, &size)) || !(cpus = strstr(text, "\"cpus\":")))
+		return fprintf(stderr, "replay: no %s\n", path), 1;
+	p.nr_cpus = (unsigned int)atoi(cpus + 7);
+	free(text);
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			if (!(o.out = fopen(argv[++i], "w")))
@@ -178,11 +183,6 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	snprintf(path, sizeof(path), "%s/params.json", dir);
-	if (!(text = read_file(path, &size)) || !(cpus = strstr(text, "\"cpus\":")))
-		return fprintf(stderr, "replay: no %s\n", path), 1;
-	p.nr_cpus = (unsigned int)atoi(cpus + 7);
-	free(text);
 	snprintf(path, sizeof(path), "%s/pcs.bin", dir);
 	pcs = read_file(path, &size);
 	nr_pcs = pcs ? size / sizeof(*pcs) : 0;
