@@ -54,3 +54,18 @@ $(C2C_BUILD)/replay: tests/c2c/replay.c tests/c2c/model.c tests/c2c/output.c tes
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(HOST_CC) $(C2C_CFLAGS) -o $@ tests/c2c/replay.c tests/c2c/model.c tests/c2c/output.c
+
+# What make c2c does not run (long): each headline figure's modelled range and sensitivity
+# over the machines' assumed parameters, from recorded streams (tests/c2c/sweep.py), for the
+# seed's gup_test and the PFT table; has_pinned at 40, 128 and 255 CPUs (255: hours) with
+# its ranges; the lists-off pairs at several start phases (their spread). docs/c2c.md.
+C2C_RUN = $(PYTHON) tests/c2c/run.py --plugin $(C2C_PLUGIN) --iso $(RELEASE_LNX) --make "$(MAKE)"
+.PHONY: c2c-ranges c2c-scale c2c-phases
+c2c-ranges: check-tools $(C2C_PLUGIN) $(C2C_BUILD)/replay release
+	$(C2C_RUN) --only gup-smt,pft --trace $(C2C_BUILD)/trace --sweep --replay $(C2C_BUILD)/replay \
+		--out $(C2C_BUILD)/ranges
+c2c-scale: check-tools $(C2C_PLUGIN) $(C2C_BUILD)/replay release
+	$(C2C_RUN) --only scale --trace $(C2C_BUILD)/trace --sweep --replay $(C2C_BUILD)/replay \
+		--out $(C2C_BUILD)/scale
+c2c-phases: check-tools $(C2C_PLUGIN) release
+	$(C2C_RUN) --only phases --out $(C2C_BUILD)/phases

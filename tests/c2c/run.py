@@ -37,7 +37,8 @@ SMT = machine.load("e5-2630v4")
 CORES = machine.load("e5-2630v4-40cores")
 # Mel Gorman's PFT table ("mm/page_alloc: protect PCP lists with a spinlock"): mmtests' client
 # counts on his one-socket 8-CPU machine, each lock model in a boot of its own (pcp.lock=).
-PFT = machine.load("pft-1s8")
+PFT_MACHINE = "pft-1s8"
+PFT = machine.load(PFT_MACHINE)
 PFT_CPUS, PFT_MODELS = (1, 3, 5, 7, 8), ("irqoff", "irqsave", "trylock")
 # The seed's v5 table (5.19-rc3 vanilla, i.e. IRQs off, against the spinlock with IRQs saved)
 # and the v2 posting's percentages (5.18-rc1): docs/results.md.
@@ -279,6 +280,19 @@ def plot_scale(pts, out):
     return png if os.path.exists(png) else None
 
 
+def run_sweeps(args, sweeps):
+    """Each (experiment, machine, boots): its figures' ranges and sensitivity (tests/c2c/sweep.py),
+    into OUT/sweep-EXPERIMENT-MACHINE.json and the summary."""
+    import sweep
+    rows = []
+    for experiment, mach, boots in sweeps:
+        res = sweep.sweep(args.replay, experiment, mach, boots, jitter=args.jitter)
+        with open(os.path.join(args.out, "sweep-%s-%s.json" % (experiment, mach)), "w") as f:
+            json.dump(res, f, indent=1)
+        rows += sweep.table(res)
+    return rows
+
+
 def plot(pts, out):
     """Transfers per pair against CPUs, lists on and off (gnuplot; skipped without it)."""
     if not shutil.which("gnuplot") or not pts:
@@ -342,8 +356,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--make", default="make")
     ap.add_argument("--only", default="gup,pages,drain,false_sharing,pft",
-                    help="any of gup,pages,drain,false_sharing,pft (make c2c), scale (make c2c-scale), "
-                    "phases (make c2c-phases)")
+                    help="any of gup,pages,drain,false_sharing,pft (make c2c), gup-smt (the seed's "
+                    "machine only), scale (make c2c-scale), phases (make c2c-phases)")
     ap.add_argument("--gup-mb", type=int, default=int(os.environ.get("C2C_GUP_MB", "64")))
     ap.add_argument("--cpus", default="1,2,4,8,16,24,32,40", help="CPU counts of the pairs series")
     ap.add_argument("--pft-mb", type=int, default=8, help="PFT: MiB faulted in per iteration")
@@ -354,6 +368,10 @@ def main():
     ap.add_argument("--phase-cpus", default="32,40")
     ap.add_argument("--trace", help="record the gup, pft and scale boots' streams under this directory "
                     "(for tests/c2c/replay and sweep.py)")
+    ap.add_argument("--sweep", action="store_true", help="with --trace: each headline figure's range and "
+                    "sensitivity over the machine's assumed parameters (tests/c2c/sweep.py)")
+    ap.add_argument("--replay", help="tests/c2c/replay, for --sweep")
+    ap.add_argument("--jitter", type=int, default=4, help="--sweep's replays with a latency shaken by 1..N ps")
     ap.add_argument("--smoke", action="store_true", help="make bench-smoke's short, checked run")
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -363,7 +381,7 @@ def main():
         sys.exit(1 if smoke(args, elf) else 0)
     benches = [b for b, k in (("gup", "gup"), ("c2c_pages", "pages"), ("c2c_drain", "drain")) if k in only]
     summary, pts = [], {}
-    if "gup" in only:
+    if "gup" in only or "gup-smt" in only:
         summary.append("gup_test -a -m %d -j %d (pin_user_pages_fast, one page per call, all threads on "
                        "one range; times are the cost model's):" % (args.gup_mb, SMP))
         counts, log = boot(args.iso, args.out, "gup-smt", "bench=gup gup.size_mb=%d" % args.gup_mb,
@@ -390,16 +408,29 @@ def main():
                                         "report-unpadded"), ", struct per_cpu_pages unpadded (false sharing)")
         summary += rows
     if "pft" in only:
-        rows, _ = pft_lines(pft_boots(args, args.trace))
+        pft = pft_boots(args, args.trace)
+        rows, _ = pft_lines(pft)
         summary += rows
     if "phases" in only:
         summary += phase_lines(phase_boots(args), elf, args.out)
     png = plot(pts, args.out)
     if "scale" in only:
-        rows, scale_pts = scale_lines(args, scale_boots(args, args.trace), elf)
+        scale = scale_boots(args, args.trace)
+        rows, scale_pts = scale_lines(args, scale, elf)
         summary += rows
         scale_png = plot_scale(scale_pts, args.out)
         summary += ["plot: %s" % scale_png] if scale_png else []
+    if args.sweep:
+        sweeps = []
+        if "gup" in only or "gup-smt" in only:
+            sweeps.append(("gup", "e5-2630v4", {"smt": (os.path.join(args.trace, "gup-smt"),
+                                                        os.path.join(args.out, "gup-smt.log"))}))
+        if "pft" in only:
+            sweeps.append(("pft", PFT_MACHINE, {m: (os.path.join(args.trace, "pft-" + m), log)
+                                               for m, (_, log) in pft.items()}))
+        for cpus, (_, log) in sorted(scale.items()) if "scale" in only else []:
+            sweeps.append(("scale", SCALE[cpus], {str(cpus): (os.path.join(args.trace, "scale-%d" % cpus), log)}))
+        summary += run_sweeps(args, sweeps)
     text = "\n".join(summary) + "\n" + ("plot: %s\n" % png if png else "")
     text += "full reports: %s/report*.txt\n" % args.out
     with open(os.path.join(args.out, "summary.txt"), "w") as f:

@@ -101,6 +101,36 @@ def _figures(args, mach, over):
     return EXPERIMENTS[args.experiment](runs)
 
 
+def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4):
+    """The sweep of one experiment: boots {name: (trace dir, serial log)}; returns the result
+    (nominal figures, a row per assumed parameter, ranges, corners, jitter)."""
+    args = argparse.Namespace(replay=replay_bin, experiment=experiment, boots=boots)
+    mach = machine.load(machine_name)
+    _cache.clear()
+    nominal = figures(args, mach, {})
+    rows = []
+    chosen = [a for a in mach.assumed() if a[2] != a[3] and (not params or a[0] in params)]
+    for name, value, lo, hi in chosen:
+        f_lo, f_hi = figures(args, mach, {name: lo}), figures(args, mach, {name: hi})
+        rows.append({"param": name, "value": value, "low": lo, "high": hi, "at_low": f_lo, "at_high": f_hi})
+        print("sweep: %s %s %g..%g done" % (experiment, name, lo, hi), file=sys.stderr, flush=True)
+    corners, ranges = {}, {}
+    for fig in nominal:
+        for end, pick in (("min", min), ("max", max)):
+            over = {}
+            for r in rows:
+                a, b = r["at_low"].get(fig, math.nan), r["at_high"].get(fig, math.nan)
+                if a != b:
+                    over[r["param"]] = r["low"] if pick(a, b) == a else r["high"]
+            corners.setdefault(fig, {})[end] = over
+        ranges[fig] = [figures(args, mach, corners[fig]["min"]).get(fig),
+                       figures(args, mach, corners[fig]["max"]).get(fig)]
+    hitm = mach.params["hitm_local"].value
+    shaken = [figures(args, mach, {"hitm_local": hitm + d / 1000.0}) for d in range(1, jitter + 1)]
+    return {"machine": machine_name, "experiment": experiment, "nominal": nominal, "rows": rows,
+            "ranges": ranges, "corners": corners, "jitter": {fig: [j.get(fig) for j in shaken] for fig in nominal}}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--replay", required=True)
@@ -111,62 +141,37 @@ def main():
     ap.add_argument("--jitter", type=int, default=4, help="replays with hitm_local moved by 1..N ps")
     ap.add_argument("--out", help="the results as JSON")
     args = ap.parse_args()
-    args.boots = {}
+    boots = {}
     for b in args.boot:
         name, paths = b.split("=", 1)
-        args.boots[name] = tuple(paths.split(","))
-    mach = machine.load(args.machine)
-    nominal = figures(args, mach, {})
-    rows = []
-    chosen = [a for a in mach.assumed() if a[2] != a[3] and (not args.params or a[0] in args.params.split(","))]
-    for name, value, lo, hi in chosen:
-        f_lo, f_hi = figures(args, mach, {name: lo}), figures(args, mach, {name: hi})
-        rows.append({"param": name, "value": value, "low": lo, "high": hi, "at_low": f_lo, "at_high": f_hi})
-        print("sweep: %s %g..%g done" % (name, lo, hi), file=sys.stderr, flush=True)
-    corners = {}
-    for fig in nominal:
-        for end, pick in (("min", min), ("max", max)):
-            over = {}
-            for r in rows:
-                a, b = r["at_low"].get(fig, math.nan), r["at_high"].get(fig, math.nan)
-                if a != b:
-                    over[r["param"]] = r["low"] if pick(a, b) == a else r["high"]
-            corners.setdefault(fig, {})[end] = over
-    ranges = {}
-    for fig in nominal:
-        ranges[fig] = [figures(args, mach, corners[fig]["min"]).get(fig),
-                       figures(args, mach, corners[fig]["max"]).get(fig)]
-    hitm = mach.params["hitm_local"].value
-    jitter = [figures(args, mach, {"hitm_local": hitm + d / 1000.0}) for d in range(1, args.jitter + 1)]
-    result = {"machine": args.machine, "experiment": args.experiment, "nominal": nominal, "rows": rows,
-              "ranges": ranges, "corners": corners,
-              "jitter": {fig: [j.get(fig) for j in jitter] for fig in nominal}}
+        boots[name] = tuple(paths.split(","))
+    result = sweep(args.replay, args.experiment, args.machine, boots,
+                   [p for p in args.params.split(",") if p], args.jitter)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
-    print_table(result)
+    print("\n".join(table(result)))
 
 
-def print_table(res):
-    """The figures' ranges, then each parameter's effect on each figure."""
+def table(res):
+    """The figures' ranges, then each parameter's effect on each figure: text lines."""
     figs = sorted(res["nominal"])
-    print("%s on %s: modelled figures, nominal and range (both corners of the assumed parameters)"
-          % (res["experiment"], res["machine"]))
+    out = ["%s on %s: modelled figures, nominal and range (both corners of the assumed parameters)"
+           % (res["experiment"], res["machine"])]
     for f in figs:
         lo, hi = res["ranges"][f]
-        jit = [x for x in res["jitter"][f] if x is not None]
-        print("  %-34s %12.4g  range %12.4g .. %-12.4g  replay jitter (hitm_local +1..%d ps) %.4g .. %.4g"
-              % (f, res["nominal"][f], min(lo, hi), max(lo, hi), len(jit), min(jit + [res["nominal"][f]]),
-                 max(jit + [res["nominal"][f]])))
-    print("sensitivity: each figure with one parameter at the low / the high end of its range")
+        jit = [x for x in res["jitter"][f] if x is not None] + [res["nominal"][f]]
+        out.append("  %-34s %12.4g  range %12.4g .. %-12.4g  replay jitter (hitm_local +1..%d ps) %.4g .. %.4g"
+                   % (f, res["nominal"][f], min(lo, hi), max(lo, hi), len(jit) - 1, min(jit), max(jit)))
+    out.append("sensitivity: each figure with one parameter at the low / the high end of its range")
     for r in res["rows"]:
-        print("  %-24s %g (%g .. %g)" % (r["param"], r["value"], r["low"], r["high"]))
+        out.append("  %-24s %g (%g .. %g)" % (r["param"], r["value"], r["low"], r["high"]))
         for f in figs:
             a, b = r["at_low"].get(f), r["at_high"].get(f)
-            if a is None or b is None:
-                continue
-            print("      %-34s %12.4g .. %-12.4g (%s .. %s)" % (f, a, b, change(a, res["nominal"][f], f),
-                                                              change(b, res["nominal"][f], f)))
+            if a is not None and b is not None:
+                out.append("      %-34s %12.4g .. %-12.4g (%s .. %s)" % (
+                    f, a, b, change(a, res["nominal"][f], f), change(b, res["nominal"][f], f)))
+    return out
 
 
 def change(x, nominal, fig):
