@@ -3,7 +3,9 @@
  * is tests/lab/gup_test.c) on all CPUs at once, in both has-pinned modes (`gup.has_pinned=`,
  * mm/gup.c), printing the selftest's per-thread lines and the mean with relative stddev, as
  * in the message of Linux 292648ac5cf1 ("mm: gup: allow FOLL_PIN to scale in SMP"):
- * "Old kernel: 477729.97 (+- 3.79%)".
+ * "Old kernel: 477729.97 (+- 3.79%)". With gup.private=1 each thread pins a range of its own
+ * (as will-it-scale's pin_fast, the ">4000% at 256 CPUs" of the v1 posting, does), so that
+ * only mm->flags is shared: docs/c2c.md.
  */
 #include "tests/bench/bench.h"
 #include "tests/bench/c2c.h"
@@ -21,12 +23,20 @@
 static char gup_cmd[4] = "a";
 static unsigned int gup_size_mb = 128, gup_threads, gup_nr = 1, gup_repeats = 1;
 static char gup_modes[8] = "both";
+static unsigned int gup_private;
 CMDLINE_STRING("gup.cmd", gup_cmd, "gup bench: a = pin-fast, u = get-fast, L = pin-longterm");
 CMDLINE_UINT("gup.size_mb", gup_size_mb, "gup bench: size of the range in MiB (-m)");
 CMDLINE_UINT("gup.threads", gup_threads, "gup bench: CPUs pinning the same range (-j), 0 = all");
 CMDLINE_UINT("gup.nr", gup_nr, "gup bench: pages per call (-n), 0 = the whole range");
 CMDLINE_UINT("gup.repeats", gup_repeats, "gup bench: repeats per thread (-r)");
 CMDLINE_STRING("gup.modes", gup_modes, "gup bench: both, or only the current gup.has_pinned mode");
+CMDLINE_UINT("gup.private", gup_private, "gup bench: 1 = each thread pins a range of its own (pin_fast)");
+
+/* Thread t's range: the one range, or (gup.private) its own, one after another. */
+static u64 gup_range(unsigned int t)
+{
+	return GUP_BENCH_BASE + (gup_private ? (u64)t * ((u64)gup_size_mb << 20) : 0);
+}
 
 struct gup_bench_run {
 	struct mm_struct *mm;
@@ -52,7 +62,7 @@ static void gup_bench_cpu(void *arg)
 	}
 	for (unsigned int r = 0; r < run->repeats; r++) {
 		struct gup_test gt = {
-			.cmd = run->cmd, .addr = GUP_BENCH_BASE, .size = (u64)gup_size_mb << 20,
+			.cmd = run->cmd, .addr = gup_range(cpu), .size = (u64)gup_size_mb << 20,
 			.nr_pages_per_call = gup_nr, .gup_flags = FOLL_WRITE, .pages = run->pages[cpu],
 		};
 		gup_test_run(run->mm, &gt);
@@ -91,7 +101,8 @@ static int gup_bench_setup(struct gup_bench_run *run)
 	if (!run->mm)
 		return -1;
 	/* The selftest's pre-fault: every page is present before the timed loop. */
-	return mm_mmap_anon(run->mm, GUP_BENCH_BASE, (u64)gup_size_mb << 20, true, false, true);
+	return mm_mmap_anon(run->mm, GUP_BENCH_BASE, ((u64)gup_size_mb << 20) * (gup_private ? run->threads : 1),
+			    true, false, true);
 }
 
 static void gup_bench_teardown(struct gup_bench_run *run)
@@ -122,7 +133,7 @@ static u64 gup_bench_mode(const char *mode, u64 *flag_writes)
 		gup_bench_teardown(run);
 		return 0;
 	}
-	snprintf(extra, sizeof(extra), "\"mode\":\"%s\",\"op\":\"pin\",\"ops\":%llu", mode,
+	snprintf(extra, sizeof(extra), "\"mode\":\"%s\",\"private\":%u,\"op\":\"pin\",\"ops\":%llu", mode, gup_private,
 		 (unsigned long long)run->threads * run->repeats * (((u64)gup_size_mb << 20) >> PAGE_SHIFT));
 	c2c_object("mm_struct", run->mm, sizeof(*run->mm));
 	c2c_node_objects(mm_node());
@@ -164,8 +175,8 @@ static void gup_bench(void)
 	u64 w_if_clear = 0, w_every = 0, if_clear = 0, every = 0;
 	bool both = !strcmp(gup_modes, "both");
 
-	printk("gup: %s -m %u -j %u -n %u -r %u (all threads on the same range)\n",
-	       gup_cmd, gup_size_mb, gup_threads ? gup_threads : nr_cpus, gup_nr, gup_repeats);
+	printk("gup: %s -m %u -j %u -n %u -r %u (%s)\n", gup_cmd, gup_size_mb, gup_threads ? gup_threads : nr_cpus,
+	       gup_nr, gup_repeats, gup_private ? "each thread on a range of its own" : "all threads on the same range");
 	if (both || saved == GUP_HAS_PINNED_EVERY_PIN)
 		every = gup_bench_mode("every-pin", &w_every);
 	if (both || saved == GUP_HAS_PINNED_IF_CLEAR)

@@ -62,7 +62,7 @@ $(C2C_BUILD)/replay: tests/c2c/replay.c tests/c2c/model.c tests/c2c/output.c tes
 C2C_RUN = $(PYTHON) tests/c2c/run.py --plugin $(C2C_PLUGIN) --iso $(RELEASE_LNX) --make "$(MAKE)"
 .PHONY: c2c-ranges c2c-scale c2c-phases
 c2c-ranges: check-tools $(C2C_PLUGIN) $(C2C_BUILD)/replay release
-	$(C2C_RUN) --only gup-smt,pft --trace $(C2C_BUILD)/trace --sweep --replay $(C2C_BUILD)/replay \
+	$(C2C_RUN) --only gup-smt,pft --pft-phases 3 --trace $(C2C_BUILD)/trace --sweep --replay $(C2C_BUILD)/replay \
 		--out $(C2C_BUILD)/ranges
 c2c-scale: check-tools $(C2C_PLUGIN) $(C2C_BUILD)/replay release
 	$(C2C_RUN) --only scale --trace $(C2C_BUILD)/trace --sweep --replay $(C2C_BUILD)/replay \

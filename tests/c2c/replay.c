@@ -8,6 +8,7 @@
  *   MACHINE-ARG: the plugin's machine arguments (tests/c2c/machine.py args FILE)
  *   -log PREFIX: every access in the order the model replayed it, to PREFIX.wNNN
  *                (tests/c2c/mesi_check.py reads it)
+ *   -classes FILE: each window's instructions per class, all CPUs (a JSON line each)
  */
 #include "tests/c2c/model.h"
 
@@ -63,9 +64,13 @@ static void log_access(void *arg, unsigned int cpu, bool store, uint32_t line, b
 	fwrite(&r, sizeof(r), 1, arg);
 }
 
+/* Every CPU's instructions per class in the window being replayed (its last event's clock). */
+static uint64_t class_total[C2C_NR_ICLASSES];
+
 /* Push CPU c's recorded stream into the model, each event's clock costed by class. */
 static void push_stream(struct c2c_model *m, unsigned int c, const char *path)
 {
+	struct c2c_trace_rec last = { 0 };
 	char cmd[4200];
 	FILE *f;
 
@@ -86,7 +91,10 @@ static void push_stream(struct c2c_model *m, unsigned int c, const char *path)
 				fs += (uint64_t)r[i].n[k] * cost_fs[k];
 			c2c_push(m, c, (struct c2c_event){ .icount = fs, .kind = r[i].kind, .line = r[i].line,
 							    .insn = r[i].insn });
+			last = r[i];
 		}
+	for (int k = 0; k < C2C_NR_ICLASSES; k++)
+		class_total[k] += last.n[k];
 	if (pclose(f)) {
 		fprintf(stderr, "replay: %s: zstd failed\n", path);
 		exit(1);
@@ -106,6 +114,8 @@ static bool wanted(const char *list, unsigned int w)
 			return true;
 	return false;
 }
+
+static FILE *classes;		/* -classes FILE: every window's instructions per class */
 
 static int replay_window(const char *dir, unsigned int w, const struct c2c_params *p,
 			 const struct c2c_output *o, const char *log_prefix)
@@ -141,6 +151,13 @@ static int replay_window(const char *dir, unsigned int w, const struct c2c_param
 			return -1;
 		}
 	c2c_write_window(o, &m, w, false);
+	if (classes) {		/* what an instruction class's cost can move: tests/c2c/sweep.py */
+		fprintf(classes, "{\"window\":%u", w);
+		for (int k = 0; k < C2C_NR_ICLASSES; k++)
+			fprintf(classes, ",\"%s\":%lu", c2c_iclass_names[k], class_total[k]);
+		fprintf(classes, "}\n");
+	}
+	memset(class_total, 0, sizeof(class_total));
 	if (log)
 		fclose(log);
 	c2c_model_free(&m);
@@ -159,7 +176,7 @@ int main(int argc, char **argv)
 	struct dirent *e;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: replay DIR [-o FILE] [-w N,N] [-l LINES] [-log PREFIX] MACHINE-ARG...\n");
+		fprintf(stderr, "usage: replay DIR [-o FILE] [-w N,N] [-l LINES] [-log PREFIX] [-classes FILE] MACHINE-ARG...\n");
 		return 2;
 	}
 	dir = argv[1];
@@ -178,6 +195,9 @@ int main(int argc, char **argv)
 			o.top_lines = (unsigned int)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "-log") && i + 1 < argc) {
 			log_prefix = argv[++i];
+		} else if (!strcmp(argv[i], "-classes") && i + 1 < argc) {
+			if (!(classes = fopen(argv[++i], "w")))
+				return perror(argv[i]), 1;
 		} else if (c2c_machine_arg(&p, cost_fs, argv[i])) {
 			fprintf(stderr, "replay: bad argument %s\n", argv[i]);
 			return 2;

@@ -70,7 +70,9 @@ def tick_entry(elf):
 
 def boot(iso, out, name, cmdline, plugin, mach, timeout, cpus=SMP, trace=None, mem="2G"):
     """One boot under the plugin on machine `mach` (tests/c2c/machine.py), `cpus` of its CPUs
-    present; trace: a directory for the streams (tests/c2c/replay.c). Returns (counts, log)."""
+    present; trace: a directory for the streams (tests/c2c/replay.c). Returns (counts, log).
+    At most 2 GiB: the plugin's physical addresses are QEMU's offsets in its RAM, which are
+    the guest's only below q35's 2 GiB hole (above it the report would name no object)."""
     counts, log = os.path.join(out, name + ".json"), os.path.join(out, name + ".log")
     tick = tick_entry(os.path.join(os.path.dirname(iso), "smpmm.elf"))
     args = ["out=" + counts, "tick=" + tick] + mach.plugin_args()
@@ -165,27 +167,34 @@ def drain_lines(windows):
 
 
 def pft_boots(args, trace_root):
-    """bench=pft with a c2c window per iteration, once per lock model: {model: (counts, log)}."""
+    """bench=pft with a c2c window per iteration, once per lock model and start phase (the
+    first phase's streams recorded under trace_root): {(model, phase): (counts, log)}."""
     boots = {}
-    for model in PFT_MODELS:
-        name = "pft-" + model
-        boots[model] = boot(args.iso, args.out, name, "mm.poison=0 pcp.lock=%s bench=pft pft.c2c=1 "
-                            "pft.cpus=%s pft.size_mb=%d pft.iterations=%d" % (
-                                model, ",".join(map(str, PFT_CPUS)), args.pft_mb, args.pft_iterations),
-                            args.plugin, PFT, 1800, cpus=PFT.cpus(),
-                            trace=os.path.join(trace_root, name) if trace_root else None)
+    for phase in range(args.pft_phases):
+        for model in PFT_MODELS:
+            name = "pft-" + model + ("-p%d" % phase if phase else "")
+            boots[model, phase] = boot(
+                args.iso, args.out, name, "mm.poison=0 pcp.lock=%s bench=pft pft.c2c=1 pft.cpus=%s "
+                "pft.size_mb=%d pft.iterations=%d%s" % (
+                    model, ",".join(map(str, PFT_CPUS)), args.pft_mb, args.pft_iterations,
+                    " c2c.phase=%d" % (97 * phase) if phase else ""),
+                args.plugin, PFT, 1800, cpus=PFT.cpus(),
+                trace=os.path.join(trace_root, name) if trace_root and not phase else None)
     return boots
 
 
 def pft_lines(boots):
-    """The PFT table as mmtests' compare prints it: Hmean faults/sec per client count, each lock
-    model's difference against irqoff (modelled: no significance stars, the model repeats)."""
+    """The PFT table as mmtests' compare prints it: Hmean faults/sec per client count over every
+    iteration of every phase, each lock model's difference against irqoff (modelled: no
+    significance stars), then each model's range over single iterations."""
     import sweep
-    runs = {}
-    for model, (counts, log) in boots.items():
+    runs, samples = {}, {}
+    for (model, phase), (counts, log) in boots.items():
         with open(counts) as f:
             windows = [d for d in map(json.loads, f) if "window" in d]
-        runs[model] = (windows, report.read_console(log)[0])
+        runs["%s-%d" % (model, phase)] = (windows, report.read_console(log)[0])
+        for key, xs in sweep.pft_samples({0: runs["%s-%d" % (model, phase)]}).items():
+            samples.setdefault(key, []).extend(xs)
     fig = sweep.pft_figures(runs)
     rows = ["PFT (bench=pft pft.c2c=1, %s), modelled Hmean faults/sec and the difference against irqoff; "
             "the seed (v5 commit text: vanilla IRQs-off against the IRQ-saving spinlock) measured %s"
@@ -198,27 +207,39 @@ def pft_lines(boots):
             pct = 0.0 if model == "irqoff" else fig.get("%s vs irqoff %%-%d" % (model, c))
             cells.append("%12.4f (%7.2f%%)" % (rate, pct) if rate and pct is not None else "%22s" % "-")
         rows.append("Hmean     faults/sec-%-4d %s" % (c, " ".join(cells)))
+    rows.append("%d samples a cell (%d phases x %d iterations); the lowest and highest single sample:"
+                % (len(samples.get((PFT_MODELS[0], PFT_CPUS[0]), [])), len({p for _, p in boots}),
+                   len(samples.get((PFT_MODELS[0], PFT_CPUS[0]), [])) // max(1, len({p for _, p in boots}))))
+    for c in PFT_CPUS:
+        rows.append("Range     faults/sec-%-4d %s" % (c, " ".join(
+            "%10.0f..%-10.0f" % (min(samples[m, c]), max(samples[m, c])) if samples.get((m, c)) else "%22s" % "-"
+            for m in PFT_MODELS)))
     return rows, fig
 
 
 def scale_boots(args, trace_root):
-    """has_pinned (bench=gup, both modes) at each CPU count of --scale-cpus, on its machine."""
+    """has_pinned (bench=gup, both modes) at each CPU count of --scale-cpus, on its machine:
+    every thread on one range (gup_test -a), and each on a range of its own (will-it-scale's
+    pin_fast). {(cpus, private): (counts, log)}."""
     boots = {}
     for cpus in map(int, args.scale_cpus.split(",")):
-        mach = machine.load(SCALE[cpus])
-        name = "scale-%d" % cpus
-        boots[cpus] = boot(args.iso, args.out, name, "bench=gup gup.size_mb=%d" % args.scale_mb, args.plugin,
-                           mach, 4 * 3600, cpus=cpus, mem="4G",
-                           trace=os.path.join(trace_root, name) if trace_root else None)
+        for private in {"one": (False,), "own": (True,)}.get(args.scale_ranges, (False, True)):
+            name = "scale-%d%s" % (cpus, "-private" if private else "")
+            cmd = ("bench=gup gup.private=1 gup.size_mb=%d" % args.private_mb if private else
+                   "bench=gup gup.size_mb=%d" % args.scale_mb)
+            boots[cpus, private] = boot(args.iso, args.out, name, cmd, args.plugin, machine.load(SCALE[cpus]),
+                                        4 * 3600, cpus=cpus,
+                                        trace=os.path.join(trace_root, name) if trace_root else None)
     return boots
 
 
 def scale_lines(args, boots, elf):
-    rows, pts = ["has_pinned against CPUs (gup_test -a -m %d -j CPUS, every thread on one range; a "
-                 "machine file per count, tests/c2c/machines/):" % args.scale_mb], []
-    for cpus, (counts, log) in sorted(boots.items()):
+    rows, pts = ["has_pinned against CPUs, gup_test -a -j CPUS, modelled get time per thread scaled to the "
+                 "seed's 131,072 pins (a machine file per count, tests/c2c/machines/): every thread on one "
+                 "range (-m %d), or each on its own (-m %d, will-it-scale's pin_fast)" % (args.scale_mb, args.private_mb)], []
+    for (cpus, private), (counts, log) in sorted(boots.items()):
         mach = machine.load(SCALE[cpus])
-        windows = report_of(counts, log, elf, args.out, "report-scale-%d" % cpus)
+        windows = report_of(counts, log, elf, args.out, "report-scale-%d%s" % (cpus, "-private" if private else ""))
         times = {}
         for w in windows:
             mode = w["desc"].get("mode")
@@ -227,10 +248,11 @@ def scale_lines(args, boots, elf):
                 times[mode] = (sum(t) / len(t) / 1e6 * 131072 / (w["ops"] // len(t)), w)
         if len(times) == 2:
             ratio = times["every-pin"][0] / times["if-clear"][0]
-            pts.append((cpus, ratio))
-            rows.append("  %3d CPUs (%s): every-pin %9.0f us, if-clear %9.0f us per thread at -m 512; ratio %.2fx; "
-                        "mm_struct's lines %.2f and %.2f transfers per pin" % (
-                            cpus, mach.name, times["every-pin"][0], times["if-clear"][0], ratio,
+            pts.append((cpus, private, ratio))
+            rows.append("  %3d CPUs, %-12s (%s): every-pin %9.0f us, if-clear %9.0f us; ratio %6.2fx; mm_struct "
+                        "%.2f and %.3f transfers per pin" % (
+                            cpus, "own ranges" if private else "one range", mach.name, times["every-pin"][0],
+                            times["if-clear"][0], ratio,
                             times["every-pin"][1]["objects"].get("mm_struct", 0) / times["every-pin"][1]["ops"],
                             times["if-clear"][1]["objects"].get("mm_struct", 0) / times["if-clear"][1]["ops"]))
     return rows, pts
@@ -267,15 +289,21 @@ def plot_scale(pts, out):
         return None
     png, data = os.path.join(out, "scale.png"), os.path.join(out, "scale.dat")
     with open(data, "w") as f:
-        for cpus, ratio in sorted(pts):
-            f.write("%d %g\n" % (cpus, ratio))
-    script = ["set terminal png size 900,520", "set output '%s'" % png, "set xlabel 'CPUs pinning one range'",
+        for private in (False, True):
+            f.write("# %s\n" % ("each thread on its own range" if private else "every thread on one range"))
+            for cpus, p, ratio in sorted(pts):
+                if p == private:
+                    f.write("%d %g\n" % (cpus, ratio))
+            f.write("\n\n")
+    script = ["set terminal png size 900,520", "set output '%s'" % png, "set xlabel 'CPUs pinning'",
               "set ylabel 'get time, every-pin / if-clear (modelled)'", "set grid", "set key top left",
               "set xrange [0:270]", "set yrange [0:*]",
-              "set title 'c2c: has_pinned written on every pin against only when clear (gup_test -a, one range)'",
-              "plot '%s' using 1:2 with linespoints lw 2 title 'model, E5-2630 v4 latencies', "
-              "'-' using 1:2 with points pt 7 ps 2 title 'seed: 40 CPUs, measured 5.36x'" % data,
-              "40 5.36", "e"]
+              "set title 'c2c: has_pinned written on every pin against only when clear (gup_test -a)'",
+              "plot '%s' index 0 using 1:2 with linespoints lw 2 title 'model: every thread on one range', "
+              "'%s' index 1 using 1:2 with linespoints lw 2 title 'model: each thread on its own range', "
+              "'-' using 1:2 with points pt 7 ps 2 title 'seed (measured): 40 CPUs, one range, 5.36x', "
+              "'-' using 1:2 with points pt 5 ps 2 title 'v1 posting (measured): 256 CPUs, pin_fast, 46.6x'"
+              % (data, data), "40 5.36", "e", "256 46.64", "e"]
     subprocess.run(["gnuplot"], input="\n".join(script), text=True, check=False)
     return png if os.path.exists(png) else None
 
@@ -362,8 +390,13 @@ def main():
     ap.add_argument("--cpus", default="1,2,4,8,16,24,32,40", help="CPU counts of the pairs series")
     ap.add_argument("--pft-mb", type=int, default=8, help="PFT: MiB faulted in per iteration")
     ap.add_argument("--pft-iterations", type=int, default=2)
+    ap.add_argument("--pft-phases", type=int, default=1, help="PFT: boots per lock model, at start "
+                    "phases c2c.phase=0,97,...")
     ap.add_argument("--scale-cpus", default="40,128,255")
     ap.add_argument("--scale-mb", type=int, default=4, help="gup_test -m for the CPU-count series")
+    ap.add_argument("--private-mb", type=int, default=1, help="the same, each thread on its own range")
+    ap.add_argument("--scale-ranges", choices=("one", "own", "both"), default="both",
+                    help="the CPU-count series with every thread on one range, each on its own, or both")
     ap.add_argument("--phases", type=int, default=5, help="start phases of the lists-off spread")
     ap.add_argument("--phase-cpus", default="32,40")
     ap.add_argument("--trace", help="record the gup, pft and scale boots' streams under this directory "
@@ -427,9 +460,10 @@ def main():
                                                         os.path.join(args.out, "gup-smt.log"))}))
         if "pft" in only:
             sweeps.append(("pft", PFT_MACHINE, {m: (os.path.join(args.trace, "pft-" + m), log)
-                                               for m, (_, log) in pft.items()}))
-        for cpus, (_, log) in sorted(scale.items()) if "scale" in only else []:
-            sweeps.append(("scale", SCALE[cpus], {str(cpus): (os.path.join(args.trace, "scale-%d" % cpus), log)}))
+                                               for (m, phase), (_, log) in pft.items() if not phase}))
+        for (cpus, private), (_, log) in sorted(scale.items()) if "scale" in only else []:
+            name = "scale-%d%s" % (cpus, "-private" if private else "")
+            sweeps.append(("scale", SCALE[cpus], {name: (os.path.join(args.trace, name), log)}))
         summary += run_sweeps(args, sweeps)
     text = "\n".join(summary) + "\n" + ("plot: %s\n" % png if png else "")
     text += "full reports: %s/report*.txt\n" % args.out

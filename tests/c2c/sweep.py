@@ -25,10 +25,22 @@ import report  # noqa: E402
 SEED_PINS = 131072      # gup_test -m 512: the seed's pins per thread
 
 
+CLASS_OF = {"lock_cycles": "lock", "xchg_cycles": "xchg", "pushf_cycles": "pushf", "popf_cycles": "popf",
+            "cli_cycles": "cli", "sti_cycles": "sti", "string_bytes_per_cycle": "string_byte"}
+class_counts = {}       # trace dir: {class: instructions in all its windows}
+
+
 def replay(binary, trace, mach, over):
     """The windows of one recorded run, replayed on mach with overrides: [window dict]."""
-    with tempfile.NamedTemporaryFile("r", suffix=".json") as out:
-        subprocess.run([binary, trace, "-o", out.name, "-l", "0"] + mach.plugin_args(over), check=True)
+    with tempfile.NamedTemporaryFile("r", suffix=".json") as out, \
+            tempfile.NamedTemporaryFile("r", suffix=".json") as classes:
+        subprocess.run([binary, trace, "-o", out.name, "-l", "0", "-classes", classes.name] +
+                       mach.plugin_args(over), check=True)
+        counts = class_counts.setdefault(trace, {})
+        for d in map(json.loads, classes):
+            for k, v in d.items():
+                if k != "window":
+                    counts[k] = counts.get(k, 0) + v
         return [d for d in map(json.loads, out) if "window" in d]
 
 
@@ -58,17 +70,24 @@ def hmean(xs):
     return len(xs) / sum(1.0 / x for x in xs) if xs and all(xs) else 0.0
 
 
-def pft_figures(runs):
-    """PFT's faults/sec (harmonic mean over iterations) per lock model and threads, and each
-    model's difference against irqoff in per cent, as mmtests' compare prints it."""
+def pft_samples(runs):
+    """Each PFT window's faults/sec: its faults over its slowest CPU's modelled time (every CPU
+    starts at 0), by (lock model, threads)."""
     rates = {}
     for windows, descs in runs.values():
         for w in windows:
             d = descs.get(w["window"], {})
-            if w.get("name", d.get("name")) != "pft" and d.get("name") != "pft":
+            if d.get("name") != "pft":
                 continue
             wall = max(active_ps(w)) / 1e12
             rates.setdefault((d["model"], d["threads"]), []).append(d["ops"] / wall)
+    return rates
+
+
+def pft_figures(runs):
+    """PFT's faults/sec (harmonic mean over iterations) per lock model and threads, and each
+    model's difference against irqoff in per cent, as mmtests' compare prints it."""
+    rates = pft_samples(runs)
     out = {}
     for (model, threads), xs in rates.items():
         out["%s faults/sec-%d" % (model, threads)] = hmean(xs)
@@ -79,7 +98,21 @@ def pft_figures(runs):
     return out
 
 
-EXPERIMENTS = {"gup": gup_figures, "scale": gup_figures, "pft": pft_figures}
+def pairs_figures(runs):
+    """Order-0 pairs (bench=c2c_pages): transfers per pair, lists on and off, by CPUs."""
+    out = {}
+    for windows, descs in runs.values():
+        for w in windows:
+            d = descs.get(w["window"], {})
+            if not d.get("name", "").startswith("pairs") or not d.get("ops"):
+                continue
+            t = w["total"]
+            out["lists %s %d CPUs" % ("on" if d["lists"] else "off", d["active"])] = \
+                (sum(t["hitm"]) + sum(t["clean"])) / d["ops"]
+    return out
+
+
+EXPERIMENTS = {"gup": gup_figures, "scale": gup_figures, "pft": pft_figures, "pairs": pairs_figures}
 
 
 _cache = {}
@@ -107,10 +140,15 @@ def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4):
     args = argparse.Namespace(replay=replay_bin, experiment=experiment, boots=boots)
     mach = machine.load(machine_name)
     _cache.clear()
+    class_counts.clear()
     nominal = figures(args, mach, {})
-    rows = []
+    rows, skipped = [], []
     chosen = [a for a in mach.assumed() if a[2] != a[3] and (not params or a[0] in params)]
     for name, value, lo, hi in chosen:
+        if name in CLASS_OF and not any(c.get(CLASS_OF[name]) for c in class_counts.values()) or \
+                name == "smt_slowdown" and mach.value("threads") == 1:
+            skipped.append(name)        # no instruction of its class ran, no SMT: it moves nothing
+            continue
         f_lo, f_hi = figures(args, mach, {name: lo}), figures(args, mach, {name: hi})
         rows.append({"param": name, "value": value, "low": lo, "high": hi, "at_low": f_lo, "at_high": f_hi})
         print("sweep: %s %s %g..%g done" % (experiment, name, lo, hi), file=sys.stderr, flush=True)
@@ -128,6 +166,7 @@ def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4):
     hitm = mach.params["hitm_local"].value
     shaken = [figures(args, mach, {"hitm_local": hitm + d / 1000.0}) for d in range(1, jitter + 1)]
     return {"machine": machine_name, "experiment": experiment, "nominal": nominal, "rows": rows,
+            "no_instructions_of_class": skipped,
             "ranges": ranges, "corners": corners, "jitter": {fig: [j.get(fig) for j in shaken] for fig in nominal}}
 
 
@@ -163,6 +202,9 @@ def table(res):
         jit = [x for x in res["jitter"][f] if x is not None] + [res["nominal"][f]]
         out.append("  %-34s %12.4g  range %12.4g .. %-12.4g  replay jitter (hitm_local +1..%d ps) %.4g .. %.4g"
                    % (f, res["nominal"][f], min(lo, hi), max(lo, hi), len(jit) - 1, min(jit), max(jit)))
+    if res.get("no_instructions_of_class"):
+        out.append("  not varied (no instruction of their class ran in these windows, or no SMT): " +
+                   ", ".join(res["no_instructions_of_class"]))
     out.append("sensitivity: each figure with one parameter at the low / the high end of its range")
     for r in res["rows"]:
         out.append("  %-24s %g (%g .. %g)" % (r["param"], r["value"], r["low"], r["high"]))
