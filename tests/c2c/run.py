@@ -295,7 +295,7 @@ def plot_scale(pts, out):
                 if p == private:
                     f.write("%d %g\n" % (cpus, ratio))
             f.write("\n\n")
-    script = ["set terminal png size 900,520", "set output '%s'" % png, "set xlabel 'CPUs pinning'",
+    script = ["set terminal png size 900,520 noenhanced", "set output '%s'" % png, "set xlabel 'CPUs pinning'",
               "set ylabel 'get time, every-pin / if-clear (modelled)'", "set grid", "set key top left",
               "set xrange [0:270]", "set yrange [0:*]",
               "set title 'c2c: has_pinned written on every pin against only when clear (gup_test -a)'",
