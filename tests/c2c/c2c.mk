@@ -24,10 +24,11 @@ $(C2C_BUILD)/test_model: tests/c2c/test_model.c tests/c2c/model.c tests/c2c/mode
 c2c-plugin: $(C2C_PLUGIN)
 
 # The plugin's own cases (part of make test): the model alone on hand-written streams, then
-# the kernel's bench=c2c_selftest under the plugin at 4 CPUs, every count exact.
-c2c-test: check-tools $(C2C_BUILD)/test_model $(C2C_PLUGIN) iso
+# the kernel's bench=c2c_selftest under the plugin at 4 CPUs, every count exact; then the
+# conflict-freedom layer, the release kernel's bench=c2c_conflict (tests/c2c/conflict.py).
+c2c-test: check-tools $(C2C_BUILD)/test_model $(C2C_PLUGIN) iso release
 	$(PYTHON) tests/c2c/check.py --model $(C2C_BUILD)/test_model --plugin $(C2C_PLUGIN) \
-		--iso $(ISO) --out $(C2C_BUILD)/check
+		--iso $(ISO) --release-iso $(RELEASE_ISO) --out $(C2C_BUILD)/check
 
 # The experiments (docs/c2c.md) under the plugin, on the release kernel, and their report:
 # $(C2C_BUILD)/report.txt, report.json and plots. C2C_ONLY=gup,pages,drain,false_sharing picks.
