@@ -522,22 +522,19 @@ static bool cpu_has_pcp_pages(struct mm_machine *m, struct zone *zone, unsigned 
  * Empty every CPU's lists of zone, or of every zone of m (zone NULL): Linux's
  * __drain_all_pages(), with m's lock model read once. Every CPU has lists in every zone of
  * every node: a node's CPUs are not the only ones holding its pages. CPUs are picked by a
- * racy peek at their counts unless force_all_cpus (the peek can miss a refill in flight). A
- * drain of every zone that finds another running returns at once, as Linux's
- * drain_all_pages(NULL) does: the running one does the work, and the slow path that asked
- * only retries once; a zone drain waits its turn (its caller needs the lists empty). It may
- * wait (for the lock, other CPUs' locks, IPIs), so interrupts must be on.
+ * racy peek at their counts unless force_all_cpus (the peek can miss a refill in flight).
+ * A drain that finds another running waits its turn, whatever it drains: the running one
+ * may be of one CPU or one zone, or past the CPU whose pages the caller needs, so "it does
+ * the work" (Linux's drain_all_pages(NULL) returns, and reclaim retries up to 16 times) is
+ * not true here, where the slow path retries once. It may wait (for the lock, other CPUs'
+ * locks, IPIs), so interrupts must be on.
  */
 static void __drain_all_pages(struct mm_machine *m, struct zone *zone, bool force_all_cpus)
 {
 	enum pcp_lock_model model = m->pcp_lock;
 
 	VM_BUG_ON(arch_irqs_disabled());
-	if (!spin_trylock(&m->pcp_drain_lock)) {
-		if (!zone)
-			return;
-		spin_lock(&m->pcp_drain_lock);
-	}
+	spin_lock(&m->pcp_drain_lock);
 	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
 		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
 			drain_cpu(m, zone, cpu, model);

@@ -288,20 +288,37 @@ MUTATIONS = [
     dict(
         name="zone-drain-gives-up",
         file="mm/pcp.c",
-        says="a zone drain that finds another drain running returns at once instead of "
-             "waiting for it (zone_pcp_disable returns with pages still listed)",
+        says="a drain that finds another drain running returns at once instead of waiting "
+             "for it (zone_pcp_disable returns with pages still listed)",
         edits=[("""\
+	spin_lock(&m->pcp_drain_lock);
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+""", """\
+	if (!spin_trylock(&m->pcp_drain_lock))
+		return;
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+""")],
+        tests=["host:zone_pcp_disable_waits_for_running_drain",
+               "host:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
+    ),
+    dict(
+        name="drain-all-returns-if-busy",
+        file="mm/pcp.c",
+        says="a drain of every zone that finds another drain running returns at once (Linux's "
+             "drain_all_pages(NULL)): the slow path's one retry then fails with pages still on "
+             "another CPU's list the running drain never looks at (issue 29, #4)",
+        edits=[("""\
+	spin_lock(&m->pcp_drain_lock);
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+""", """\
 	if (!spin_trylock(&m->pcp_drain_lock)) {
 		if (!zone)
 			return;
 		spin_lock(&m->pcp_drain_lock);
 	}
-""", """\
-	if (!spin_trylock(&m->pcp_drain_lock))
-		return;
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
 """)],
-        tests=["host:zone_pcp_disable_waits_for_running_drain",
-               "host:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
+        tests=["host:alloc_pages_slowpath_waits_for_running_drain"],
     ),
     dict(
         name="irqoff-remote-drain-direct",
