@@ -1799,6 +1799,30 @@ static __always_inline void free_unref_page(struct page *page, unsigned int orde
         tests=["host:fail_host_resume_without_pause_panics"],
     ),
     dict(
+        name="fail-hook-before-order-check",
+        file="mm/page_alloc.c",
+        says="the fault-injection hook is asked before an order above MAX_ORDER is refused: "
+             "it counts the call and indexes its per-order counters past their end (issue 29, #7)",
+        edits=[("""\
+	if (unlikely(order > MAX_ORDER)) {	/* first: everything below trusts the order */
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("alloc_pages: order %u > MAX_ORDER %u\\n", order, MAX_ORDER);
+		return NULL;
+	}
+	if (should_fail_alloc_page(gfp, order))
+		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
+""", """\
+	if (should_fail_alloc_page(gfp, order))
+		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
+	if (unlikely(order > MAX_ORDER)) {	/* first: everything below trusts the order */
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("alloc_pages: order %u > MAX_ORDER %u\\n", order, MAX_ORDER);
+		return NULL;
+	}
+""")],
+        tests=["host:fail_host_order_above_max_refused_before_hook"],
+    ),
+    dict(
         name="fail-irq-only-ignored",
         file="mm/fail_page_alloc.c",
         says="fail_page_alloc.irq_only is ignored: task-context allocations fail too",
