@@ -152,14 +152,14 @@ int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 /*
  * The pages a CPU frees go to its own list for the page's zone, whatever node the zone is
  * on (free_unref_page()). Pages of a remote zone stay there until this CPU allocates from
- * that zone, or they spill or are drained: count those that go home that way.
+ * that zone, or they spill or are drained: count the pages that went home that way.
  */
-static void count_remote_home(struct zone *zone, struct per_cpu_pages *pcp, int count)
+static void count_remote_home(struct zone *zone, struct per_cpu_pages *pcp, int pages)
 {
 	unsigned int cpu = (unsigned int)(pcp - zone->pcp);
 
 	if (machine_cpu_nid(zone->node->machine, cpu) != (unsigned int)zone->node->nid)
-		zone->pcp[cpu].stats.remote_home += (u64)count;
+		zone->pcp[cpu].stats.remote_home += (u64)pages;
 }
 
 /*
@@ -172,12 +172,11 @@ static void count_remote_home(struct zone *zone, struct per_cpu_pages *pcp, int 
 static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_pages *pcp,
 			       int pindex)
 {
-	int min_pindex = 0, max_pindex = NR_PCP_LISTS - 1;
+	int min_pindex = 0, max_pindex = NR_PCP_LISTS - 1, listed = pcp->count;
 	unsigned long flags;
 
 	pcp_assert_held(zone, pcp);
 	count = MIN(pcp->count, count);
-	count_remote_home(zone, pcp, count);
 	pindex--;
 	flags = spin_lock_irqsave(&zone->lock);
 	while (count > 0) {
@@ -208,6 +207,7 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 		} while (count > 0 && !list_empty(list));
 	}
 	spin_unlock_irqrestore(&zone->lock, flags);
+	count_remote_home(zone, pcp, listed - pcp->count);	/* whole blocks: may be > count */
 }
 
 /* When count reaches this, spill. 0 (boot pageset, pcp disabled, free_high) spills now. */

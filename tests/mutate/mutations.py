@@ -286,6 +286,25 @@ MUTATIONS = [
                "kernel:4:mm_pcp*"],
     ),
     dict(
+        name="remote-home-counts-request",
+        file="mm/pcp.c",
+        says="remote_home counts the pages a spill asked for, not those it sent home: a spill "
+             "of 1 page that frees an order-3 block counts 1, not 8 (issue 29, #11)",
+        edits=[("""\
+	count = MIN(pcp->count, count);
+	pindex--;
+""", """\
+	count = MIN(pcp->count, count);
+	count_remote_home(zone, pcp, count);
+	pindex--;
+"""), ("""\
+	count_remote_home(zone, pcp, listed - pcp->count);	/* whole blocks: may be > count */
+""", """\
+	(void)listed;
+""")],
+        tests=["host:numa_remote_home_counts_pages_sent_home"],
+    ),
+    dict(
         name="zone-drain-gives-up",
         file="mm/pcp.c",
         says="a drain that finds another drain running returns at once instead of waiting "
