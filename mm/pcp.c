@@ -445,10 +445,11 @@ static void drain_unlock(struct per_cpu_pages *pcp, enum pcp_lock_model model,
 /*
  * Empty cpu's lists of zone into the buddy lists (Linux's drain_pages_zone()): from any CPU
  * in the lock models, only from cpu itself (or for a CPU that is not online) in irqoff. In
- * chunks of batch << 5, to bound the hold; count is re-read under the lock until it is zero:
- * read before locking, it races with the owner's refill (which adds to count under the
- * lock) and can leave pages behind (Linux 66eca1021a42, a memory-offline hang). It waits
- * for the lock: never from an interrupt on cpu, whose interrupted code may hold it.
+ * chunks of batch << 5, to bound the hold; count is read under the lock, less what each
+ * chunk drained, until nothing is left: read before locking, it races with the owner's
+ * refill (which adds to count under the lock) and can leave pages behind (Linux
+ * 66eca1021a42, a memory-offline hang). It waits for the lock: never from an interrupt on
+ * cpu, whose interrupted code may hold it.
  */
 static void drain_pages_zone(unsigned int cpu, struct zone *zone, enum pcp_lock_model model)
 {
@@ -460,13 +461,14 @@ static void drain_pages_zone(unsigned int cpu, struct zone *zone, enum pcp_lock_
 
 		count = pcp->count;
 		if (count) {
-			int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
-			free_pcppages_bulk(zone, chunk, pcp, 0);
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
 			pcp->stats.drained += (u64)(count - pcp->count);
+			count -= to_drain;
 		}
 		drain_unlock(pcp, model, flags);
-	} while (count);
+	} while (count > 0);
 }
 
 /* cpu's lists of every zone of m (Linux's drain_pages()). */

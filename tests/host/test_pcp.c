@@ -693,6 +693,65 @@ static void alloc_pages_slowpath_waits_for_running_drain(struct ktest *t)
 	}
 }
 
+/*
+ * A drain of a list that one chunk (batch << 5 pages) empties is one hold of its lock:
+ * drain_pages_zone() subtracts what it drained and stops at 0, as Linux's 66eca1021a42 loop
+ * does, instead of taking the lock again to read the 0 it left. 8 or more pages on this
+ * CPU's list, drain_local_pages(): expect all drained, the lock acquired once (trylock and
+ * irqsave; irqoff takes no lock). (At d900eef: twice.)
+ */
+static void drain_pages_zone_one_hold_per_chunk(struct ktest *t)
+{
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		struct pglist_data *pgdat = pcp_node_model(64, 4, models[m]);
+		struct per_cpu_pages *pcp;
+		struct pcp_stats a, b;
+		u64 taken;
+		int n;
+
+		KT_ASSERT_TRUE(t, pgdat);
+		pcp = this_pcp(pgdat);
+		fill_own_list(pgdat);
+		n = pcp->count;
+		KT_ASSERT_TRUE(t, n >= 8 && n <= pcp->batch << PCP_BATCH_SCALE_MAX);
+		pcp_stats_sum(pgdat, 0, &a);
+		taken = pcp->lock.stats.acquisitions;
+		drain_local_pages(&pgdat->node_zones[ZONE_DMA32]);
+		taken = pcp->lock.stats.acquisitions - taken;
+		pcp_stats_sum(pgdat, 0, &b);
+		printk("[%s] %d pages drained in %llu holds of the lock\n",
+		       pcp_lock_model_name(models[m]), n, (unsigned long long)taken);
+		KT_EXPECT_EQ(t, pcp->count, 0);
+		KT_EXPECT_EQ(t, b.drained - a.drained, (u64)n);
+		KT_EXPECT_EQ(t, taken, models[m] == PCP_LOCK_IRQOFF ? 0 : 1);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+		test_node_destroy(pgdat);
+	}
+}
+
+/*
+ * A machine's pagesets are sized for its own CPUs from the start: a node of 4 CPUs has high
+ * = the zone's low watermark shared by 4, before any zone_pcp_update() of the caller's.
+ * (At d900eef mm_machine_init() sized them for 1 CPU, zone_pcp_update(node, 1): each of the
+ * 4 lists could hold the whole low watermark.)
+ */
+static void pcp_high_split_among_machine_cpus_at_init(struct ktest *t)
+{
+	const struct mem_region map[] = { { 16 * MiB, 256 * MiB, MEM_USABLE } };
+	struct pglist_data *pgdat = test_node_create_model(map, ARRAY_SIZE(map), 4,
+							   PCP_LOCK_TRYLOCK);
+	struct zone *zone;
+
+	KT_ASSERT_TRUE(t, pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	ktest_printf(t, "batch %d, high %d (for 1 CPU: %d)", zone->pageset_batch,
+		     zone->pageset_high, zone_highsize(zone, zone->pageset_batch, 1));
+	KT_EXPECT_EQ(t, zone->pageset_high, zone_highsize(zone, zone->pageset_batch, 4));
+	KT_EXPECT_TRUE(t, zone->pageset_high < zone_highsize(zone, zone->pageset_batch, 1));
+	KT_EXPECT_EQ(t, this_pcp(pgdat)->high, zone->pageset_high);
+	test_node_destroy(pgdat);
+}
+
 /* ---- small rules ---- */
 
 /*
@@ -930,6 +989,8 @@ static const struct ktest_case pcp_cases[] = {
 	KTEST_CASE(pcp_free_high_drains_whole_list),
 	KTEST_CASE(pcp_alloc_pages_bulk_fills_array),
 	KTEST_CASE(pcp_lock_debug_checks),
+	KTEST_CASE(drain_pages_zone_one_hold_per_chunk),
+	KTEST_CASE(pcp_high_split_among_machine_cpus_at_init),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_vs_refill_interleavings),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_running_drain),
 	KTEST_CASE_CONCURRENT(zone_pcp_update_waiting_behind_disable),

@@ -249,13 +249,14 @@ MUTATIONS = [
 
 		count = pcp->count;
 		if (count) {
-			int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
-			free_pcppages_bulk(zone, chunk, pcp, 0);
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
 			pcp->stats.drained += (u64)(count - pcp->count);
+			count -= to_drain;
 		}
 		drain_unlock(pcp, model, flags);
-	} while (count);
+	} while (count > 0);
 """, """\
 	int count = READ_ONCE(pcp->count);
 
@@ -303,6 +304,35 @@ MUTATIONS = [
 	(void)listed;
 """)],
         tests=["host:numa_remote_home_counts_pages_sent_home"],
+    ),
+    dict(
+        name="drain-extra-pass",
+        file="mm/pcp.c",
+        says="a drain loops while the count it read was non-zero instead of subtracting what it "
+             "drained: every drain takes the owner's lock once more to read the 0 it left",
+        edits=[("""\
+			count -= to_drain;
+		}
+		drain_unlock(pcp, model, flags);
+	} while (count > 0);
+""", """\
+		}
+		drain_unlock(pcp, model, flags);
+	} while (count > 0);
+""")],
+        tests=["host:drain_pages_zone_one_hold_per_chunk"],
+    ),
+    dict(
+        name="pcp-high-sized-for-one-cpu",
+        file="mm/mm_init.c",
+        says="a machine's pagesets are sized for 1 CPU whatever its CPUs: each of its lists may "
+             "hold the zone's whole low watermark until someone calls zone_pcp_update()",
+        edits=[("""\
+		zone_pcp_update(m->node[nid], m->nr_cpus);
+""", """\
+		zone_pcp_update(m->node[nid], 1);
+""")],
+        tests=["host:pcp_high_split_among_machine_cpus_at_init"],
     ),
     dict(
         name="zone-drain-gives-up",
@@ -691,16 +721,26 @@ MUTATIONS = [
         says="a drain counts the pages it drained after letting go of the pcp, reading "
              "pcp->count outside the hold while the owner refills",
         edits=[("""\
-			free_pcppages_bulk(zone, chunk, pcp, 0);
+		count = pcp->count;
+		if (count) {
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
 			pcp->stats.drained += (u64)(count - pcp->count);
+			count -= to_drain;
 		}
 		drain_unlock(pcp, model, flags);
 """, """\
-			free_pcppages_bulk(zone, chunk, pcp, 0);
+		int before = count = pcp->count;
+		if (count) {
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
+			count -= to_drain;
 		}
 		drain_unlock(pcp, model, flags);
-		if (count)
-			pcp->stats.drained += (u64)(count - pcp->count);
+		if (before)
+			pcp->stats.drained += (u64)(before - pcp->count);
 """)],
         tests=["tsan:pcp_remote_drain_under_fire"],
     ),
