@@ -66,6 +66,12 @@ static FILE *out;
 static unsigned int top_lines = 64;	/* lines whose code locations are written */
 static uint64_t tick_entry;		/* the timer interrupt's entry (tick=ADDR), or 0 */
 /*
+ * entry=ADDR: count every vCPU's instructions from reset and print the count when a CPU
+ * first runs ADDR (kmain): a run that repeats exactly reaches it at the same count.
+ */
+static uint64_t entry_addr, insns_from_reset;
+static bool entry_seen;
+/*
  * The queues hold at most max_events (max_events=N; 16 bytes each) not yet replayed: past
  * that a window stops recording and is reported as overflowed, rather than QEMU taking the
  * host's memory (a CPU spinning without pause in single-threaded TCG queues a load per turn).
@@ -253,6 +259,15 @@ static void tick_leave(unsigned int cpu, void *udata)
 	if (v->in_tick) {
 		v->skew += v->tb_base + (int64_t)(uintptr_t)udata + 1 - v->tick_from;
 		v->in_tick = false;
+	}
+}
+
+static void entry_reached(unsigned int cpu, void *udata)
+{
+	if (!entry_seen) {
+		entry_seen = true;
+		fprintf(stderr, "c2c: CPU %u at entry=0x%lx after %lu instructions from reset\n", cpu,
+			(unsigned long)entry_addr, (unsigned long)insns_from_reset);
 	}
 }
 
@@ -463,6 +478,14 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
+	if (entry_addr && !entry_seen) {
+		/* Counted per block, at its start: the count printed includes ADDR's block. */
+		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &insns_from_reset, n);
+		for (size_t i = 0; i < n; i++)
+			if (qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i)) == entry_addr)
+				qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, i), entry_reached,
+								       QEMU_PLUGIN_CB_NO_REGS, NULL);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		unsigned int cmd = marker_cmd(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn));
@@ -682,6 +705,8 @@ static int parse_arg(const char *arg)
 		return (params.threads = (unsigned int)strtoul(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "max_events=", 11))
 		return (max_events = strtoull(eq + 1, NULL, 0)) ? 0 : -1;
+	if (!strncmp(arg, "entry=", 6))
+		return (entry_addr = strtoull(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "tick=", 5))
 		return (tick_entry = strtoull(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "lines=", 6))
