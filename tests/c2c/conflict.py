@@ -209,8 +209,8 @@ def judge_window(w, desc, names):
         if alone and ln.matches(alone):
             others = [f for f in ln.touched if not Line.matches_field(f, alone)]
             if others:
-                problems.append(("%s shares its line with %s, which the same code writes (Linux "
-                                 "a368ab67aa55 moved zone->lock off the free lists' line)"
+                problems.append(("%s shares its line with %s, touched in the same window (Linux "
+                                 "a368ab67aa55 moved zone->lock off the order-0 free lists' line)"
                                  % (alone, ", ".join(others)), ln))
     what = "%s moved %d times on %d lines (at least %d)" % (must, got, len(hit), desc.get("min", 1))
     return name, problems, what
@@ -321,7 +321,7 @@ def run(plugin, iso, out, only=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--plugin")
-    ap.add_argument("--iso", help="the release kernel's ISO")
+    ap.add_argument("--iso", help="the release kernel: its RAM-boot image (.lnx) or ISO")
     ap.add_argument("--out", default="build/c2c/conflict")
     ap.add_argument("--only", help="cases whose name holds this text (c2c.cases=)")
     ap.add_argument("--judge", action="store_true", help="judge an earlier boot's files")

@@ -14,6 +14,10 @@ is not, the mutation is an ERROR: the code moved and this entry must be rewritte
                      glob ROWS, one QEMU at a time (QEMU 10 for the x2APIC rows: make qemu10)
     acpi:CHECK       tests/host/acpi_test (ASan+UBSan), which must report a failure in its
                      check CHECK (a function of that file) or die of a sanitizer report
+    c2c:FILTER       the c2c model's own cases (build/c2c/test_model FILTER)
+    conflict:CASES   the conflict-freedom layer (tests/c2c/conflict.py, one boot of the release
+                     kernel under the c2c plugin), only the cases whose names hold one of the
+                     comma-separated CASES
 
 Not a list of everything that could go wrong: each entry is a bug someone could plausibly
 write (many did, in Linux), and each must be caught by some test in the tree.
@@ -2316,5 +2320,81 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 		t = UINT64_MAX + 0 * __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE);
 """)],
         tests=["c2c:c2c_merge_independent_of_host_timing"],
+    ),
+    # ---- scalability: lines that CPUs doing things that commute must not share (the
+    # conflict-freedom layer, tests/c2c/conflict.py: one boot of the release kernel under the
+    # c2c plugin; the case the spec names runs alone) ----
+    dict(
+        name="share-pcp-unpadded",
+        file="mm/mmzone.h",
+        says="struct per_cpu_pages is packed (no padding): the line with CPU 0's hit counters "
+             "also holds CPU 1's lock, and every hit of either moves it (false sharing)",
+        edits=[("""\
+#ifndef CONFIG_PCP_PADDING
+#define CONFIG_PCP_PADDING 1
+#endif
+""", """\
+#ifndef CONFIG_PCP_PADDING
+#define CONFIG_PCP_PADDING 0
+#endif
+""")],
+        tests=["conflict:pairs_vs_pairs"],
+    ),
+    dict(
+        name="share-has-pinned-every-pin",
+        file="mm/gup.c",
+        says="every pin writes mm->flags' has-pinned bit, set or not (Linux before 292648ac5cf1): "
+             "CPUs pinning different pages of one mm pass the flags' line between them",
+        edits=[("""\
+	if (gup_has_pinned_mode == GUP_HAS_PINNED_IF_CLEAR &&
+	    (READ_ONCE(mm->flags) & (1ul << MMF_HAS_PINNED)))
+		return;
+""", "")],
+        tests=["conflict:pin_vs_pin"],
+    ),
+    dict(
+        name="share-zone-lock-on-free-lists-line",
+        file="mm/mmzone.h",
+        says="zone->lock loses its own cache line (its padding dropped): the lock's hold-time "
+             "statistics, written at every acquisition, share the order-0 free lists' line, as "
+             "zone->lock shared it in Linux before a368ab67aa55 (aim7 -46%)",
+        edits=[("""\
+	spinlock_t lock __cacheline_aligned;
+	/* Protected by lock: */
+""", """\
+	spinlock_t lock;
+	/* Protected by lock: */
+""")],
+        tests=["conflict:lists_off"],
+    ),
+    dict(
+        name="share-hit-counter",
+        file="mm/internal.h",
+        says="numa_hit is counted in one slot for the whole zone (CPU 0's), atomically: a shared "
+             "counter every hit writes, as Linux's per-CPU vmstat differentials avoid",
+        edits=[("""\
+		pcp->stats.numa_hit++;
+""", """\
+		__atomic_fetch_add(&zone->pcp[0].stats.numa_hit, 1, __ATOMIC_RELAXED);
+""")],
+        tests=["conflict:pairs_vs_pairs"],
+    ),
+    dict(
+        name="share-watermark-reads-every-count",
+        file="mm/page_alloc.c",
+        says="the order-0 watermark check counts the pages on every CPU's list as free "
+             "(zone_pcp_count()): every allocation reads the count line every other CPU's hits write",
+        edits=[("""\
+#include "kernel/string.h"
+""", """\
+#include "kernel/string.h"
+#include "mm/mm_test.h"
+"""), ("""\
+	return READ_ONCE(z->free_pages) > (long)(mark + z->lowmem_reserve[highest_zoneidx]);
+""", """\
+	return READ_ONCE(z->free_pages) + (long)zone_pcp_count((struct zone *)z) >
+	       (long)(mark + z->lowmem_reserve[highest_zoneidx]);
+""")],
+        tests=["conflict:pairs_vs_pairs"],
     ),
 ]
