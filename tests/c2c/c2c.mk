@@ -9,24 +9,26 @@ C2C_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -I.
 $(C2C_BUILD)/include/qemu-plugin.h: tests/c2c/plugin_header.sh tests/private_apt.sh
 	$(Q)sh tests/c2c/plugin_header.sh $(C2C_BUILD)
 
-$(C2C_PLUGIN): tests/c2c/plugin.c tests/c2c/model.c tests/c2c/model.h tests/c2c/c2c_mark.h \
+$(C2C_PLUGIN): tests/c2c/plugin.c tests/c2c/model.c tests/c2c/output.c tests/c2c/model.h tests/c2c/c2c_mark.h \
 		$(C2C_BUILD)/include/qemu-plugin.h tests/c2c/c2c.mk
 	@echo "  CC      $@"
 	$(Q)$(HOST_CC) $(C2C_CFLAGS) -fPIC -shared -I$(C2C_BUILD)/include -o $@ tests/c2c/plugin.c \
-		tests/c2c/model.c -lpthread
+		tests/c2c/model.c tests/c2c/output.c -lpthread
 
-$(C2C_BUILD)/test_model: tests/c2c/test_model.c tests/c2c/model.c tests/c2c/model.h tests/c2c/c2c.mk
+$(C2C_BUILD)/test_model: tests/c2c/test_model.c tests/c2c/model.c tests/c2c/output.c tests/c2c/model.h tests/c2c/c2c.mk
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(HOST_CC) $(C2C_CFLAGS) -pthread -o $@ tests/c2c/test_model.c tests/c2c/model.c
+	$(Q)$(HOST_CC) $(C2C_CFLAGS) -pthread -o $@ tests/c2c/test_model.c tests/c2c/model.c tests/c2c/output.c
 
 .PHONY: c2c c2c-test c2c-plugin c2c-small
 c2c-plugin: $(C2C_PLUGIN)
 
-# The plugin's own cases (part of make test): the model alone on hand-written streams, then
-# the kernel's bench=c2c_selftest under the plugin at 4 CPUs, every count exact; then the
-# conflict-freedom layer: the release kernel booted from RAM, bench=c2c_conflict (tests/c2c/conflict.py).
+# The plugin's own cases (part of make test): every machine file's values sourced or assumed
+# with a range, the model alone on hand-written streams, then the kernel's bench=c2c_selftest
+# under the plugin at 4 CPUs, every count exact; then the conflict-freedom layer: the release
+# kernel booted from RAM, bench=c2c_conflict (tests/c2c/conflict.py).
 c2c-test: check-tools $(C2C_BUILD)/test_model $(C2C_PLUGIN) iso release
+	$(PYTHON) tests/c2c/machine.py check
 	$(PYTHON) tests/c2c/check.py --model $(C2C_BUILD)/test_model --plugin $(C2C_PLUGIN) \
 		--iso $(ISO) --release-iso $(RELEASE_LNX) --out $(C2C_BUILD)/check
 

@@ -27,13 +27,14 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import machine  # noqa: E402
 import report  # noqa: E402
 
 SMP, SOCKETS = 40, 2
-# (name, QEMU topology, plugin arguments): the modelled machines (tests/c2c/plugin.c).
-SMT = ("E5-2630 v4, 2 sockets x 10 cores x 2 threads", "40,sockets=2,cores=10,threads=2",
-       "sockets=2,threads=2,insn_ps=910")
-CORES = ("2 sockets x 20 cores, no SMT", "40,sockets=2,cores=20,threads=1", "sockets=2,threads=1,insn_ps=455")
+# The modelled machines (tests/c2c/machines/, every value with its source or its range): the
+# seed's, and the same latencies with every CPU a core of its own.
+SMT = machine.load("e5-2630v4")
+CORES = machine.load("e5-2630v4-40cores")
 # The seed's figures: Linux 292648ac5cf1's message, gup_test -a -m 512 -j 40 on a two-socket
 # E5-2630 v4, mean get time per thread (docs/pinning.md).
 SEED_US = {"every-pin": 477729.97, "if-clear": 89144.65}
@@ -56,17 +57,24 @@ def tick_entry(elf):
     sys.exit("c2c: no isr_stub_48 (the timer vector's entry) in %s" % elf)
 
 
-def boot(iso, out, name, cmdline, plugin, machine, timeout):
-    """One boot under the plugin; returns (counts path, log path)."""
+def boot(iso, out, name, cmdline, plugin, mach, timeout, cpus=SMP, trace=None, mem="2G"):
+    """One boot under the plugin on machine `mach` (tests/c2c/machine.py), `cpus` of its CPUs
+    present; trace: a directory for the streams (tests/c2c/replay.c). Returns (counts, log)."""
     counts, log = os.path.join(out, name + ".json"), os.path.join(out, name + ".log")
     tick = tick_entry(os.path.join(os.path.dirname(iso), "smpmm.elf"))
-    cmd = [sys.executable, os.path.join(HERE, "..", "runner.py"), "--iso", iso, "--smp", str(SMP),
-           "--accel", "tcg,thread=single", "--qemu-arg=-icount", "--qemu-arg=shift=0,sleep=off", "--qemu-arg=-rtc", "--qemu-arg=clock=vm",
+    args = ["out=" + counts, "tick=" + tick] + mach.plugin_args()
+    if trace:
+        shutil.rmtree(trace, ignore_errors=True)
+        os.makedirs(trace)
+        args.append("trace=" + trace)
+    cmd = [sys.executable, os.path.join(HERE, "..", "runner.py"), "--iso", iso, "--smp", str(cpus),
+           "--mem", mem, "--accel", "tcg,thread=single", "--qemu-arg=-icount",
+           "--qemu-arg=shift=0,sleep=off", "--qemu-arg=-rtc", "--qemu-arg=clock=vm",
            "--timeout", str(timeout), "--progress", "none", "--log", log, "--name", "c2c-" + name,
            "--expect-cpus", "-1", "--cmdline", "test=none timer.hz=1 " + cmdline,
-           "--qemu-arg=-smp", "--qemu-arg=" + machine[1],
-           "--qemu-arg=-plugin", "--qemu-arg=%s,out=%s,tick=%s,%s" % (plugin, counts, tick, machine[2])]
-    print("c2c: booting %s (%s): %s" % (name, machine[0], cmdline), flush=True)
+           "--qemu-arg=-smp", "--qemu-arg=" + mach.qemu_smp(cpus),
+           "--qemu-arg=-plugin", "--qemu-arg=%s,%s" % (plugin, ",".join(args))]
+    print("c2c: booting %s (%s): %s" % (name, mach.name, cmdline), flush=True)
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     if not os.path.exists(counts) or os.path.getsize(counts) == 0:
         sys.exit("c2c: %s: the plugin wrote nothing (log %s)" % (name, log))
@@ -88,8 +96,8 @@ def obj_sum(w, *prefixes, suffix=""):
                if any(k.startswith(p) for p in prefixes) and k.endswith(suffix))
 
 
-def gup_lines(windows, mb, machine):
-    rows, times = ["  on %s:" % machine[0]], {}
+def gup_lines(windows, mb, mach):
+    rows, times = ["  on %s:" % mach.name], {}
     for w in windows:
         mode = w["desc"].get("mode")
         if not mode or not w["ops"]:
@@ -142,7 +150,7 @@ def drain_lines(windows):
                        (obj_sum(w, "private", suffix="->lock") + obj_sum(w, "private", suffix="->free_area")) / ops,
                        (w["transfers"] - flags - obj_sum(w, "struct page", "private")) / ops, flags / ops,
                        (w["counted_ps"] or [0])[0] / 1e6))
-    return ["a drain of every CPU's lists by CPU 0, per lock model (%s):" % CORES[0]] + rows
+    return ["a drain of every CPU's lists by CPU 0, per lock model (%s):" % CORES.name] + rows
 
 
 def plot(pts, out):
@@ -231,7 +239,7 @@ def main():
         windows = report_of(counts, log, elf, args.out, "report")
         summary += gup_lines(windows, args.gup_mb, CORES) if "gup" in only else []
         if "pages" in only:
-            rows, pts = pairs_lines(windows, " (%s)" % CORES[0])
+            rows, pts = pairs_lines(windows, " (%s)" % CORES.name)
             summary += rows
         summary += drain_lines(windows) if "drain" in only else []
     if "false_sharing" in only:

@@ -2277,11 +2277,12 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
         file="tests/c2c/model.c",
         says="a store to a shared line leaves the other caches' copies valid (no invalidation)",
         edits=[("""\
-	*invalidated = (unsigned int)__builtin_popcountll(others);
-	l->sharers = me;
+	*invalidated = c2c_mask_weight(&others);
+	l->sharers = (struct c2c_mask){ { 0 } };
+	c2c_mask_set(&l->sharers, me);
 """, """\
-	*invalidated = (unsigned int)__builtin_popcountll(others);
-	l->sharers |= me;
+	*invalidated = c2c_mask_weight(&others);
+	c2c_mask_set(&l->sharers, me);
 """)],
         tests=["c2c:c2c_access_two_writers_alternate", "c2c:c2c_access_store_to_shared_line_invalidates"],
     ),
@@ -2290,12 +2291,12 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
         file="tests/c2c/model.c",
         says="a load that takes a Modified line from its owner leaves it Modified (no write-back)",
         edits=[("""\
-		*cross = !(others & local);
-		l->sharers |= me;
+		*cross = !here;
+		c2c_mask_set(&l->sharers, me);
 		l->dirty = false;
 """, """\
-		*cross = !(others & local);
-		l->sharers |= me;
+		*cross = !here;
+		c2c_mask_set(&l->sharers, me);
 """)],
         tests=["c2c:c2c_access_readers_of_line_written_once"],
     ),
@@ -2320,6 +2321,28 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 		t = UINT64_MAX + 0 * __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE);
 """)],
         tests=["c2c:c2c_merge_independent_of_host_timing"],
+    ),
+    dict(
+        name="c2c-mask-one-word",
+        file="tests/c2c/model.h",
+        says="a sharer mask keeps only its first 64 bits: CPUs 64 and up fold onto CPUs 0-63",
+        edits=[("""\
+	s->w[bit / 64] |= 1ull << (bit % 64);
+""", """\
+	s->w[0] |= 1ull << (bit % 64);
+""")],
+        tests=["c2c:c2c_access_writers_across_mask_words_255_cpus", "c2c:c2c_access_store_invalidates_254_readers"],
+    ),
+    dict(
+        name="c2c-streaming-stores-serialised",
+        file="tests/c2c/model.c",
+        says="cold stores to consecutive lines each wait for the whole fill (no memory-level parallelism)",
+        edits=[("""\
+		t = start + m->p.ps[o][cross] / (streamed ? m->p.mlp : 1);
+""", """\
+		t = start + m->p.ps[o][cross];
+""")],
+        tests=["c2c:c2c_replay_streaming_stores_overlap"],
     ),
     # ---- scalability: lines that CPUs doing things that commute must not share (the
     # conflict-freedom layer, tests/c2c/conflict.py: one boot of the release kernel under the
