@@ -74,8 +74,8 @@ static void write_pairs(FILE *out, const struct c2c_model *m)
  * moves each, in the order they happened: [ps, from, to, outcome, store] (outcome as
  * c2c_outcome_names[]). "moves_dropped": moves of any line past the model's max_moves.
  */
-#define MOVES_LINES 8
-#define MOVES_PER_LINE 4000
+#define MOVES_LINES 4
+#define MOVES_PER_LINE 1000
 static void write_moves(FILE *out, const struct c2c_model *m, const struct c2c_line **hot, uint64_t n)
 {
 	fprintf(out, ",\"moves_dropped\":%lu,\"moves\":[", m->moves_dropped);

@@ -174,36 +174,36 @@ def field_heat(window, names):
     return per, lines
 
 
-def layout_html(holder, heatmap, lines, names, max_elems=3):
-    """pahole's table of holder's type, every field with its transfers; an array shows its
-    hottest elements side by side in memory (so a line shared by two elements shows), or all
-    of them summed when many were hit (struct page)."""
+def layout_html(holder, heatmap, lines, names, nr_lines=2):
+    """pahole's table of holder's type, every field with the transfers its accesses caused;
+    dark rows are cache-line boundaries with the line's own counts. An array shows, side by
+    side in memory, the elements on its nr_lines hottest lines: a line two elements share
+    (false sharing) shows as one dark row with both elements' fields under it."""
     start, size, name, ctype = holder
     lay = names.layout
-    esize = lay.size(ctype)
+    esize = lay.size(ctype) or size
     is_array = size > esize
-    total = sum(heatmap.values())
-    elems = sorted({int(off // esize) for off in heatmap}) if is_array else [None]
-    summed = is_array and len(elems) > max_elems
-    if is_array and not summed and len(elems) > 1:
-        elems = list(range(elems[0], elems[-1] + 1))[:max_elems]
-    rows, vmax = [], 0
-    if summed:
-        acc = defaultdict(float)
-        for off, v in heatmap.items():
-            acc[off % esize] += v
-        base = [(None, f, f.offset, acc_sum(acc, f)) for f in lay.fields(ctype)]
-        rows = base
-    else:
-        for k in elems:
-            off0 = (k or 0) * esize
-            for f in lay.fields(ctype):
-                rows.append((k, f, off0 + f.offset, acc_sum(heatmap, f, off0)))
-    vmax = max((r[3] for r in rows), default=0)
+    mine = {p: ln for p, ln in lines.items() if start <= p < start + size}
+    weight = lambda ln: transfers(ln["n"]) + sum(ln["n"]["upgrade"])
+    hottest = sorted(mine, key=lambda p: -weight(mine[p]))[:nr_lines]
+    total = sum(weight(ln) for ln in mine.values())
+    elems = [None]
+    if is_array:
+        hit = {int(off // esize) for off in heatmap} | {(p - start) // esize for p in mine}
+        elems = sorted({k for p in hottest for k in range(max(p - start, 0) // esize,
+                                                           (p + LINE - 1 - start) // esize + 1)
+                        if (k + 1) * esize <= size})
     title = "%s (%s)%s" % (E(name), E(ctype), ", %d bytes each" % esize if is_array else "")
-    if summed:
-        title += ": %d elements were hit, their fields summed" % len({int(o // esize) for o in heatmap})
-    out = ['<table class="layout"><caption>%s: %.0f transfers on its lines</caption>' % (title, total),
+    if is_array:
+        title += ": %d of its elements were hit; shown, the ones on its %s" % (
+            len(hit), "hottest line" if len(hottest) == 1 else "%d hottest lines" % len(hottest))
+    rows = []
+    for k in elems:
+        off0 = (k or 0) * esize
+        for f in lay.fields(ctype):
+            rows.append((k, f, off0 + f.offset, acc_sum(heatmap, f, off0)))
+    vmax = max((r[3] for r in rows), default=0)
+    out = ['<table class="layout"><caption>%s; %d moves on its lines</caption>' % (title, total),
            '<tr><th>offset</th><th>size</th><th>field</th><th>transfers</th></tr>']
     cur_line, hidden, cold_lines = None, [], set()
 
@@ -216,21 +216,18 @@ def layout_html(holder, heatmap, lines, names, max_elems=3):
             cold_lines.clear()
 
     for k, f, off, v in rows:
-        abs_line = (start + off) // LINE if not summed else off // LINE
+        abs_line = (start + off) // LINE
         if abs_line != cur_line:
-            if summed or abs_line * LINE in lines:
-                flush_hidden()
             cur_line = abs_line
-            ln = lines.get(abs_line * LINE) if not summed else None
+            ln = lines.get(abs_line * LINE)
             if ln:
+                flush_hidden()
                 n = ln["n"]
                 out.append('<tr class="line"><td colspan="4">cache line at %#x: %d transfers (HITM %d), '
                            '%d upgrades, %d CPUs</td></tr>' % (abs_line * LINE, transfers(n), sum(n["hitm"]),
                                                                sum(n["upgrade"]), ln["cpus"]))
-            elif summed:
-                out.append('<tr class="line"><td colspan="4">cache line %d of the type</td></tr>' % abs_line)
-        label = field_name(ctype, k, f) if k is not None else short_type(ctype) + "." + f.path
-        if v < 0.5 and not summed and abs_line * LINE not in lines:
+        label = field_name(ctype, k, f)
+        if v < 0.5 and abs_line * LINE not in lines:
             hidden.append(label)
             cold_lines.add(abs_line)
             continue
@@ -331,12 +328,20 @@ table.layout caption { text-align: left; font-weight: bold; font-family: sans-se
 """
 
 
+def window_title(desc):
+    """'pairs lists on, 4 CPUs', 'gup every-pin', a conflict case's name."""
+    title = desc.get("case") or desc.get("name", "?")
+    if "active" in desc and "case" not in desc:
+        title += ", %d CPU%s" % (desc["active"], "s" if desc["active"] != 1 else "")
+    return title
+
+
 def window_html(w, desc, names, elf_path, params, anchor):
     ncpus = params.get("cpus", len(w["cpus"]))
     sockets = params.get("sockets", 1)
     t = w["total"]
     ops = desc.get("ops") or 0
-    title = desc.get("case") or desc.get("name", "?")
+    title = window_title(desc)
     extra = ", ".join("%s %s" % (k, desc[k]) for k in ("plan", "mode", "lists", "active", "model") if k in desc)
     out = ['<h2 id="%s">window %d: %s</h2>' % (anchor, w["window"], E(title))]
     xfer = transfers(t)
@@ -402,7 +407,7 @@ def page(runs, out, title, only=None):
             d = descs.get(w["window"], {})
             anchor = "r%dw%d" % (i, w["window"])
             toc.append('<li><a href="#%s">window %d: %s</a> (%d transfers)</li>' % (
-                anchor, w["window"], E(d.get("case") or d.get("name", "?")), transfers(w["total"])))
+                anchor, w["window"], E(window_title(d)), transfers(w["total"])))
             body.append(window_html(w, d, names, elf, params, anchor))
         toc.append("</ul></li>")
     toc.append("</ul>")

@@ -21,26 +21,23 @@ sys.path.insert(0, HERE)
 import pictures  # noqa: E402
 import run  # noqa: E402
 
-SMP, SOCKETS = 4, 2
-MACHINE = ("2 sockets x 2 cores, no SMT", "%d,sockets=%d,cores=%d,threads=1" % (SMP, SOCKETS, SMP // SOCKETS),
-           "sockets=%d,threads=1,insn_ps=455" % SOCKETS)
+SMP = 4
 
 
-def boot(image, out, name, cmdline, plugin, timeout=600):
-    """One boot at SMP CPUs under the plugin; returns (counts, log)."""
-    counts, log = os.path.join(out, name + ".json"), os.path.join(out, name + ".log")
-    elf = os.path.join(os.path.dirname(image), "smpmm.elf")
-    cmd = [sys.executable, os.path.join(HERE, "..", "runner.py"), "--iso", image, "--smp", str(SMP),
-           "--accel", "tcg,thread=single", "--qemu-arg=-icount", "--qemu-arg=shift=0,sleep=off",
-           "--qemu-arg=-rtc", "--qemu-arg=clock=vm", "--timeout", str(timeout), "--progress", "none",
-           "--log", log, "--name", "c2c-small-" + name, "--expect-cpus", "-1",
-           "--cmdline", "test=none timer.hz=1 " + cmdline, "--qemu-arg=-smp", "--qemu-arg=" + MACHINE[1],
-           "--qemu-arg=-plugin", "--qemu-arg=%s,out=%s,tick=%s,%s" % (plugin, counts, run.tick_entry(elf), MACHINE[2])]
-    print("c2c-small: booting %s (%s): %s" % (name, MACHINE[0], cmdline), flush=True)
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    if not os.path.exists(counts) or not os.path.getsize(counts):
-        sys.exit("c2c-small: %s: the plugin wrote nothing (log %s)" % (name, log))
-    return counts, log
+class Small:
+    """The 40-core machine of make c2c (tests/c2c/machines/e5-2630v4-40cores.machine, every
+    value sourced or assumed with a range) cut to 2 cores per socket: 4 CPUs, 2 sockets."""
+
+    def __init__(self):
+        self.m = run.machine.load("e5-2630v4-40cores")
+        self.over = {"cores": 2}
+        self.name = "2 sockets x 2 cores, no SMT (the E5-2630 v4's latencies)"
+
+    def plugin_args(self):
+        return self.m.plugin_args(self.over)
+
+    def qemu_smp(self, cpus=None):
+        return "%d,sockets=%d,cores=2,threads=1" % (SMP, self.m.value("sockets"))
 
 
 def main():
@@ -58,15 +55,16 @@ def main():
                                         "KDEFS=-DCONFIG_PCP_PADDING=0", "lnx"], stdout=subprocess.DEVNULL, check=True)
     elf = os.path.join(os.path.dirname(args.image), "smpmm.elf")
     uelf = os.path.join(build, "smpmm.elf")
-    counts, log = boot(args.image, args.out, "padded", "bench=gup,c2c_pages gup.size_mb=4 c2c.cpus=2,4 "
-                       "c2c.pairs=400", args.plugin)
+    mach = Small()
+    counts, log = run.boot(args.image, args.out, "padded", "bench=gup,c2c_pages gup.size_mb=4 c2c.cpus=2,4 "
+                           "c2c.pairs=400", args.plugin, mach, 600, cpus=SMP)
     windows = run.report_of(counts, log, elf, args.out, "report")
-    ucounts, ulog = boot(os.path.join(build, "smpmm.lnx"), args.out, "unpadded",
-                         "bench=c2c_pages c2c.cpus=2,4 c2c.pairs=400", args.plugin)
+    ucounts, ulog = run.boot(os.path.join(build, "smpmm.lnx"), args.out, "unpadded",
+                             "bench=c2c_pages c2c.cpus=2,4 c2c.pairs=400", args.plugin, mach, 600, cpus=SMP)
     uwindows = run.report_of(ucounts, ulog, uelf, args.out, "report-unpadded")
     summary = ["gup_test -a -m 4 -j %d (times are the cost model's):" % SMP]
-    summary += run.gup_lines(windows, 4, MACHINE)
-    summary += run.pairs_lines(windows, " (%s)" % MACHINE[0])[0]
+    summary += run.gup_lines(windows, 4, mach)
+    summary += run.pairs_lines(windows, " (%s)" % mach.name)[0]
     summary += run.pairs_lines(uwindows, ", struct per_cpu_pages unpadded (false sharing)")[0]
     html = pictures.page([("the release kernel (padded struct per_cpu_pages)", counts, log, elf),
                           ("struct per_cpu_pages unpadded (-DCONFIG_PCP_PADDING=0)", ucounts, ulog, uelf)],
