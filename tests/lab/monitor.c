@@ -348,7 +348,9 @@ static int cmd_drain(int argc, char **argv)
 	if (argc == 1 || word_is(argv[1], "all"))
 		drain_all_pages_machine(mm_machine());
 	else if (!parse_cpu("drain", argv[1], &cpu))
-		drain_cpu_pages(m, cpu);	/* its lists of every node, from here: not in an IPI */
+		drain_cpu_pages(m, cpu);	/* its lists of every node: this CPU takes each of its pcp
+						 * locks (trylock, irqsave), or cpu drains its own from an
+						 * IPI (irqoff; this CPU if cpu is this one) */
 	else
 		return -1;
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
