@@ -58,6 +58,7 @@ def heatmap_svg(pairs, ncpus, sockets):
     for f, t, n in pairs:
         m[(f, t)] = n
     vmax = max(m.values(), default=0)
+    scale = max(vmax, 64)       # a handful of transfers stays pale beside a hot window's
     cell = 26 if ncpus <= 8 else 14 if ncpus <= 20 else 9
     left, top = 70, 60
     size = cell * ncpus
@@ -77,10 +78,10 @@ def heatmap_svg(pairs, ncpus, sockets):
             v = m.get((f, t), 0)
             x, y = left + t * cell, top + f * cell
             out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#ddd" stroke-width="0.5">'
-                       '<title>CPU %d to CPU %d: %d transfers</title></rect>' % (x, y, cell, cell, heat(v, vmax), f, t, v))
+                       '<title>CPU %d to CPU %d: %d transfers</title></rect>' % (x, y, cell, cell, heat(v, scale), f, t, v))
             if cell >= 26 and v:
                 out.append('<text x="%d" y="%d" text-anchor="middle" font-size="9" fill="%s">%s</text>' % (
-                    x + cell / 2, y + cell * 0.65, ink(v, vmax), short_count(v)))
+                    x + cell / 2, y + cell * 0.65, ink(v, scale), short_count(v)))
     if sockets > 1:     # socket boundaries
         for s in range(1, sockets):
             p = s * ncpus // sockets * cell
@@ -90,8 +91,8 @@ def heatmap_svg(pairs, ncpus, sockets):
                 left, top + p, left + size, top + p))
     lx = left + size + 20
     for k in range(6):          # the scale
-        v = round(vmax * k / 5) if vmax < 6 else round(math.expm1(math.log1p(vmax) * k / 5))
-        out.append('<rect x="%d" y="%d" width="16" height="14" fill="%s" stroke="#999"/>' % (lx, top + k * 18, heat(v, vmax)))
+        v = round(math.expm1(math.log1p(scale) * k / 5))
+        out.append('<rect x="%d" y="%d" width="16" height="14" fill="%s" stroke="#999"/>' % (lx, top + k * 18, heat(v, scale)))
         out.append('<text x="%d" y="%d">%s</text>' % (lx + 22, top + k * 18 + 11, short_count(v)))
     out.append('<text x="%d" y="%d">transfers</text>' % (lx, top - 6))
     if sockets > 1:
