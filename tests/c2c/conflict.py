@@ -48,6 +48,19 @@ class Names:
         self.objs += [(a, s, n, "sym") for a, s, n in self.elf.data]
         self.objs.sort()
 
+    def prefetch(self, physs):
+        """Ask gdb once for the types of every object holding these lines, and their layouts."""
+        syms, types = [], []
+        for phys in physs:
+            for a, s, n, t in self.objs:
+                if a > phys:
+                    break
+                if phys < a + s:
+                    (syms if t == "sym" else types).append(n if t == "sym" else t)
+        self.layout.symbol_types(syms)
+        types += [t.split(" [")[0] for t in (self.layout.symbols.get(n, "") for n in syms) if t]
+        self.layout._load([t for t in types if t])
+
     def holders(self, phys):
         """Objects holding byte phys, smallest first: [(start, size, name, type)]."""
         out = [o for o in self.objs if o[0] <= phys < o[0] + o[1]]
@@ -112,6 +125,14 @@ def squeeze(fields):
 
 # ---- the judge ------------------------------------------------------------------------------
 
+def field_matches(field, pattern):
+    """per_cpu_pages[1].stats.alloc_hit matches per_cpu_pages.stats: the pattern's names
+    are the field's first names, array indexes left out."""
+    names = [p for p in field.replace("[", ".[").split(".") if not p.startswith("[")]
+    want = pattern.split(".")
+    return names[:len(want)] == want
+
+
 def conflicting(ln):
     """Commuter's rule: touched by two or more CPUs in the counted part, written by one."""
     return ln["cpus"] >= 2 and ln["n"]["stores"] > 0
@@ -148,16 +169,11 @@ class Line:
                     self.moved_by[(f, t)] = self.moved_by.get((f, t), 0) + 1
 
     def matches(self, pattern):
-        """zone.lock, per_cpu_pages.stats, mm_struct.flags, `struct page` (the object)."""
+        """zone.lock, per_cpu_pages.stats, mm_struct.flags (a field touched on the line, or
+        anything under it), `struct page` (the line's object)."""
         if pattern.startswith("struct "):
             return self.type == short_type(pattern)
-        for f in self.touched:
-            flat = f.replace("[", ".[").split(".")
-            flat = [p for p in flat if not p.startswith("[")]
-            want = pattern.split(".")
-            if flat[:len(want)] == want:
-                return True
-        return False
+        return any(field_matches(f, pattern) for f in self.touched)
 
     def report(self, names, elf):
         """The lines of a message about this line: where, what is there, who touched it."""
@@ -207,22 +223,13 @@ def judge_window(w, desc, names):
         if not ln.matches(must) and not any(ln.matches(p) for p in may):
             problems.append(("a line %s should not share: not %s" % (case, " or ".join([must] + may)), ln))
         if alone and ln.matches(alone):
-            others = [f for f in ln.touched if not Line.matches_field(f, alone)]
+            others = [f for f in ln.touched if not field_matches(f, alone)]
             if others:
                 problems.append(("%s shares its line with %s, touched in the same window (Linux "
                                  "a368ab67aa55 moved zone->lock off the order-0 free lists' line)"
                                  % (alone, ", ".join(others)), ln))
     what = "%s moved %d times on %d lines (at least %d)" % (must, got, len(hit), desc.get("min", 1))
     return name, problems, what
-
-
-def _matches_field(f, pattern):
-    flat = [p for p in f.replace("[", ".[").split(".") if not p.startswith("[")]
-    want = pattern.split(".")
-    return flat[:len(want)] == want
-
-
-Line.matches_field = staticmethod(_matches_field)
 
 
 def judge(counts, log, elf, t0=None):
@@ -236,6 +243,8 @@ def judge(counts, log, elf, t0=None):
             if "window" in d:
                 windows[d["window"]] = d
     cases = [(k, d) for k, d in sorted(descs.items()) if "case" in d]
+    names.prefetch({ln["phys"] for w in windows.values() for ln in w["lines"]
+                    if conflicting(ln) or moves(ln)})
     passed = failed = 0
     expected = None
     with open(log, errors="replace") as f:

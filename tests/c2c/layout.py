@@ -147,12 +147,16 @@ class Layout:
             for f in sub:
                 leaves.append(Field(off + k * esize + f.offset, f.size, "%s%s.%s" % (path, idx, f.path)))
 
-    def symbol_type(self, name):
-        """The type of a global symbol (struct zone, u8 [4], ...), from gdb's whatis."""
-        if name not in self.symbols:
-            out = self._gdb(["whatis %s" % name])[0]
+    def symbol_types(self, names):
+        """Learn the types of these global symbols, in one gdb run."""
+        todo = [n for n in dict.fromkeys(names) if n not in self.symbols]
+        for name, out in zip(todo, self._gdb(["whatis %s" % n for n in todo]) if todo else []):
             m = re.search(r"type = (.*)$", out, re.M)
             self.symbols[name] = m.group(1).strip() if m else ""
+
+    def symbol_type(self, name):
+        """The type of a global symbol (struct zone, u8 [4], ...), from gdb's whatis."""
+        self.symbol_types([name])
         return self.symbols[name]
 
     def at(self, ctype, offset, array=False):

@@ -398,6 +398,7 @@ def page(runs, out, title, only=None):
                     params = d["params"]
                 elif "window" in d and (not only or (i, d["window"]) in only):
                     windows.append(d)
+        names.prefetch({ln["phys"] for w in windows for ln in w["lines"]})
         body.append('<h1 id="r%d">%s</h1>' % (i, E(label)))
         if params:
             body.append('<p class="note">%d CPUs on %d sockets, %d-byte lines; every count is the coherence '
