@@ -2420,4 +2420,17 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 """)],
         tests=["conflict:pairs_vs_pairs"],
     ),
+    dict(
+        name="share-drain-takes-empty-lists",
+        file="mm/pcp.c",
+        says="drain_all_pages() drains every CPU, its list empty or not (no peek at its count, "
+             "which Linux's has_pcps check makes): it takes the lock line of a CPU that is "
+             "using its empty list",
+        edits=[("""\
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
+""", """\
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu) || 1)
+""")],
+        tests=["conflict:drain_own_vs_drain_all"],
+    ),
 ]
