@@ -4,8 +4,9 @@
  * sv6/RadixVM work, docs/c2c.md): operations that commute must not share a cache line that
  * one of them writes. Each case runs some operations of the table below on different CPUs in
  * one window, each CPU its own operation a few dozen times, after a warm-up that puts every
- * line where that loop keeps it; a line that then moves between caches (or is taken from
- * another cache to be written) is a conflict. Cases are generated from the table: every pair
+ * line where that loop keeps it; a line that two CPUs then touch, one of them writing it, is
+ * a conflict (the plugin counts per line the CPUs that touched it and the stores, in the
+ * counted part only). Cases are generated from the table: every pair
  * of operations that commute, on CPUs 0 and 1, and each operation on all 4 CPUs; the
  * opposite cases below the table must conflict, on the lines they name, so that the layer
  * cannot pass by seeing nothing. Not a benchmark: it measures no time.

@@ -14,6 +14,7 @@ usage: conflict.py --plugin c2c.so --iso release.iso --out DIR [--only TEXT]
 Prints KTAP-style lines and "N passed, N failed".
 """
 import argparse
+import bisect
 import json
 import os
 import subprocess
@@ -26,6 +27,7 @@ from layout import KERNEL_VMA, LINE, Layout, field_name, short_type  # noqa: E40
 from report import Elf, read_console, transfers  # noqa: E402
 
 SMP, SOCKETS = 4, 2
+BIG = 1 << 20           # objects larger than this (the memory map's sections) are looked at apart
 OUTCOMES = ("hit", "cold", "hitm", "clean", "upgrade")
 
 
@@ -47,28 +49,42 @@ class Names:
                     self.objs.append((d["phys"], d["size"], d["object"], d.get("type")))
         self.objs += [(a, s, n, "sym") for a, s, n in self.elf.data]
         self.objs.sort()
+        # For holders(): objects up to 1 MiB by start, the few larger ones (memory maps) apart.
+        self.small = [o for o in self.objs if o[1] <= BIG]
+        self.starts = [o[0] for o in self.small]
+        self.big = [o for o in self.objs if o[1] > BIG]
+        self.cache = {}
+
+    def _holding(self, phys):
+        """Objects holding byte phys, untyped symbols as they are: [(start, size, name, type)]."""
+        out = [o for o in self.big if o[0] <= phys < o[0] + o[1]]
+        i = bisect.bisect_right(self.starts, phys)
+        while i > 0 and self.small[i - 1][0] > phys - BIG:
+            i -= 1
+            if phys < self.small[i][0] + self.small[i][1]:
+                out.append(self.small[i])
+        return out
 
     def prefetch(self, physs):
         """Ask gdb once for the types of every object holding these lines, and their layouts."""
         syms, types = [], []
         for phys in physs:
-            for a, s, n, t in self.objs:
-                if a > phys:
-                    break
-                if phys < a + s:
-                    (syms if t == "sym" else types).append(n if t == "sym" else t)
+            for a, s, n, t in self._holding(phys):
+                (syms if t == "sym" else types).append(n if t == "sym" else t)
         self.layout.symbol_types(syms)
         types += [t.split(" [")[0] for t in (self.layout.symbols.get(n, "") for n in syms) if t]
         self.layout._load([t for t in types if t])
 
     def holders(self, phys):
         """Objects holding byte phys, smallest first: [(start, size, name, type)]."""
-        out = [o for o in self.objs if o[0] <= phys < o[0] + o[1]]
-        out.sort(key=lambda o: o[1])
+        if phys in self.cache:
+            return self.cache[phys]
+        out = sorted(self._holding(phys), key=lambda o: o[1])
         for k, (a, s, n, t) in enumerate(out):
             if t == "sym":
                 t = self.layout.symbol_type(n)
                 out[k] = (a, s, n, t.split(" [")[0] if t.endswith("]") else t)
+        self.cache[phys] = out
         return out
 
     def describe(self, phys):

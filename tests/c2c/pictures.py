@@ -160,18 +160,18 @@ def field_heat(window, names):
     """Per typed object holding moved lines: {holder: {offset in holder: transfers}} from each
     instruction's transfers, shared out among the bytes it began accesses at on that line."""
     per = defaultdict(lambda: defaultdict(float))
-    lines = {}
+    lines = {ln["phys"]: ln for ln in window["lines"]}
     for ln in window["lines"]:
+        if "pcs" not in ln:         # (only the hottest lines have their code locations)
+            continue
         _, holder = names.describe(ln["phys"])
         if not holder:
             continue
-        lines[ln["phys"]] = ln
-        for k, (pc, acc, x) in enumerate(ln.get("pcs", [])):
+        for k, (pc, acc, x) in enumerate(ln["pcs"]):
             mask = ln["pc_bytes"][k] if k < len(ln.get("pc_bytes", [])) else 0
             offs = [b for b in range(LINE) if mask >> b & 1]
             for b in offs:
                 per[holder][ln["phys"] + b - holder[0]] += x / len(offs)
-        per[holder]  # noqa: B018  (a holder whose lines moved is shown even without PCs)
     return per, lines
 
 
@@ -398,7 +398,7 @@ def page(runs, out, title, only=None):
                     params = d["params"]
                 elif "window" in d and (not only or (i, d["window"]) in only):
                     windows.append(d)
-        names.prefetch({ln["phys"] for w in windows for ln in w["lines"]})
+        names.prefetch({ln["phys"] for w in windows for ln in w["lines"] if "pcs" in ln})
         body.append('<h1 id="r%d">%s</h1>' % (i, E(label)))
         if params:
             body.append('<p class="note">%d CPUs on %d sockets, %d-byte lines; every count is the coherence '
