@@ -1,20 +1,44 @@
 /* Windows for the c2c plugin: tests/bench/c2c.h. */
 #include "tests/bench/c2c.h"
 #include "kernel/arch.h"
+#include "kernel/cmdline.h"
 #include "kernel/printk.h"
 #include "kernel/smp.h"
 #include "mm/mm.h"
 
 static unsigned int c2c_windows;	/* the plugin numbers windows the same way, from 1 */
+/*
+ * c2c.phase=N: every CPU spins N * its number of pauses before its part of each window.
+ * The guest's CPUs then reach the window at another phase of single-threaded QEMU's
+ * round-robin, and where the model's counts depend on the order the guest's CPUs really
+ * took a lock (the lists-off pairs), a few phases give the spread (docs/c2c.md).
+ */
+static unsigned int c2c_phase;
+CMDLINE_UINT("c2c.phase", c2c_phase, "c2c windows: each CPU spins this many pauses times its number first");
+
+struct phased {
+	smp_call_fn fn;
+	void *arg;
+};
+
+static void phased_call(void *p)
+{
+	const struct phased *ph = p;
+
+	for (unsigned int i = c2c_phase * arch_cpu_id(); i; i--)
+		arch_cpu_relax();
+	ph->fn(ph->arg);
+}
 
 unsigned int c2c_window(const char *name, const char *json, smp_call_fn fn, void *arg)
 {
 	unsigned int n = ++c2c_windows;
+	struct phased ph = { fn, arg };
 
 	printk("C2C {\"window\":%u,\"name\":\"%s\",\"cpus\":%u%s%s}\n", n, name, nr_cpus_online(),
 	       json ? "," : "", json ? json : "");
 	c2c_window_begin();
-	smp_run_on_all(fn, arg);
+	smp_run_on_all(c2c_phase ? phased_call : fn, c2c_phase ? (void *)&ph : arg);
 	c2c_window_end();
 	return n;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The conflict-freedom layer (part of `make c2c-test`; docs/c2c.md, section 7): boot
+"""The conflict-freedom layer (part of `make c2c-test`; docs/c2c.md, section 9): boot
 bench=c2c_conflict (tests/bench/bench_c2c_conflict.c) at 4 CPUs under the c2c plugin and
 judge each of its windows by Commuter's rule: a cache line that two or more CPUs touched in
 the counted part of a window, one of them writing it, is a conflict. A case whose operations
@@ -304,7 +304,7 @@ def judge(counts, log, elf, t0=None):
 # ---- the boot -------------------------------------------------------------------------------
 
 def tick_entry(elf):
-    """The timer interrupt's entry stub, which the plugin leaves out (docs/c2c.md, section 2)."""
+    """The timer interrupt's entry stub, which the plugin leaves out (docs/c2c.md, section 3)."""
     out = subprocess.run(["nm", elf], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         f = line.split()
@@ -315,7 +315,7 @@ def tick_entry(elf):
 
 def boot(plugin, iso, out, only=None, timeout=300):
     """bench=c2c_conflict at 4 CPUs under the plugin, single-threaded TCG with -icount (the
-    same interleaving on any host: docs/c2c.md, section 2). Returns (counts, log, elf)."""
+    same interleaving on any host: docs/c2c.md, section 3). Returns (counts, log, elf)."""
     os.makedirs(out, exist_ok=True)
     elf = os.path.join(os.path.dirname(iso), "smpmm.elf")
     counts, log = os.path.join(out, "conflict.json"), os.path.join(out, "conflict.log")

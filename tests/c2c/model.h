@@ -265,7 +265,7 @@ enum c2c_iclass {
 };
 extern const char *const c2c_iclass_names[C2C_NR_ICLASSES];
 
-/* One event of a trace (the plugin's trace=DIR: DIR/wNNN.cpuNNN.bin), as the model got it. */
+/* One event of a trace (the plugin's trace=DIR: DIR/wNNN.cpuNNN.bin.zst), as the model got it. */
 struct c2c_trace_rec {
 	uint8_t kind, pad[3];
 	uint32_t line, insn;
@@ -275,8 +275,9 @@ struct c2c_trace_rec {
 /* The machine as one JSON line: latencies, mlp, and each instruction class's time. */
 void c2c_write_params(FILE *out, const struct c2c_params *p, const uint64_t *cost_fs);
 /*
- * A machine's key=value argument (0, or -1 if it is none): sockets=N, threads=N, mlp=N,
- * cost_<class>=FS, <outcome>=PS_SAME:PS_OTHER (e.g. hitm=40000:103000).
+ * A machine's key=value argument (0, or -1 if it is none): cpus=N (the machine's, at least
+ * QEMU's), sockets=N, threads=N, mlp=N, cost_<class>=FS, <outcome>=PS_SAME:PS_OTHER (e.g.
+ * hitm=40000:103000).
  */
 int c2c_machine_arg(struct c2c_params *p, uint64_t *cost_fs, const char *arg);
 

@@ -163,6 +163,8 @@ int c2c_machine_arg(struct c2c_params *p, uint64_t *cost_fs, const char *arg)
 
 	if (!eq)
 		return -1;
+	if (!strncmp(arg, "cpus=", 5))
+		return (p->nr_cpus = (unsigned int)strtoul(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "sockets=", 8))
 		return (p->sockets = (unsigned int)strtoul(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "threads=", 8))

@@ -478,10 +478,11 @@ static void trace_open(unsigned int cpu, struct vcpu *v, unsigned int w)
 
 	if (!trace_dir)
 		return;
-	snprintf(path, sizeof(path), "%s/w%03u.cpu%03u.bin", trace_dir, w, cpu);
-	v->trace = fopen(path, "wb");
+	/* Compressed as it goes: most records differ from the one before in a few bytes. */
+	snprintf(path, sizeof(path), "zstd -q -1 -o '%s/w%03u.cpu%03u.bin.zst'", trace_dir, w, cpu);
+	v->trace = popen(path, "w");
 	if (!v->trace) {
-		fprintf(stderr, "c2c: cannot write %s\n", path);
+		fprintf(stderr, "c2c: cannot run %s\n", path);
 		abort();
 	}
 	v->trace_buf = malloc(1 << 20);
@@ -763,7 +764,7 @@ static void trace_close(void)
 	for (unsigned int c = 0; c < model.p.nr_cpus; c++) {
 		if (!vcpus[c].trace)
 			continue;
-		fclose(vcpus[c].trace);
+		pclose(vcpus[c].trace);
 		free(vcpus[c].trace_buf);
 		vcpus[c].trace = NULL;
 		vcpus[c].trace_buf = NULL;
@@ -828,19 +829,20 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 {
 	pthread_t merger;
 
+	/* QEMU's CPUs, unless the machine has more (cpus=: 256 for -smp 255): the model numbers
+	 * sockets and cores over the machine's (model.h: c2c_socket()). */
+	params.nr_cpus = (unsigned int)info->system.max_vcpus;
 	for (int i = 0; i < argc; i++)
 		if (parse_arg(argv[i])) {
-			fprintf(stderr, "c2c: bad argument '%s' (out=FILE trace=DIR sockets=N threads=N mlp=N "
-				"tick=ADDR lines=N moves=N cost_CLASS=FS hit|cold|hitm|clean|upgrade=PS:PS)\n", argv[i]);
+			fprintf(stderr, "c2c: bad argument '%s' (out=FILE trace=DIR cpus=N sockets=N threads=N "
+				"mlp=N tick=ADDR lines=N moves=N cost_CLASS=FS hit|cold|hitm|clean|upgrade=PS:PS)\n", argv[i]);
 			return -1;
 		}
-	/* All the CPUs the topology has, present or not (-smp 255,maxcpus=256): QEMU numbers
-	 * sockets and cores over them, and so does the model (model.h: c2c_socket()). */
-	params.nr_cpus = (unsigned int)info->system.max_vcpus;
 	if (!info->system_emulation || !out || params.nr_cpus > C2C_MAX_CPUS ||
-	    params.sockets > params.nr_cpus || c2c_model_init(&model, &params)) {
-		fprintf(stderr, "c2c: needs system emulation, out=FILE, at most %d vCPUs and no more "
-			"sockets than vCPUs\n", C2C_MAX_CPUS);
+	    params.nr_cpus < (unsigned int)info->system.max_vcpus || params.sockets > params.nr_cpus ||
+	    c2c_model_init(&model, &params)) {
+		fprintf(stderr, "c2c: needs system emulation, out=FILE, at most %d CPUs, at least QEMU's, "
+			"and no more sockets than CPUs\n", C2C_MAX_CPUS);
 		return -1;
 	}
 	model.max_moves = max_moves;

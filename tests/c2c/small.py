@@ -2,7 +2,7 @@
 """`make c2c-small`: make c2c's experiments at 4 CPUs (two sockets of two), in under a minute,
 with their pictures: what a student runs to see cache lines move. Two boots of the release
 kernel from RAM (make lnx) under the c2c plugin, single-threaded TCG with -icount (the same
-counts on any host: docs/c2c.md, section 2): bench=gup (gup_test -a -m 4 -j 4, has_pinned
+counts on any host: docs/c2c.md, section 3): bench=gup (gup_test -a -m 4 -j 4, has_pinned
 every-pin and if-clear) with bench=c2c_pages (order-0 pairs on 2 and 4 CPUs, the lists on and
 off), then c2c_pages again on a kernel built with struct per_cpu_pages unpadded
 (-DCONFIG_PCP_PADDING=0: exercise 9's false sharing). Writes OUT/report.txt and
