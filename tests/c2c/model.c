@@ -32,6 +32,7 @@ int c2c_model_init(struct c2c_model *m, const struct c2c_params *p)
 	m->nr_slots = 1 << 16;
 	m->lines = calloc(m->nr_slots, sizeof(*m->lines));
 	m->pairs = calloc((size_t)p->nr_cpus * p->nr_cpus, sizeof(*m->pairs));
+	m->max_moves = C2C_MAX_MOVES;
 	return m->lines && m->pairs ? 0 : -1;
 }
 

@@ -13,6 +13,7 @@
 #define C2C_MAX_CPUS 256	/* QEMU 7.2 boots 255; a line's sharers are a 256-bit mask */
 #define C2C_LINE_SHIFT 6	/* 64-byte lines */
 #define C2C_LINE_PCS 6		/* code locations kept per line, the busiest first */
+#define C2C_MAX_MOVES (1u << 20)	/* moves of lines kept per window (struct c2c_move) */
 
 /* A set of caches (or CPUs): one bit each, C2C_MAX_CPUS of them. */
 #define C2C_MASK_WORDS (C2C_MAX_CPUS / 64)
@@ -215,7 +216,8 @@ struct c2c_model {
 	struct c2c_counts total;
 	uint64_t *pairs;			/* counted transfers, [from * nr_cpus + to] */
 	struct c2c_move *moves;			/* the window's first max_moves moves, in order */
-	uint64_t nr_moves, moves_size, max_moves;	/* max_moves: set by the feeder (0: none) */
+	uint64_t nr_moves, moves_size, max_moves;	/* max_moves: C2C_MAX_MOVES unless the feeder
+						 * sets it (0: none) */
 	uint64_t moves_dropped;			/* moves past max_moves */
 };
 
@@ -267,7 +269,7 @@ extern const char *const c2c_iclass_names[C2C_NR_ICLASSES];
 
 /* One event of a trace (the plugin's trace=DIR: DIR/wNNN.cpuNNN.bin.zst), as the model got it. */
 struct c2c_trace_rec {
-	uint8_t kind, pad[3];
+	uint8_t kind, off, pad[2];	/* off: c2c_event's */
 	uint32_t line, insn;
 	uint32_t n[C2C_NR_ICLASSES];	/* the CPU's clock, per class, from its begin marker */
 };

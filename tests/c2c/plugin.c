@@ -132,7 +132,7 @@ static bool entry_seen;
  */
 static uint64_t max_events = 100000000;
 /* Moves of lines kept per window for the pictures (struct c2c_move, 16 bytes each). */
-static uint64_t max_moves = 1 << 20;
+static uint64_t max_moves = C2C_MAX_MOVES;
 static bool overflowed;			/* this window (atomic) */
 
 /* The window: IDLE -> OPEN (begin marker) -> CLOSING (end marker) -> CLOSED (merged) -> IDLE. */
@@ -244,7 +244,8 @@ static struct clk clk_at(const struct vcpu *v, const struct insn_info *in)
 
 static void trace_write(struct vcpu *v, const struct c2c_event *ev, const struct clk *at)
 {
-	struct c2c_trace_rec r = { .kind = (uint8_t)ev->kind, .line = ev->line, .insn = ev->insn };
+	struct c2c_trace_rec r = { .kind = (uint8_t)ev->kind, .off = (uint8_t)ev->off, .line = ev->line,
+				   .insn = ev->insn };
 
 	for (int k = 0; k < C2C_NR_ICLASSES; k++)
 		r.n[k] = (uint32_t)at->n[k];
