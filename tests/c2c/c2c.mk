@@ -29,11 +29,13 @@ c2c-plugin: $(C2C_PLUGIN)
 # without QEMU (the live run's counts again) and on every machine file, each access's outcome
 # checked against the MESI table by a second model (tests/c2c/mesi_check.py); then the
 # conflict-freedom layer: the release kernel booted from RAM, bench=c2c_conflict
-# (tests/c2c/conflict.py). Each part ends with its `N passed, N failed`; the last line adds them up (make test reads it).
+# (tests/c2c/conflict.py), and the pictures of that boot (tests/c2c/pictures.py --check).
+# Each part ends with its `N passed, N failed`; the last line adds them up (make test reads it).
 C2C_TEST_PARTS = "$(PYTHON) tests/c2c/machine.py check" \
 	"$(PYTHON) tests/c2c/check.py --model $(C2C_BUILD)/test_model --plugin $(C2C_PLUGIN) --iso $(ISO) --out $(C2C_BUILD)/check" \
 	"$(PYTHON) tests/c2c/replay_check.py --plugin $(C2C_PLUGIN) --replay $(C2C_BUILD)/replay --iso $(ISO) --out $(C2C_BUILD)/replay-check" \
-	"$(PYTHON) tests/c2c/conflict.py --plugin $(C2C_PLUGIN) --iso $(RELEASE_LNX) --out $(C2C_BUILD)/conflict"
+	"$(PYTHON) tests/c2c/conflict.py --plugin $(C2C_PLUGIN) --iso $(RELEASE_LNX) --out $(C2C_BUILD)/conflict" \
+	"$(PYTHON) tests/c2c/pictures.py --check --counts $(C2C_BUILD)/conflict/conflict.json --log $(C2C_BUILD)/conflict/conflict.log --elf $(BUILD)/release/smpmm.elf --out $(C2C_BUILD)/conflict/c2c.html"
 c2c-test: check-tools $(C2C_BUILD)/test_model $(C2C_BUILD)/replay $(C2C_PLUGIN) iso release
 	@rc=0; sums=$(C2C_BUILD)/c2c-test.sums; : > $$sums; \
 	for part in $(C2C_TEST_PARTS); do \

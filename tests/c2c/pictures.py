@@ -13,13 +13,14 @@ The counts are the coherence model's (docs/c2c.md), not timings. Not the text re
 (tests/c2c/report.py), which lists every line.
 
 usage: pictures.py --counts PLUGIN.json --log SERIAL.log --elf smpmm.elf --out PAGE.html
-                   [--title TEXT] [--windows 1,3]
+                   [--title TEXT] [--windows 1,3] [--check]
 """
 import argparse
 import html
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -420,6 +421,51 @@ def page(runs, out, title, only=None):
     return out
 
 
+def check(counts, log, elf, out):
+    """make c2c-test's look at the pictures, on the conflict layer's own boot: the page parses,
+    every window has its heat map, and the every-pin case's page shows what a student must
+    see there (its hottest line mm_struct.flags, red steps, a struct table whose flags row has
+    the transfers, the has-pinned write in the annotated source). Prints KTAP-style lines."""
+    import html.parser
+    descs, _ = read_console(log)
+    every = [w for w, d in descs.items() if d.get("case", "").startswith("every_pin_pins_move")]
+    page([("conflict layer", counts, log, elf)], out, "c2c-test: the pictures")
+    with open(out) as f:
+        text = f.read()
+    checks = []
+    parser = html.parser.HTMLParser()
+    try:
+        parser.feed(text)
+        parser.close()
+        checks.append(("c2c_pictures_page_parses", True, "%d bytes" % len(text)))
+    except Exception as e:      # noqa: BLE001 (any parse failure fails the check)
+        checks.append(("c2c_pictures_page_parses", False, str(e)))
+    maps, windows = text.count("Which CPU took lines from which"), len([d for d in descs.values() if "case" in d])
+    checks.append(("c2c_pictures_heat_map_per_window", maps == windows, "%d heat maps, %d windows" % (maps, windows)))
+    if every:
+        page([("every-pin", counts, log, elf)], out + ".every.html", "every-pin", only={(0, every[0])})
+        with open(out + ".every.html") as f:
+            ev = f.read()
+        flags_row = re.search(r"<td>mm_struct\.flags</td><td>(\d+)</td>", ev)
+        checks += [
+            ("c2c_pictures_every_pin_owner_is_mm_flags", "owner over time: 0x" in ev and "(mm_struct.flags" in ev,
+             "the hottest line's title"),
+            ("c2c_pictures_every_pin_steps_are_hitm", ev.count('stroke="%s"' % OUTCOME[2][1]) >= 30,
+             "%d HITM steps" % ev.count('stroke="%s"' % OUTCOME[2][1])),
+            ("c2c_pictures_every_pin_flags_field_hot", bool(flags_row) and int(flags_row.group(1)) > 0,
+             "mm_struct.flags row: %s transfers" % (flags_row.group(1) if flags_row else "none")),
+            ("c2c_pictures_every_pin_source_annotated", "__atomic_fetch_or(&amp;mm-&gt;flags" in ev,
+             "mm/gup.c's write of the flag"),
+        ]
+    else:
+        checks.append(("c2c_pictures_every_pin_window", False, "no every_pin case in %s" % log))
+    for i, (name, ok, what) in enumerate(checks, 1):
+        print("%s %d %s: %s" % ("ok" if ok else "not ok", i, name, what))
+    bad = sum(not ok for _, ok, _ in checks)
+    print("%d passed, %d failed" % (len(checks) - bad, bad))
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--counts", required=True)
@@ -428,7 +474,11 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--title", default="c2c")
     ap.add_argument("--windows", help="only these windows (comma-separated numbers)")
+    ap.add_argument("--check", action="store_true", help="make c2c-test's check, on the conflict "
+                    "layer's boot (build/c2c/conflict)")
     args = ap.parse_args()
+    if args.check:
+        sys.exit(1 if check(args.counts, args.log, args.elf, args.out) else 0)
     only = {(0, int(x)) for x in args.windows.split(",")} if args.windows else None
     print(page([(os.path.basename(args.counts), args.counts, args.log, args.elf)], args.out, args.title, only))
 
