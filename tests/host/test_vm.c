@@ -131,6 +131,33 @@ static void mm_munmap_2m_page_piece_by_piece_frees_it_once(struct ktest *t)
 }
 
 /*
+ * One munmap over a split 2 MiB page's entries with an order-0 page's between them (pages 0
+ * and 2 left of the 2 MiB page, a 4 KiB region mapped at page 1): every page it held is
+ * freed, the 2 MiB block once, and every page table. (The others go one munmap each: each
+ * of these clears one entry of the 2 MiB page.)
+ */
+static void mm_munmap_split_2m_page_and_4k_page_together(struct ktest *t)
+{
+	struct pglist_data *pgdat = vm_node(1);
+	unsigned long free0 = node_free_pages(pgdat), empty;
+	struct mm_struct *mm = mm_create(pgdat);
+
+	empty = node_free_pages(pgdat);
+	KT_ASSERT_EQ(t, mm_mmap_anon(mm, BASE, HUGE, true, true, true), 0);
+	KT_ASSERT_EQ(t, mm_munmap(mm, BASE + PAGE_SIZE, PAGE_SIZE), 0);
+	for (unsigned long i = HUGE_PAGES - 1; i >= 3; i--)
+		KT_ASSERT_EQ(t, mm_munmap(mm, BASE + i * PAGE_SIZE, PAGE_SIZE), 0);
+	KT_ASSERT_EQ(t, mm_mmap_anon(mm, BASE + PAGE_SIZE, PAGE_SIZE, true, false, true), 0);
+	KT_EXPECT_EQ(t, mm->rss, 3l);
+	KT_EXPECT_EQ(t, compound_head(page_at(mm, BASE + PAGE_SIZE))->order, 0);
+	KT_EXPECT_EQ(t, mm_munmap(mm, BASE, 3 * PAGE_SIZE), 0);
+	KT_EXPECT_EQ(t, mm->rss, 0l);
+	KT_EXPECT_EQ(t, mm->nr_pt_pages, 1l);
+	KT_EXPECT_EQ(t, node_free_pages(pgdat), empty);
+	destroy_and_check(t, mm, free0);
+}
+
+/*
  * A pin on one 4 KiB page of a 2 MiB page outlives its split and its unmapping: the block
  * stays allocated, with the exact pin count, until the unpin frees it (every page table is
  * freed with the last mapping).
@@ -453,6 +480,7 @@ static void pin_user_pages_irqs_off_caught(struct ktest *t)
 static const struct ktest_case vm_cases[] = {
 	KTEST_CASE(mm_munmap_4k_of_2m_page_keeps_the_rest),
 	KTEST_CASE(mm_munmap_2m_page_piece_by_piece_frees_it_once),
+	KTEST_CASE(mm_munmap_split_2m_page_and_4k_page_together),
 	KTEST_CASE(mm_munmap_split_2m_page_keeps_pins),
 	KTEST_CASE(handle_mm_fault_cut_huge_vma_gets_4k_pages),
 	KTEST_CASE(pin_user_pages_cut_huge_vma_over_page_table),
