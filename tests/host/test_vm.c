@@ -256,7 +256,7 @@ static void pin_user_pages_longterm_split_2m_page(struct ktest *t)
 	fill_pages(mm, BASE, HUGE_PAGES);
 	KT_ASSERT_EQ(t, mm_munmap(mm, BASE, PAGE_SIZE), 0);
 	gup_read_totals(&a);
-	KT_EXPECT_EQ(t, pin_user_pages(mm, BASE + PAGE_SIZE, HUGE_PAGES - 1, FOLL_LONGTERM, pages),
+	KT_ASSERT_EQ(t, pin_user_pages(mm, BASE + PAGE_SIZE, HUGE_PAGES - 1, FOLL_LONGTERM, pages),
 		     (long)HUGE_PAGES - 1);
 	gup_read_totals(&b);
 	for (unsigned long i = 0; i < HUGE_PAGES - 1; i++)
