@@ -589,7 +589,8 @@ void setup_lowmem_reserve(struct pglist_data *pgdat)
 }
 
 /* Watermarks, reserves and pageset sizes of every node for the pages managed now (the
- * watermarks share out min_free_kbytes over the whole machine's memory). */
+ * watermarks share out min_free_kbytes over the whole machine's memory), high split among
+ * the machine's CPUs (the kernel's: again by mm_cpus_online(), for those that came up). */
 static void machine_size_limits(struct mm_machine *m)
 {
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
@@ -597,7 +598,7 @@ static void machine_size_limits(struct mm_machine *m)
 		setup_lowmem_reserve(m->node[nid]);
 	}
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		zone_pcp_update(m->node[nid], 1);
+		zone_pcp_update(m->node[nid], m->nr_cpus);
 }
 
 /* The node's span, from its RAM in mb (0 .. 0 for a memoryless node). */

@@ -8,9 +8,9 @@
  *   mm_struct.mmap_lock       (reader/writer, mm/vm.h: faults and gup's slow path read it,
  *                             mmap and munmap write it; keeps a fault's VMA and tables)
  *     mm_struct.lock          (entries removed or replaced: munmap, FOLL_LONGTERM migration)
- *       mm_machine.pcp_drain_lock (drains of other CPUs' lists, mm/pcp.c; a 2nd drain of
- *                             every zone returns, callers that need the lists empty wait;
- *                             faults and migration allocate under the two above)
+ *       mm_machine.pcp_drain_lock (drains of other CPUs' lists, mm/pcp.c; a 2nd drain
+ *                             waits its turn; faults and migration allocate under the
+ *                             two above)
  *         per_cpu_pages.lock  (one per zone per CPU; its owner only ever trylocks it)
  *           zone.lock         (IRQ-safe: always spin_lock_irqsave)
  *   zone.pcp_batch_high_lock  (pageset updates; a leaf, held only for high/batch writes)

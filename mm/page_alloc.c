@@ -510,11 +510,6 @@ static __noinline struct page *__alloc_pages(struct pglist_data *pgdat, gfp_t gf
 				    .migratetype = gfp_migratetype(gfp) };
 	struct page *page;
 
-	if (unlikely(order > MAX_ORDER)) {
-		if (!(gfp & __GFP_NOWARN))
-			pr_warn("alloc_pages: order %u > MAX_ORDER %u\n", order, MAX_ORDER);
-		return NULL;
-	}
 	ac.zonelist = &pgdat->node_zonelists[(gfp & __GFP_THISNODE) ? ZONELIST_NOFALLBACK :
 									ZONELIST_FALLBACK];
 	ac.preferred_zoneref = first_zones_zonelist(ac.zonelist, ac.highest_zoneidx);
@@ -559,6 +554,11 @@ static __always_inline struct page *alloc_page_first(struct pglist_data *pgdat,
  */
 struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int order)
 {
+	if (unlikely(order > MAX_ORDER)) {	/* first: everything below trusts the order */
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("alloc_pages: order %u > MAX_ORDER %u\n", order, MAX_ORDER);
+		return NULL;
+	}
 	if (should_fail_alloc_page(gfp, order))
 		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
 	if (likely(!order)) {

@@ -152,14 +152,14 @@ int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb)
 /*
  * The pages a CPU frees go to its own list for the page's zone, whatever node the zone is
  * on (free_unref_page()). Pages of a remote zone stay there until this CPU allocates from
- * that zone, or they spill or are drained: count those that go home that way.
+ * that zone, or they spill or are drained: count the pages that went home that way.
  */
-static void count_remote_home(struct zone *zone, struct per_cpu_pages *pcp, int count)
+static void count_remote_home(struct zone *zone, struct per_cpu_pages *pcp, int pages)
 {
 	unsigned int cpu = (unsigned int)(pcp - zone->pcp);
 
 	if (machine_cpu_nid(zone->node->machine, cpu) != (unsigned int)zone->node->nid)
-		zone->pcp[cpu].stats.remote_home += (u64)count;
+		zone->pcp[cpu].stats.remote_home += (u64)pages;
 }
 
 /*
@@ -172,12 +172,11 @@ static void count_remote_home(struct zone *zone, struct per_cpu_pages *pcp, int 
 static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_pages *pcp,
 			       int pindex)
 {
-	int min_pindex = 0, max_pindex = NR_PCP_LISTS - 1;
+	int min_pindex = 0, max_pindex = NR_PCP_LISTS - 1, listed = pcp->count;
 	unsigned long flags;
 
 	pcp_assert_held(zone, pcp);
 	count = MIN(pcp->count, count);
-	count_remote_home(zone, pcp, count);
 	pindex--;
 	flags = spin_lock_irqsave(&zone->lock);
 	while (count > 0) {
@@ -208,6 +207,7 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 		} while (count > 0 && !list_empty(list));
 	}
 	spin_unlock_irqrestore(&zone->lock, flags);
+	count_remote_home(zone, pcp, listed - pcp->count);	/* whole blocks: may be > count */
 }
 
 /* When count reaches this, spill. 0 (boot pageset, pcp disabled, free_high) spills now. */
@@ -445,10 +445,11 @@ static void drain_unlock(struct per_cpu_pages *pcp, enum pcp_lock_model model,
 /*
  * Empty cpu's lists of zone into the buddy lists (Linux's drain_pages_zone()): from any CPU
  * in the lock models, only from cpu itself (or for a CPU that is not online) in irqoff. In
- * chunks of batch << 5, to bound the hold; count is re-read under the lock until it is zero:
- * read before locking, it races with the owner's refill (which adds to count under the
- * lock) and can leave pages behind (Linux 66eca1021a42, a memory-offline hang). It waits
- * for the lock: never from an interrupt on cpu, whose interrupted code may hold it.
+ * chunks of batch << 5, to bound the hold; count is read under the lock, less what each
+ * chunk drained, until nothing is left: read before locking, it races with the owner's
+ * refill (which adds to count under the lock) and can leave pages behind (Linux
+ * 66eca1021a42, a memory-offline hang). It waits for the lock: never from an interrupt on
+ * cpu, whose interrupted code may hold it.
  */
 static void drain_pages_zone(unsigned int cpu, struct zone *zone, enum pcp_lock_model model)
 {
@@ -460,13 +461,14 @@ static void drain_pages_zone(unsigned int cpu, struct zone *zone, enum pcp_lock_
 
 		count = pcp->count;
 		if (count) {
-			int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
-			free_pcppages_bulk(zone, chunk, pcp, 0);
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
 			pcp->stats.drained += (u64)(count - pcp->count);
+			count -= to_drain;
 		}
 		drain_unlock(pcp, model, flags);
-	} while (count);
+	} while (count > 0);
 }
 
 /* cpu's lists of every zone of m (Linux's drain_pages()). */
@@ -522,22 +524,19 @@ static bool cpu_has_pcp_pages(struct mm_machine *m, struct zone *zone, unsigned 
  * Empty every CPU's lists of zone, or of every zone of m (zone NULL): Linux's
  * __drain_all_pages(), with m's lock model read once. Every CPU has lists in every zone of
  * every node: a node's CPUs are not the only ones holding its pages. CPUs are picked by a
- * racy peek at their counts unless force_all_cpus (the peek can miss a refill in flight). A
- * drain of every zone that finds another running returns at once, as Linux's
- * drain_all_pages(NULL) does: the running one does the work, and the slow path that asked
- * only retries once; a zone drain waits its turn (its caller needs the lists empty). It may
- * wait (for the lock, other CPUs' locks, IPIs), so interrupts must be on.
+ * racy peek at their counts unless force_all_cpus (the peek can miss a refill in flight).
+ * A drain that finds another running waits its turn, whatever it drains: the running one
+ * may be of one CPU or one zone, or past the CPU whose pages the caller needs, so "it does
+ * the work" (Linux's drain_all_pages(NULL) returns, and reclaim retries up to 16 times) is
+ * not true here, where the slow path retries once. It may wait (for the lock, other CPUs'
+ * locks, IPIs), so interrupts must be on.
  */
 static void __drain_all_pages(struct mm_machine *m, struct zone *zone, bool force_all_cpus)
 {
 	enum pcp_lock_model model = m->pcp_lock;
 
 	VM_BUG_ON(arch_irqs_disabled());
-	if (!spin_trylock(&m->pcp_drain_lock)) {
-		if (!zone)
-			return;
-		spin_lock(&m->pcp_drain_lock);
-	}
+	spin_lock(&m->pcp_drain_lock);
 	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
 		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
 			drain_cpu(m, zone, cpu, model);

@@ -249,13 +249,14 @@ MUTATIONS = [
 
 		count = pcp->count;
 		if (count) {
-			int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
-			free_pcppages_bulk(zone, chunk, pcp, 0);
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
 			pcp->stats.drained += (u64)(count - pcp->count);
+			count -= to_drain;
 		}
 		drain_unlock(pcp, model, flags);
-	} while (count);
+	} while (count > 0);
 """, """\
 	int count = READ_ONCE(pcp->count);
 
@@ -286,22 +287,87 @@ MUTATIONS = [
                "kernel:4:mm_pcp*"],
     ),
     dict(
+        name="remote-home-counts-request",
+        file="mm/pcp.c",
+        says="remote_home counts the pages a spill asked for, not those it sent home: a spill "
+             "of 1 page that frees an order-3 block counts 1, not 8 (issue 29, #11)",
+        edits=[("""\
+	count = MIN(pcp->count, count);
+	pindex--;
+""", """\
+	count = MIN(pcp->count, count);
+	count_remote_home(zone, pcp, count);
+	pindex--;
+"""), ("""\
+	count_remote_home(zone, pcp, listed - pcp->count);	/* whole blocks: may be > count */
+""", """\
+	(void)listed;
+""")],
+        tests=["host:numa_remote_home_counts_pages_sent_home"],
+    ),
+    dict(
+        name="drain-extra-pass",
+        file="mm/pcp.c",
+        says="a drain loops while the count it read was non-zero instead of subtracting what it "
+             "drained: every drain takes the owner's lock once more to read the 0 it left",
+        edits=[("""\
+			count -= to_drain;
+		}
+		drain_unlock(pcp, model, flags);
+	} while (count > 0);
+""", """\
+		}
+		drain_unlock(pcp, model, flags);
+	} while (count > 0);
+""")],
+        tests=["host:drain_pages_zone_one_hold_per_chunk"],
+    ),
+    dict(
+        name="pcp-high-sized-for-one-cpu",
+        file="mm/mm_init.c",
+        says="a machine's pagesets are sized for 1 CPU whatever its CPUs: each of its lists may "
+             "hold the zone's whole low watermark until someone calls zone_pcp_update()",
+        edits=[("""\
+		zone_pcp_update(m->node[nid], m->nr_cpus);
+""", """\
+		zone_pcp_update(m->node[nid], 1);
+""")],
+        tests=["host:pcp_high_split_among_machine_cpus_at_init"],
+    ),
+    dict(
         name="zone-drain-gives-up",
         file="mm/pcp.c",
-        says="a zone drain that finds another drain running returns at once instead of "
-             "waiting for it (zone_pcp_disable returns with pages still listed)",
+        says="a drain that finds another drain running returns at once instead of waiting "
+             "for it (zone_pcp_disable returns with pages still listed)",
         edits=[("""\
+	spin_lock(&m->pcp_drain_lock);
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+""", """\
+	if (!spin_trylock(&m->pcp_drain_lock))
+		return;
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+""")],
+        tests=["host:zone_pcp_disable_waits_for_running_drain",
+               "host:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
+    ),
+    dict(
+        name="drain-all-returns-if-busy",
+        file="mm/pcp.c",
+        says="a drain of every zone that finds another drain running returns at once (Linux's "
+             "drain_all_pages(NULL)): the slow path's one retry then fails with pages still on "
+             "another CPU's list the running drain never looks at (issue 29, #4)",
+        edits=[("""\
+	spin_lock(&m->pcp_drain_lock);
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+""", """\
 	if (!spin_trylock(&m->pcp_drain_lock)) {
 		if (!zone)
 			return;
 		spin_lock(&m->pcp_drain_lock);
 	}
-""", """\
-	if (!spin_trylock(&m->pcp_drain_lock))
-		return;
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
 """)],
-        tests=["host:zone_pcp_disable_waits_for_running_drain",
-               "host:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
+        tests=["host:alloc_pages_slowpath_waits_for_running_drain"],
     ),
     dict(
         name="irqoff-remote-drain-direct",
@@ -655,16 +721,26 @@ MUTATIONS = [
         says="a drain counts the pages it drained after letting go of the pcp, reading "
              "pcp->count outside the hold while the owner refills",
         edits=[("""\
-			free_pcppages_bulk(zone, chunk, pcp, 0);
+		count = pcp->count;
+		if (count) {
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
 			pcp->stats.drained += (u64)(count - pcp->count);
+			count -= to_drain;
 		}
 		drain_unlock(pcp, model, flags);
 """, """\
-			free_pcppages_bulk(zone, chunk, pcp, 0);
+		int before = count = pcp->count;
+		if (count) {
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
+			count -= to_drain;
 		}
 		drain_unlock(pcp, model, flags);
-		if (count)
-			pcp->stats.drained += (u64)(count - pcp->count);
+		if (before)
+			pcp->stats.drained += (u64)(before - pcp->count);
 """)],
         tests=["tsan:pcp_remote_drain_under_fire"],
     ),
@@ -1937,6 +2013,30 @@ static __always_inline void free_unref_page(struct page *page, unsigned int orde
 	(void)old;
 """)],
         tests=["host:fail_host_resume_without_pause_panics"],
+    ),
+    dict(
+        name="fail-hook-before-order-check",
+        file="mm/page_alloc.c",
+        says="the fault-injection hook is asked before an order above MAX_ORDER is refused: "
+             "it counts the call and indexes its per-order counters past their end (issue 29, #7)",
+        edits=[("""\
+	if (unlikely(order > MAX_ORDER)) {	/* first: everything below trusts the order */
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("alloc_pages: order %u > MAX_ORDER %u\\n", order, MAX_ORDER);
+		return NULL;
+	}
+	if (should_fail_alloc_page(gfp, order))
+		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
+""", """\
+	if (should_fail_alloc_page(gfp, order))
+		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
+	if (unlikely(order > MAX_ORDER)) {	/* first: everything below trusts the order */
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("alloc_pages: order %u > MAX_ORDER %u\\n", order, MAX_ORDER);
+		return NULL;
+	}
+""")],
+        tests=["host:fail_host_order_above_max_refused_before_hook"],
     ),
     dict(
         name="fail-irq-only-ignored",
