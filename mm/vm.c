@@ -175,7 +175,7 @@ static struct page *pt_alloc(struct mm_struct *mm)
  */
 static pte_t pt_get_or_alloc(struct mm_struct *mm, pte_t *slot)
 {
-	pte_t old = ptep_get(slot), e;
+	pte_t old = smp_load_acquire(slot), e;
 	struct page *page;
 
 	if (old)
