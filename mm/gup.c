@@ -466,7 +466,9 @@ static int __migrate_mapped_refs(struct migration *m, struct page *head)
  * it only checks (folio_migrate_mapping()), as here. Once its entry is a migration entry and
  * the shootdown is over, nothing can reach the page: every lockless walker that read the old
  * entry has finished (and let go, on its re-check), a slow-path gup waits for mm->lock, and
- * a fault waits for the entry. So the count cannot grow under the copy.
+ * a fault waits for the entry. So the count cannot grow under the copy, but for a split
+ * 2 MiB page's: a walker may still take its block through another of its entries, for
+ * another of its 4 KiB pages, which does not move.
  */
 static bool __migrate_commit(struct mm_struct *mm, struct migration *m)
 {
@@ -480,7 +482,7 @@ static bool __migrate_commit(struct mm_struct *mm, struct migration *m)
 		return false;
 	}
 	memcpy(page_address(m->new), page_address(old), PAGE_SIZE << m->order);
-	VM_BUG_ON(page_count(head) != refs);	/* nothing reached it during the copy */
+	VM_BUG_ON(refs == 1 && page_count(head) != 1);	/* nothing reached it during the copy */
 	if (m->level == 2)
 		pgtable_trans_huge_move(old, m->new);
 	set_pte(m->slot, mk_leaf_entry(page_to_pfn(m->new), pte_write(m->old_e), m->level == 2));
