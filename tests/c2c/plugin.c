@@ -41,7 +41,7 @@ static struct c2c_params params = {
  * instructions cost the machine's cycles per instruction; a locked read-modify-write, an
  * xchg with memory, pushf, popf, cli and sti cost their own (published tables); a rep
  * stos/movs iteration counts its bytes, at the string engine's bytes per cycle. The counts,
- * not the time, go to a trace (trace=DIR), so tests/c2c/replay can cost them again.
+ * not the time, go to a trace (trace=DIR), so the replay (tests/c2c/replay.c) can cost them again.
  */
 static uint64_t cost_fs[C2C_NR_ICLASSES] = { 454545, 8636364, 8636364, 454545, 4090909, 2272727, 2272727, 14205 };
 
