@@ -5,6 +5,7 @@
  * kernel's machine. Run-time allocation: page_alloc.c.
  */
 #include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/memblock.h"
 #include "mm/fail_page_alloc.h"
 #include "mm/arch_mm.h"

@@ -16,7 +16,7 @@ HOST_SRC   := $(HOST_MM_SRC) kernel/printk.c kernel/smp.c kernel/spinlock.c kern
 	kernel/acpi.c tests/ktest/ktest_check.c tests/host/harness.c \
 	tests/kernel/mm_private.c tests/kernel/mm_pcp_private.c tests/kernel/gup_private.c \
 	tests/kernel/lockdep.c tests/kernel/cmdline_parse.c \
-	tests/host/bench_host.c tests/lab/gup_test.c \
+	tests/host/bench_host.c tests/lab/gup_test.c tests/lab/pcp_bulk.c \
 	tests/host/preempt.c \
 	$(wildcard tests/host/test_*.c) \
 	$(wildcard tests/host/shim/*.c)
