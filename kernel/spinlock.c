@@ -206,6 +206,8 @@ void lockstat_print_top(unsigned int n)
 
 #else /* !CONFIG_LOCK_STAT: nothing counted, nothing to show */
 
+const struct lock_stats lock_stats_none;
+
 void lockstat_reset(spinlock_t *lock)
 {
 }

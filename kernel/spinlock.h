@@ -54,6 +54,14 @@ typedef struct spinlock {
 #endif
 } spinlock_t;
 
+/* A lock's statistics, to read (all zero without CONFIG_LOCK_STAT). */
+#if CONFIG_LOCK_STAT
+#define lock_stat(lock) ((const struct lock_stats *)&(lock)->stats)
+#else
+extern const struct lock_stats lock_stats_none;
+#define lock_stat(lock) ((void)(lock), &lock_stats_none)
+#endif
+
 /* A statically initialised lock; lockdep gives it a class of its own at first use. */
 #define SPINLOCK_INIT(lockname) { .owner_cpu = SPIN_NO_OWNER, .name = lockname }
 

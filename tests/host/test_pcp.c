@@ -928,7 +928,7 @@ static void *refill_interleave_cpu(void *p)
 		return NULL;
 	}
 	for (unsigned int r = 0; r < ri->rounds; r++) {
-		const struct pcp_stats *st = &ri->zone->pcp[1].stats;
+		const struct pcp_stats *st = pcp_stats_of(&ri->zone->pcp[1]);
 		u64 refills = st->refill;	/* only this CPU writes its refill count */
 		int seq = smp_load_acquire(&ri->seq);
 		struct page *page = alloc_pages_node(pgdat, GFP_KERNEL, 0);

@@ -205,7 +205,7 @@ struct refill_race {
 static bool cpu1_in_refill(struct refill_race *r, u64 contended_before)
 {
 	for (u64 end = arch_cycles() + us_to_cycles(5000000); arch_cycles() < end; arch_cpu_relax())
-		if (READ_ONCE(r->zone->lock.stats.contended) != contended_before)
+		if (READ_ONCE(lock_stat(&r->zone->lock)->contended) != contended_before)
 			return true;
 	return false;
 }
@@ -223,7 +223,7 @@ static void refill_race_fn(void *arg)
 	switch (arch_cpu_id()) {
 	case 0: {
 		unsigned long flags = spin_lock_irqsave(&r->zone->lock);
-		u64 contended = READ_ONCE(r->zone->lock.stats.contended);
+		u64 contended = READ_ONCE(lock_stat(&r->zone->lock)->contended);
 
 		smp_store_release(&r->step, 1);
 		r->in_refill = cpu1_in_refill(r, contended);
@@ -307,6 +307,8 @@ static void zone_pcp_disable_waits_for_refill_in_flight(struct ktest *t)
 
 	if (lab_nr_cpus() < 3 || arch_cpu_id() != 0)
 		KT_SKIP(t, "needs CPUs 0, 1 and 2, run from cpu0");
+	if (!CONFIG_LOCK_STAT)
+		KT_SKIP(t, "the window is seen through zone->lock's statistics (CONFIG_LOCK_STAT)");
 	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++)
 		refill_attempt(t, &r, models[m]);
 }
@@ -359,7 +361,7 @@ static u64 zone_lock_contended(struct pglist_data *pgdat)
 	u64 n = 0;
 
 	for (int z = 0; z < MAX_NR_ZONES; z++)
-		n += pgdat->node_zones[z].lock.stats.contended;
+		n += lock_stat(&pgdat->node_zones[z].lock)->contended;
 	return n;
 }
 
@@ -380,10 +382,10 @@ static u64 met_remote_drain(struct pglist_data *pgdat, unsigned int cpu, bool co
 		if (!zone->pcp)
 			continue;
 		if (contention)
-			n += zone->pcp[cpu].lock.stats.contended;
-		n += READ_ONCE(zone->pcp[cpu].stats.trylock_fail_alloc) +
-		     READ_ONCE(zone->pcp[cpu].stats.trylock_fail_free) +
-		     READ_ONCE(zone->pcp[cpu].stats.ipi_drain);
+			n += lock_stat(&zone->pcp[cpu].lock)->contended;
+		n += READ_ONCE(pcp_stats_of(&zone->pcp[cpu])->trylock_fail_alloc) +
+		     READ_ONCE(pcp_stats_of(&zone->pcp[cpu])->trylock_fail_free) +
+		     READ_ONCE(pcp_stats_of(&zone->pcp[cpu])->ipi_drain);
 	}
 	return n;
 }
