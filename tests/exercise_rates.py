@@ -44,7 +44,7 @@ EXERCISES = [
          edits=[("\tint count;\n\n\tdo {\n",
                  "\tint count = READ_ONCE(pcp->count);\n\n\tif (!count)\n\t\treturn;\n\tdo {\n")],
          commands=[('make run SMP=8 CMDLINE="test=mm_pcp*"', None)]),
-    dict(id="6", says="`nr_pcp_high()` without its `free_high` case", file="mm/pcp.c",
+    dict(id="6", says="`nr_pcp_high()` without its `free_high` case", file="mm/page_alloc.c",
          edits=[("return (!high || free_high) ? 0 : high;", "return !high ? 0 : high;")],
          commands=[('make run SMP=4 CMDLINE="test=mm_pcp*"', None),
                    ("build/host/plain/mmtest pcp", None)]),
