@@ -134,7 +134,7 @@ enum zone_watermarks { WMARK_MIN, WMARK_LOW, WMARK_HIGH, NR_WMARK };
 /*
  * How a CPU's per-CPU lists are protected: one of Linux's three designs, chosen when an
  * allocator instance is created (the kernel's: `pcp.lock=`) and never changed while it
- * lives. mm/pcp.h has each one's take and release.
+ * lives. mm/pcp.h has each one's take and release, pcp_lock() and pcp_unlock().
  */
 enum pcp_lock_model {
 	PCP_LOCK_IRQOFF,	/* up to 5.19: interrupts off, no lock; remote drains by IPI */

@@ -122,9 +122,9 @@ void __free_one_page(struct page *page, unsigned long pfn, struct zone *zone,
 	add_to_free_list(page, zone, order, mt, buddy_merge_likely(pfn, page, order));
 }
 
-/* The buddy lists' free, zone->lock taken here; out of line: the per-CPU free falls back on
- * it (lists off or busy), and its call must not give the hit path a stack frame. */
-__noinline void free_one_page(struct zone *zone, struct page *page, unsigned int order, int mt)
+/* The buddy lists' free, zone->lock taken here (the per-CPU free falls back on it when the
+ * lists are off or busy). */
+void free_one_page(struct zone *zone, struct page *page, unsigned int order, int mt)
 {
 	unsigned long flags = spin_lock_irqsave(&zone->lock);
 

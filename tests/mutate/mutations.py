@@ -183,10 +183,16 @@ MUTATIONS = [
         says="a drain (drain_pages_zone) empties another CPU's list without taking that list's "
              "lock (trylock model)",
         edits=[("""\
+	unsigned long flags;
+	int count;
+
 	do {
 		pcp_lock(zone, pcp, PCP_WAIT, &flags);
 		count = pcp->count;
 """, """\
+	unsigned long flags = 0;
+	int count;
+
 	do {
 		if (zone->pcp_lock != PCP_LOCK_TRYLOCK)
 			pcp_lock(zone, pcp, PCP_WAIT, &flags);
