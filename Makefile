@@ -86,7 +86,7 @@ KOBJ     := $(patsubst %.c,$(BUILD)/%.o,$(KSRC_C)) $(patsubst %.asm,$(BUILD)/%.o
 KERNEL   := $(BUILD)/smpmm.elf
 ISO      := $(BUILD)/smpmm.iso
 
-.PHONY: all iso run run-bare bare-test check-boundary ref-check test debug clean deps check-tools help host-test qemu-test test-big test-x2apic qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test gdb-check tour-check soak soak-fail mutate mutate-smoke exercise-rates
+.PHONY: all iso lnx run run-bare bare-test check-boundary ref-check test debug clean deps check-tools help host-test qemu-test test-big test-x2apic qemu10 release bench bench-meminit bench-smoke fastpath-check bench-linux compare shell shell-test gdb-check tour-check soak soak-fail mutate mutate-smoke exercise-rates
 
 all: iso
 iso: $(ISO)
@@ -115,6 +115,28 @@ $(ISO): $(KERNEL) boot/grub.cfg
 	$(Q)cp boot/grub.cfg $(BUILD)/iso/boot/grub/grub.cfg
 	$(Q)grub-mkrescue -o $@ $(BUILD)/iso 2>$(BUILD)/grub-mkrescue.log || \
 		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
+
+# The same kernel booted from RAM, for runs that must repeat instruction for instruction
+# (-icount: make c2c). From the ISO, SeaBIOS and GRUB read the CD over AHCI, and those reads
+# finish on QEMU's I/O threads in host time, so the instruction count at kmain moves from
+# boot to boot. Here GRUB (i386-pc) is one core image whose memdisk holds the stripped kernel
+# and grub.cfg, behind lnxboot.img, the Linux boot header: QEMU's -kernel copies it into memory
+# before the first instruction, and nothing is read from a disk (tests/runner.py boots a
+# .lnx with -kernel; BIOS only).
+LNX      := $(BUILD)/smpmm.lnx
+LNX_DIR  := $(BUILD)/lnx
+GRUB_PC  := /usr/lib/grub/i386-pc
+LNX_MODS := memdisk tar configfile normal multiboot2 serial terminal echo test
+lnx: $(LNX)
+$(LNX): $(KERNEL) boot/grub.cfg Makefile
+	@$(if $(Q),echo "  LNX     $@")
+	$(Q)rm -rf $(LNX_DIR) && mkdir -p $(LNX_DIR)/disk/boot/grub
+	$(Q)strip -o $(LNX_DIR)/disk/boot/smpmm.elf $(KERNEL)
+	$(Q)cp boot/grub.cfg $(LNX_DIR)/disk/boot/grub/grub.cfg
+	$(Q)tar -C $(LNX_DIR)/disk --format=ustar --owner=0 --group=0 --mtime=@0 -cf $(LNX_DIR)/memdisk.tar boot
+	$(Q)grub-mkimage -O i386-pc -d $(GRUB_PC) -p '(memdisk)/boot/grub' -m $(LNX_DIR)/memdisk.tar \
+		-o $(LNX_DIR)/core.img $(LNX_MODS)
+	$(Q)cat $(GRUB_PC)/lnxboot.img $(LNX_DIR)/core.img > $@
 
 -include $(KOBJ:.o=.d)
 
@@ -278,10 +300,11 @@ BIG_LOG := $(BUILD)/test-big-smp$(BIG_SMP).log
 
 # Benchmarks boot a release kernel (no DEBUG_VM checks) built in $(BUILD)/release.
 RELEASE_ISO := $(BUILD)/release/smpmm.iso
+RELEASE_LNX := $(BUILD)/release/smpmm.lnx
 BENCH_ONLY ?=
 
 release: check-tools
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/release DEBUG_VM=0 iso
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/release DEBUG_VM=0 iso lnx
 
 bench: release
 	$(PYTHON) tests/bench/bench.py --iso $(RELEASE_ISO) --out $(BUILD)/bench $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
@@ -313,7 +336,7 @@ bench-smoke: release $(C2C_PLUGIN)
 	$(PYTHON) tests/bench/bench.py --smoke --iso $(RELEASE_ISO) --out $(BUILD)/bench-smoke
 	$(PYTHON) tests/bench/compare.py $(BUILD)/bench-smoke/scaling-irqsave.json \
 		$(BUILD)/bench-smoke/scaling-trylock.json > /dev/null
-	$(PYTHON) tests/c2c/run.py --smoke --plugin $(C2C_PLUGIN) --iso $(RELEASE_ISO) --out $(BUILD)/bench-smoke/c2c
+	$(PYTHON) tests/c2c/run.py --smoke --plugin $(C2C_PLUGIN) --iso $(RELEASE_LNX) --out $(BUILD)/bench-smoke/c2c
 
 # Debian's Linux 6.1 in the same QEMU, same patterns (docs/bench.md); not part of make test.
 # Fetches linux-image/headers/busybox with apt-get download into build/linux (no install).
@@ -388,6 +411,7 @@ clean:
 
 help:
 	@echo "make            build $(ISO)"
+	@echo "make lnx        build $(BUILD)/smpmm.lnx: the kernel booted from RAM (runner.py --iso X.lnx; -icount runs repeat exactly)"
 	@echo "make run        boot -smp \$$SMP (default 40) and run the default tests on this terminal"
 	@echo "make run-bare   boot the kernel without its lab (LAB=0): all CPUs online, then idle"
 	@echo "make test       host tests, then the QEMU test matrix (what CI runs)"

@@ -310,6 +310,17 @@ def numa_describe(nodes, dist):
              " / ".join(" ".join(str(v) for v in row) for row in dist)))
 
 
+def boot_media(args):
+    """QEMU's options that give it the kernel: the ISO as a CD, or a RAM-boot image (`make lnx`:
+    GRUB with the kernel in a memdisk, loaded by -kernel), with which no disk is read before the
+    kernel runs, so that -icount runs repeat exactly (BIOS only)."""
+    if args.iso.endswith(".lnx"):
+        if args.firmware != "bios":
+            raise SystemExit(f"runner: {args.iso} is a RAM-boot image (GRUB for BIOS): use --firmware bios")
+        return ["-kernel", args.iso]
+    return ["-cdrom", args.iso, "-boot", "d"]
+
+
 def qemu_command(args, tmpdir):
     """The QEMU command line of a run: every target that boots smpmm builds it here."""
     if args.shell:
@@ -323,7 +334,7 @@ def qemu_command(args, tmpdir):
     cmd = [args.qemu, "-M", args.machine, "-m", args.mem, "-smp", str(args.smp),
            "-accel", args.accel, "-display", "none", *serial,
            "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
-           "-cdrom", args.iso, "-boot", "d"]
+           *boot_media(args)]
     if args.cpu:
         cmd += ["-cpu", args.cpu]
     if args.numa_nodes:
@@ -855,7 +866,8 @@ def report(run, problems, out):
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--iso", default="build/smpmm.iso")
+    ap.add_argument("--iso", default="build/smpmm.iso",
+                    help="the ISO, or a RAM-boot image (.lnx, make lnx) booted with -kernel")
     ap.add_argument("--elf", default=None, help="kernel ELF for backtraces "
                     "(default: smpmm.elf beside the ISO)")
     ap.add_argument("--smp", type=int, default=40)

@@ -15,8 +15,9 @@
 
 /*
  * One access, as a CPU's queue holds it: the CPU's instruction count when it ran (its own
- * clock, from its begin marker), the kind, the physical line and the instruction (an index
- * the feeder gives meaning to: the plugin's table of guest PCs).
+ * clock, from its begin marker), the kind, the physical line, the byte of the line it began
+ * at (which field it touched: tests/c2c/layout.py) and the instruction (an index the feeder
+ * gives meaning to: the plugin's table of guest PCs).
  */
 enum c2c_kind {
 	C2C_LOAD, C2C_STORE,
@@ -28,7 +29,7 @@ enum c2c_kind {
 					 * it ended (model.c: wake_waiters()) */
 };
 struct c2c_event {
-	uint64_t icount : 56, kind : 8;
+	uint64_t icount : 52, kind : 6, off : 6;
 	uint32_t line;
 	uint32_t insn;
 };
@@ -90,8 +91,13 @@ struct c2c_line {
 	uint64_t busy_until;			/* ps: the last transfer of it ends then */
 	uint32_t version;			/* stores to it so far: what a spinner waits on */
 	uint8_t holder;				/* the CPU (+1) that took it as a lock, until it stores */
+	uint8_t last;				/* the CPU (+1) that accessed it last: it holds a copy,
+						 * so a transfer comes from it */
 	struct c2c_counts n;
-	struct { uint32_t insn, accesses, transfers; } pc[C2C_LINE_PCS];
+	struct {
+		uint32_t insn, accesses, transfers;
+		uint64_t bytes;			/* the bytes of the line it began accesses at */
+	} pc[C2C_LINE_PCS];
 	uint32_t pc_other;			/* accesses by instructions that did not fit */
 };
 
@@ -131,6 +137,17 @@ struct c2c_queue {
 						 * read racily by the plugin's memory guard */
 };
 
+/*
+ * One counted access that moved a line or took it from other caches (HITM, clean or
+ * upgrade), as the window's history keeps it: for the pictures of who held a hot line when
+ * (tests/c2c/pictures.py). `from`: the CPU that had it (for an upgrade, the last other one).
+ */
+struct c2c_move {
+	uint64_t t;				/* ps: when the access completed */
+	uint32_t line;
+	uint8_t from, to, outcome, store;
+};
+
 struct c2c_model {
 	struct c2c_params p;
 	uint64_t local[C2C_MAX_CPUS];		/* [socket]: the CPUs on it */
@@ -144,6 +161,10 @@ struct c2c_model {
 	uint64_t spins, spins_unanswered;	/* pause loops; those no store ended (c2c_merge()) */
 	uint64_t lock_waits, forced;		/* acquires that waited for a holder; forced through */
 	struct c2c_counts total;
+	uint64_t pairs[C2C_MAX_CPUS][C2C_MAX_CPUS];	/* counted transfers, [from][to] */
+	struct c2c_move *moves;			/* the window's first max_moves moves, in order */
+	uint64_t nr_moves, moves_size, max_moves;	/* max_moves: set by the feeder (0: none) */
+	uint64_t moves_dropped;			/* moves past max_moves */
 };
 
 int c2c_model_init(struct c2c_model *m, const struct c2c_params *p);

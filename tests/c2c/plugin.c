@@ -66,12 +66,20 @@ static FILE *out;
 static unsigned int top_lines = 64;	/* lines whose code locations are written */
 static uint64_t tick_entry;		/* the timer interrupt's entry (tick=ADDR), or 0 */
 /*
+ * entry=ADDR: count every vCPU's instructions from reset and print the count when a CPU
+ * first runs ADDR (kmain): a run that repeats exactly reaches it at the same count.
+ */
+static uint64_t entry_addr, insns_from_reset;
+static bool entry_seen;
+/*
  * The queues hold at most max_events (max_events=N; 16 bytes each) not yet replayed: past
  * that a window stops recording and is reported as overflowed, rather than QEMU taking the
  * host's memory (a CPU spinning without pause in single-threaded TCG queues a load per turn).
  */
 static uint64_t max_events = 100000000;
 static bool overflowed;			/* this window (atomic) */
+/* Moves of lines kept per window for the pictures (struct c2c_move, 16 bytes each). */
+static uint64_t max_moves = 1 << 20;
 
 /* The window: IDLE -> OPEN (begin marker) -> CLOSING (end marker) -> CLOSED (merged) -> IDLE. */
 static enum { IDLE, OPEN, CLOSING, CLOSED } state;
@@ -254,6 +262,15 @@ static void tick_leave(unsigned int cpu, void *udata)
 	}
 }
 
+static void entry_reached(unsigned int cpu, void *udata)
+{
+	if (!entry_seen) {
+		entry_seen = true;
+		fprintf(stderr, "c2c: CPU %u at entry=0x%lx after %lu instructions from reset\n", cpu,
+			(unsigned long)entry_addr, (unsigned long)insns_from_reset);
+	}
+}
+
 /* udata: the index of the pause in its block. */
 static void pause_exec(unsigned int cpu, void *udata)
 {
@@ -298,6 +315,7 @@ static void mem_access(unsigned int cpu, qemu_plugin_meminfo_t info, uint64_t va
 	ev.icount = (uint64_t)(v->tb_base + (int64_t)(u & 511));
 	ev.kind = (u & 512) ? C2C_ACQUIRE : qemu_plugin_mem_is_store(info) ? C2C_STORE : C2C_LOAD;
 	ev.line = (uint32_t)(qemu_plugin_hwaddr_phys_addr(hw) >> C2C_LINE_SHIFT);
+	ev.off = qemu_plugin_hwaddr_phys_addr(hw) & ((1u << C2C_LINE_SHIFT) - 1);
 	ev.insn = (uint32_t)(u >> 12);
 	if (v->held_cas && (u & 1024) && ev.line == v->held_ev.line) {
 		v->skew += (int64_t)(ev.icount - v->held_ev.icount);	/* the one before failed */
@@ -460,6 +478,14 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
+	if (entry_addr && !entry_seen) {
+		/* Counted per block, at its start: the count printed includes ADDR's block. */
+		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &insns_from_reset, n);
+		for (size_t i = 0; i < n; i++)
+			if (qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i)) == entry_addr)
+				qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, i), entry_reached,
+								       QEMU_PLUGIN_CB_NO_REGS, NULL);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		unsigned int cmd = marker_cmd(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn));
@@ -555,9 +581,54 @@ static void write_line(const struct c2c_line *l, bool with_pcs)
 		for (int i = 0; i < C2C_LINE_PCS && l->pc[i].accesses; i++)
 			fprintf(out, "%s[%lu,%u,%u]", i ? "," : "", insn_pc(l->pc[i].insn),
 				l->pc[i].accesses, l->pc[i].transfers);
+		fprintf(out, "],\"pc_bytes\":[");
+		for (int i = 0; i < C2C_LINE_PCS && l->pc[i].accesses; i++)
+			fprintf(out, "%s%lu", i ? "," : "", l->pc[i].bytes);
 		fprintf(out, "],\"pc_other\":%u", l->pc_other);
 	}
 	fprintf(out, "}");
+}
+
+/* Transfers by (from, to) CPU: the window's heat map (tests/c2c/pictures.py). */
+static void write_pairs(void)
+{
+	bool first = true;
+
+	fprintf(out, ",\"pairs\":[");
+	for (unsigned int f = 0; f < model.p.nr_cpus; f++)
+		for (unsigned int t = 0; t < model.p.nr_cpus; t++)
+			if (model.pairs[f][t]) {
+				fprintf(out, "%s[%u,%u,%lu]", first ? "" : ",", f, t, model.pairs[f][t]);
+				first = false;
+			}
+	fprintf(out, "]");
+}
+
+/*
+ * The history of the hottest lines (the first MOVES_LINES of hot[]), up to MOVES_PER_LINE
+ * moves each, in the order they happened: [ps, from, to, outcome, store] (outcome as
+ * outcome_names[]). "moves_dropped": moves of any line past max_moves (moves=N).
+ */
+#define MOVES_LINES 8
+#define MOVES_PER_LINE 4000
+static void write_moves(struct c2c_line *const *hot, uint64_t n)
+{
+	fprintf(out, ",\"moves_dropped\":%lu,\"moves\":[", model.moves_dropped);
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t line = hot[i]->line - 1, kept = 0;
+
+		fprintf(out, "%s{\"phys\":%lu,\"moves\":[", i ? "," : "", (uint64_t)line << C2C_LINE_SHIFT);
+		for (uint64_t k = 0; k < model.nr_moves && kept < MOVES_PER_LINE; k++) {
+			const struct c2c_move *mv = &model.moves[k];
+
+			if (mv->line != line)
+				continue;
+			fprintf(out, "%s[%lu,%u,%u,%u,%u]", kept++ ? "," : "", mv->t, mv->from, mv->to,
+				mv->outcome, mv->store);
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "]");
 }
 
 static void write_window(void)
@@ -594,7 +665,10 @@ static void write_window(void)
 		fprintf(out, "%s", i ? "," : "");
 		write_line(hot[i], i < top_lines);
 	}
-	fprintf(out, "]}\n");
+	fprintf(out, "]");
+	write_pairs();
+	write_moves(hot, nr_hot < MOVES_LINES ? nr_hot : MOVES_LINES);
+	fprintf(out, "}\n");
 	fflush(out);
 	free(hot);
 }
@@ -613,7 +687,8 @@ static void write_params(void)
 /* ---- loading ---- */
 
 /* key=value arguments: out=FILE, sockets=N, threads=N (per core), tick=ADDR (the timer
- * interrupt's entry, left out), max_events=N, lines=N (with code locations), insn_ps=N, and
+ * interrupt's entry, left out), max_events=N, lines=N (with code locations), insn_ps=N,
+ * moves=N (line moves kept per window for the pictures), and
  * <outcome>=PS_SAME:PS_OTHER to change a latency (e.g. hitm=40000:103000). */
 static int parse_arg(const char *arg)
 {
@@ -630,12 +705,16 @@ static int parse_arg(const char *arg)
 		return (params.threads = (unsigned int)strtoul(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "max_events=", 11))
 		return (max_events = strtoull(eq + 1, NULL, 0)) ? 0 : -1;
+	if (!strncmp(arg, "entry=", 6))
+		return (entry_addr = strtoull(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "tick=", 5))
 		return (tick_entry = strtoull(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "lines=", 6))
 		return top_lines = (unsigned int)strtoul(eq + 1, NULL, 0), 0;
 	if (!strncmp(arg, "insn_ps=", 8))
 		return params.ps_per_insn = strtoul(eq + 1, NULL, 0), 0;
+	if (!strncmp(arg, "moves=", 6))
+		return max_moves = strtoull(eq + 1, NULL, 0), 0;
 	for (int o = 0; o < C2C_NR_OUTCOMES; o++)
 		if ((size_t)(eq - arg) == strlen(outcome_names[o]) && !strncmp(arg, outcome_names[o], eq - arg) &&
 		    sscanf(eq + 1, "%lu:%lu", &a, &b) == 2) {
@@ -652,7 +731,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 
 	for (int i = 0; i < argc; i++)
 		if (parse_arg(argv[i])) {
-			fprintf(stderr, "c2c: bad argument '%s' (out=FILE sockets=N threads=N tick=ADDR lines=N insn_ps=N "
+			fprintf(stderr, "c2c: bad argument '%s' (out=FILE sockets=N threads=N tick=ADDR lines=N insn_ps=N moves=N "
 				"hit|cold|hitm|clean|upgrade=PS:PS)\n", argv[i]);
 			return -1;
 		}
@@ -663,6 +742,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			"sockets than vCPUs\n", C2C_MAX_CPUS);
 		return -1;
 	}
+	model.max_moves = max_moves;
 	write_params();
 	if (pthread_create(&merger, NULL, merge_thread, NULL))
 		return -1;

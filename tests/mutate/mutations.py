@@ -1383,6 +1383,18 @@ void put_page(struct page *page)
 """)],
         tests=["host:lockdep_recursion_reported"],
     ),
+    dict(
+        name="lockdep-scope-takes-any-cpu",
+        file="kernel/lockdep.c",
+        says="a test's expect scope captures a report from any CPU while it is open: a real "
+             "deadlock pattern on another CPU goes uncounted and the validator stays on",
+        edits=[("""\
+	return expecting && has_bit(expect_cpus, arch_cpu_id()) ? expecting : NULL;
+""", """\
+	return expecting;
+""")],
+        tests=["host:lockdep_expect_scope_leaves_other_cpus_reports"],
+    ),
     # ---- pinning (mm/gup.c, mm/vm.c) ----
     # Linux 292648ac5cf1 "mm: gup: allow FOLL_PIN to scale in SMP" fixed this.
     # ---- the reader/writer lock (kernel/rwlock.c) ----
@@ -1487,13 +1499,13 @@ void put_page(struct page *page)
 		__atomic_fetch_sub(&mm->nr_pt_pages, 1, __ATOMIC_RELAXED);
 		__free_pages(page, 0);
 	}
-}
+	write_unlock(&mm->mmap_lock);
 """, """\
 		__atomic_fetch_sub(&mm->nr_pt_pages, 1, __ATOMIC_RELAXED);
 		__free_pages(page, 0);
 	}
 	mm_tlb_shootdown(mm);
-}
+	write_unlock(&mm->mmap_lock);
 """)],
         tests=["host:gup_fast_unmap_while_walker_reads_table",
                "kernel:4:gup_private.gup_fast_unmap_while_walker_reads_table",
@@ -1505,7 +1517,7 @@ void put_page(struct page *page)
         says="FOLL_LONGTERM migration copies and replaces a page even though someone else "
              "holds a pin on it (the pin then points at a page nobody maps)",
         edits=[("""\
-	if (page_count(old) != 1) {	/* someone else holds it: it cannot move */
+	if (page_count(head) != refs) {	/* someone else holds it: it cannot move */
 """, """\
 	if (false) {	/* someone else holds it: it cannot move */
 """)],
@@ -1570,14 +1582,16 @@ void put_page(struct page *page)
         says="gup's slow path takes mm->lock with interrupts off (as zone->lock): a CPU waiting "
              "for it cannot answer the TLB shootdown its holder sends",
         edits=[("""\
-	int err = 0, migrate_err = 0;
+	int err, migrate_err = 0;
 
+	VM_BUG_ON(arch_irqs_disabled());	/* waiters must answer the holders' shootdowns */
 	read_lock(&mm->mmap_lock);	/* the VMAs, for the faults */
 	spin_lock(&mm->lock);
 """, """\
-	int err = 0, migrate_err = 0;
+	int err, migrate_err = 0;
 	unsigned long irqs;
 
+	VM_BUG_ON(arch_irqs_disabled());	/* waiters must answer the holders' shootdowns */
 	read_lock(&mm->mmap_lock);	/* the VMAs, for the faults */
 	irqs = spin_lock_irqsave(&mm->lock);
 """), ("""\
@@ -1621,9 +1635,9 @@ void put_page(struct page *page)
         says="munmap takes 1 off rss for a 2 MiB leaf as for a 4 KiB one: rss stays 511 per "
              "huge page unmapped, and mm_destroy() finds it nonzero",
         edits=[("""\
-			__atomic_fetch_sub(&mm->rss, level == 1 ? 1l : 1l << HUGE_ORDER, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&mm->rss, level == 1 ? 1l : 1l << HUGE_ORDER, __ATOMIC_RELAXED);
 """, """\
-			__atomic_fetch_sub(&mm->rss, 1l, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&mm->rss, 1l, __ATOMIC_RELAXED);
 """)],
         tests=["host:handle_mm_fault_vs_munmap_2m_vma",
                "kernel:4:gup_private.handle_mm_fault_vs_munmap_2m_vma"],
@@ -1650,6 +1664,149 @@ void put_page(struct page *page)
 	return old + refs > PAGE_REF_MAX;
 """)],
         tests=["host:gup_host_pin_count_overflow", "kernel:4:gup.gup_pin_count_overflow"],
+    ),
+    # Issue 29: the edges of the address-space API (munmap of part of a 2 MiB page, a split
+    # with the VMA table full, a FOLL_LONGTERM pin that loses its install).
+    dict(
+        name="munmap-part-of-2m-zaps-whole-leaf",
+        file="mm/vm.c",
+        says="munmap of part of a 2 MiB page clears the whole leaf instead of splitting it: "
+             "the other 511 pages, still inside a VMA, lose their data",
+        edits=[("""\
+		if (pte_huge(e) && (lo < start || end < hi))
+			e = __split_huge_pmd(mm, &table[i], e);
+""", """\
+		if (pte_huge(e) && (lo < start || end < hi) && false)
+			e = __split_huge_pmd(mm, &table[i], e);
+""")],
+        tests=["host:mm_munmap_4k_of_2m_page_keeps_the_rest"],
+    ),
+    dict(
+        name="split-huge-pmd-no-refs",
+        file="mm/vm.c",
+        says="splitting a 2 MiB leaf maps 512 4 KiB entries to its pages but keeps the one "
+             "reference of the leaf: unmapping the first 4 KiB page frees the whole block "
+             "under the 511 still mapped",
+        edits=[("""\
+	__atomic_fetch_add(&head->refcount, PTRS_PER_TABLE - 1, __ATOMIC_RELAXED);
+""", "")],
+        tests=["host:mm_munmap_2m_page_piece_by_piece_frees_it_once"],
+    ),
+    dict(
+        name="zap-queues-split-page-per-entry",
+        file="mm/vm.c",
+        says="munmap queues the page of every 4 KiB entry it clears, as for order-0 pages: "
+             "the head of a split 2 MiB page is put on the queue twice (a corrupted list)",
+        edits=[("""\
+	if (list_empty(&head->lru))
+		list_add_tail(&head->lru, &z->data);
+""", """\
+	if (true)
+		list_add_tail(&head->lru, &z->data);
+""")],
+        tests=["host:mm_munmap_split_2m_page_and_4k_page_together"],
+    ),
+    dict(
+        name="huge-fault-ignores-vma-bounds",
+        file="mm/vm.c",
+        says="a fault in a huge VMA that munmap has cut installs a 2 MiB leaf though the "
+             "aligned 2 MiB is not all inside the VMA: it maps addresses no VMA covers",
+        edits=[("""\
+	return vma->huge && haddr >= vma->start && haddr + HUGE_SIZE <= vma->end;
+""", """\
+	return vma->huge && haddr + HUGE_SIZE <= vma->end;
+""")],
+        tests=["host:handle_mm_fault_cut_huge_vma_gets_4k_pages"],
+    ),
+    dict(
+        name="fault-walks-through-huge-leaf",
+        file="mm/vm.c",
+        says="a fault that meets a 2 MiB leaf on its way down takes it for a page table (any "
+             "present entry above the leaves is one) and writes a 4 KiB entry into the "
+             "user's data",
+        edits=[("""\
+	return pte_present(e) && !pte_huge(e);
+""", """\
+	return pte_present(e);
+""")],
+        tests=["host:handle_mm_fault_vs_munmap_2m_vma", "host:gup_migration_vs_faults"],
+    ),
+    dict(
+        name="munmap-split-with-table-full",
+        file="mm/vm.c",
+        says="a munmap that must split a region with the VMA table full cuts the region at "
+             "the hole and unmaps only the hole: its tail stays mapped with no VMA",
+        edits=[("""\
+	for (unsigned int i = 0; i < mm->nr_vmas && mm->nr_vmas == MM_MAX_VMAS; i++)
+		if (mm->vmas[i].start < start && end < mm->vmas[i].end)
+			return -ENOMEM;
+""", ""), ("""\
+		if (v->start < start && end < v->end) {	/* hole in the middle: split */
+			VM_BUG_ON(mm->nr_vmas == MM_MAX_VMAS);
+""", """\
+		if (v->start < start && end < v->end && mm->nr_vmas < MM_MAX_VMAS) {
+""")],
+        tests=["host:mm_munmap_split_with_vma_table_full_fails"],
+    ),
+    dict(
+        name="munmap-unaligned-start-accepted",
+        file="mm/vm.c",
+        says="munmap takes a start that is not page aligned (Linux: -EINVAL) and unmaps the "
+             "page it falls in",
+        edits=[("""\
+	if (!IS_ALIGNED(start, PAGE_SIZE) || start > USER_VA_END || len > USER_VA_END - start ||
+""", """\
+	if (start > USER_VA_END || len > USER_VA_END - start ||
+""")],
+        tests=["host:mm_munmap_bad_range_rejected"],
+    ),
+    dict(
+        name="longterm-late-install-ebusy",
+        file="mm/gup.c",
+        says="a FOLL_LONGTERM pin that finds a MOVABLE page installed after its migration "
+             "pass (a plain fault won the install) fails with -EBUSY instead of moving it",
+        edits=[("""\
+	if ((flags & FOLL_LONGTERM) && !page_longterm_pinnable(page))
+		return -EAGAIN;
+""", """\
+	if ((flags & FOLL_LONGTERM) && !page_longterm_pinnable(page))
+		return -EBUSY;
+""")],
+        tests=["host:pin_user_pages_longterm_loses_install_to_plain_fault"],
+    ),
+    dict(
+        name="gup-slow-irqs-off-unchecked",
+        file="mm/gup.c",
+        says="gup's slow path does not check that interrupts are on: a caller with them off "
+             "waits for locks whose holders wait for it to answer a shootdown",
+        edits=[("""\
+	VM_BUG_ON(arch_irqs_disabled());	/* waiters must answer the holders' shootdowns */
+""", "")],
+        tests=["host:pin_user_pages_irqs_off_caught"],
+    ),
+    dict(
+        name="migrate-split-page-expects-one-ref",
+        file="mm/gup.c",
+        says="FOLL_LONGTERM migration expects one reference on any page it moves: a 4 KiB "
+             "entry of a split 2 MiB page (one reference per entry) always looks held",
+        edits=[("""\
+	if (m->level == 2 || !page_is_large(head))
+		return 1;
+""", """\
+	return 1;
+""")],
+        tests=["host:pin_user_pages_longterm_split_2m_page"],
+    ),
+    dict(
+        name="migrated-2m-leaf-keeps-deposit",
+        file="mm/gup.c",
+        says="the copy of a migrated 2 MiB leaf does not take over the page table deposited "
+             "with it: a later munmap of part of the copy finds none to split with",
+        edits=[("""\
+	if (m->level == 2)
+		pgtable_trans_huge_move(old, m->new);
+""", "")],
+        tests=["host:mm_munmap_part_of_migrated_2m_page"],
     ),
     # ---- NUMA (mm/numa.c, mm/pcp.c, mm/memblock.c) ----
     dict(
@@ -2245,13 +2402,38 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
                "kernel:4:mm_deferred.deferred_init_memmap_*"],
     ),
     dict(
+        name="verify-marks-before-busy-check",
+        file="mm/debug.c",
+        says="mm_verify() walks (and marks) the free lists before it looks for a chunk of the "
+             "deferred init being written; that early return leaves every free page marked, "
+             "and the allocator then discards them as in use",
+        edits=[("""\
+	errors = busy ? 0 : verify_free_lists(zone, end, &free);
+""", """\
+	errors = verify_free_lists(zone, end, &free);
+""")],
+        tests=["host:mm_verify_during_deferred_chunk_leaves_no_marks"],
+    ),
+    dict(
+        name="verify-marks-outside-span",
+        file="mm/debug.c",
+        says="mm_verify() marks a listed block outside the zone it walks, where no span walk "
+             "clears the mark: the block is later 'in two places'",
+        edits=[("""\
+		return errors + verify_fail("%s: free block pfn 0x%lx order %u (node %u zone %u) "
+""", """\
+		errors += verify_fail("%s: free block pfn 0x%lx order %u (node %u zone %u) "
+""")],
+        tests=["host:mm_verify_block_of_other_zone_leaves_no_mark"],
+    ),
+    dict(
         name="verify-reads-unwritten-memmap",
         file="mm/debug.c",
         says="mm_verify() walks struct pages the deferred init has not written yet",
         edits=[("""\
-	unsigned long end = MIN(zone_end_pfn(zone), READ_ONCE(zone->deferred_pfn));
+	end = MIN(zone_end_pfn(zone), zone->deferred_pfn);
 """, """\
-	unsigned long end = zone_end_pfn(zone);
+	end = zone_end_pfn(zone);
 """)],
         tests=["host:mm_init_from_boot_info", "host:deferred_grow_zone_max_order"],
     ),
