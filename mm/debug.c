@@ -4,6 +4,7 @@
  * pcpinfo). No allocation logic here.
  */
 #include "mm/pcp.h"
+#include "mm/mm_test.h"
 #include "kernel/string.h"
 
 static const char *const migratetype_names[MIGRATE_TYPES] = { "Unmovable", "Movable",
@@ -274,14 +275,14 @@ static unsigned long pcp_verify_zone(struct zone *zone, unsigned long end, unsig
 		struct per_cpu_pages *pcp = &zone->pcp[cpu];
 		unsigned long flags = 0;	/* the trylock model leaves it alone */
 
-		if (!pcp_trylock(pcp, zone->pcp_lock, &flags)) {
+		if (!pcp_lock(zone, pcp, PCP_TRY, &flags)) {
 			printk("mm_verify: %s cpu%u pcp busy: a pcp operation is in flight, the "
 			       "allocator is not quiet\n", zone->name, cpu);
 			errors++;
 			continue;
 		}
 		errors += verify_pcp(zone, end, cpu, pages);
-		pcp_unlock(pcp, zone->pcp_lock, flags);
+		pcp_unlock(zone, pcp, flags);
 	}
 	return errors;
 }
@@ -328,19 +329,6 @@ unsigned long mm_verify(struct pglist_data *pgdat)
 
 /* ---- counters and dumps ---- */
 
-/* For tests: hold this CPU's pcp of zone as a hit path would, in the zone's model. */
-struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags)
-{
-	struct per_cpu_pages *pcp = this_cpu_pcp(zone);
-
-	return pcp_trylock(pcp, zone->pcp_lock, flags) ? pcp : NULL;
-}
-
-void pcp_unlock_this_cpu(struct zone *zone, struct per_cpu_pages *pcp, unsigned long flags)
-{
-	pcp_unlock(pcp, zone->pcp_lock, flags);
-}
-
 unsigned long zone_pcp_count(struct zone *zone)
 {
 	unsigned long n = 0;
@@ -369,7 +357,7 @@ static void node_pcp_stats_add(struct pglist_data *pgdat, int cpu, struct pcp_st
 
 		for (unsigned int c = 0; zone->pcp && c < pgdat->nr_cpus; c++)
 			if (cpu < 0 || c == (unsigned int)cpu)
-				pcp_stats_add(sum, &zone->pcp[c].stats);
+				pcp_stats_add(sum, pcp_stats_of(&zone->pcp[c]));
 	}
 }
 
@@ -379,8 +367,8 @@ void pcp_stats_reset(const struct mm_machine *m)
 		for (int z = 0; z < MAX_NR_ZONES; z++) {
 			struct zone *zone = &m->node[nid]->node_zones[z];
 
-			for (unsigned int c = 0; zone->pcp && c < m->nr_cpus; c++) {
-				struct pcp_stats *s = &zone->pcp[c].stats;
+			for (unsigned int c = 0; CONFIG_PCP_STATS && zone->pcp && c < m->nr_cpus; c++) {
+				struct pcp_stats *s = (struct pcp_stats *)pcp_stats_of(&zone->pcp[c]);
 
 				*s = (struct pcp_stats){ .numa_hit = s->numa_hit,
 							 .numa_miss = s->numa_miss,

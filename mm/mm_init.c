@@ -5,6 +5,7 @@
  * kernel's machine. Run-time allocation: page_alloc.c.
  */
 #include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/memblock.h"
 #include "mm/fail_page_alloc.h"
 #include "mm/arch_mm.h"
@@ -909,8 +910,8 @@ static void zone_lock_stats(const struct mm_machine *m, u64 *acquired, u64 *cont
 		for (int z = 0; z < MAX_NR_ZONES; z++) {
 			const struct spinlock *lock = &m->node[nid]->node_zones[z].lock;
 
-			*acquired += READ_ONCE(lock->stats.acquisitions);
-			*contended += READ_ONCE(lock->stats.contended);
+			*acquired += READ_ONCE(lock_stat(lock)->acquisitions);
+			*contended += READ_ONCE(lock_stat(lock)->contended);
 		}
 }
 

@@ -46,7 +46,7 @@ EXERCISES = [
          commands=[('make run SMP=8 CMDLINE="test=mm_pcp*"', None),
                    ("build/host/plain/mmtest --pct 1 --runs 100 zone_pcp_disable_vs_refill",
                     (r"failed (\d+) of 100 runs", "seeds of 100 that fail"))]),
-    dict(id="6", says="`nr_pcp_high()` without its `free_high` case", file="mm/pcp.c",
+    dict(id="6", says="`nr_pcp_high()` without its `free_high` case", file="mm/page_alloc.c",
          edits=[("return (!high || free_high) ? 0 : high;", "return !high ? 0 : high;")],
          commands=[('make run SMP=4 CMDLINE="test=mm_pcp*"', None),
                    ("build/host/plain/mmtest pcp", None)]),

@@ -289,8 +289,8 @@ static void mm_lock_paths(struct ktest *t, struct pglist_data *pgdat, struct mm_
 /*
  * The tree of mm/mmzone.h, outermost first, each lock taken while the ones above it are
  * held; pcp_batch_high_lock, a leaf (nothing is taken under it), under the innermost lock
- * that is held with interrupts on, a pcp lock: a leaf may be taken under anything, and a
- * trylock (the drain's of pcp_drain_lock) leaves no edge of its own to close a cycle with.
+ * that is held with interrupts on, a pcp lock: a leaf may be taken under anything. (Drains
+ * take pcp_drain_lock with spin_lock, so its edges are checked like the others'.)
  */
 static void take_lock_tree(struct mm_struct *mm, struct zone *zone)
 {

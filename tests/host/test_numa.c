@@ -522,10 +522,10 @@ static void zone_statistics_counted_on_allocating_cpu(struct ktest *t)
 }
 
 /*
- * A memoryless node's CPU allocates through the order-0 fast path from its preferred zone,
- * node 0's: the hit counts as node 0's numa_hit (other_node: the CPU is on node 1). But
- * __GFP_THISNODE on the memoryless node must fail, even with a page of node 0 on this CPU's
- * list where the fast path would find it. Expect: the page just freed, counted; then NULL.
+ * A memoryless node's CPU allocates order 0 from the first zone of its zonelist, node 0's,
+ * off its list there: the hit counts as node 0's numa_hit (other_node: the CPU is on node
+ * 1). But __GFP_THISNODE on the memoryless node must fail, even with a page of node 0 on
+ * this CPU's list where a hit would find it. Expect: the page just freed, counted; then NULL.
  */
 static void alloc_pages_memoryless_node_fast_hit_thisnode_fails(struct ktest *t)
 {
@@ -539,7 +539,7 @@ static void alloc_pages_memoryless_node_fast_hit_thisnode_fails(struct ktest *t)
 
 	KT_ASSERT_TRUE(t, m);
 	z0 = &m->node[0]->node_zones[ZONE_DMA32];
-	KT_ASSERT_TRUE(t, m->node[1]->preferred_zone[ZONE_NORMAL] == z0);
+	KT_ASSERT_TRUE(t, m->node[1]->node_zonelists[ZONELIST_FALLBACK]._zonerefs[0].zone == z0);
 	page = alloc_pages_node(m->node[1], GFP_KERNEL, 0);
 	KT_ASSERT_TRUE(t, page && page_pgdat(page) == m->node[0]);
 	__free_pages(page, 0);

@@ -187,24 +187,27 @@ MUTATIONS = [
         says="a drain (drain_pages_zone) empties another CPU's list without taking that list's "
              "lock (trylock model)",
         edits=[("""\
-	if (model == PCP_LOCK_IRQSAVE)
-		return spin_lock_irqsave(&pcp->lock);
-	spin_lock(&pcp->lock);
-	return 0;
+	unsigned long flags;
+	int count;
+
+	do {
+		pcp_lock(zone, pcp, PCP_WAIT, &flags);
+		count = pcp->count;
 """, """\
-	if (model == PCP_LOCK_IRQSAVE)
-		return spin_lock_irqsave(&pcp->lock);
-	return 0;
+	unsigned long flags = 0;
+	int count;
+
+	do {
+		if (zone->pcp_lock != PCP_LOCK_TRYLOCK)
+			pcp_lock(zone, pcp, PCP_WAIT, &flags);
+		count = pcp->count;
 """), ("""\
-	else if (model == PCP_LOCK_IRQSAVE)
-		spin_unlock_irqrestore(&pcp->lock, flags);
-	else
-		spin_unlock(&pcp->lock);
-}
+		pcp_unlock(zone, pcp, flags);
+	} while (count > 0);
 """, """\
-	else if (model == PCP_LOCK_IRQSAVE)
-		spin_unlock_irqrestore(&pcp->lock, flags);
-}
+		if (zone->pcp_lock != PCP_LOCK_TRYLOCK)
+			pcp_unlock(zone, pcp, flags);
+	} while (count > 0);
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
@@ -246,32 +249,33 @@ MUTATIONS = [
         says="the drain before Linux 66eca1021a42: count is read before taking the lock, and "
              "that many pages are freed (a refill in flight is left behind)",
         edits=[("""\
+	unsigned long flags;
 	int count;
 
 	do {
-		unsigned long flags = drain_lock(pcp, model);
-
+		pcp_lock(zone, pcp, PCP_WAIT, &flags);
 		count = pcp->count;
 		if (count) {
 			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
 			free_pcppages_bulk(zone, to_drain, pcp, 0);
-			pcp->stats.drained += (u64)(count - pcp->count);
+			__count_pcp_event(pcp, drained, (u64)(count - pcp->count));
 			count -= to_drain;
 		}
-		drain_unlock(pcp, model, flags);
+		pcp_unlock(zone, pcp, flags);
 	} while (count > 0);
 """, """\
+	unsigned long flags;
 	int count = READ_ONCE(pcp->count);
 
 	while (count) {
 		int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
-		unsigned long flags = drain_lock(pcp, model);
 
+		pcp_lock(zone, pcp, PCP_WAIT, &flags);
 		count -= chunk;
 		free_pcppages_bulk(zone, chunk, pcp, 0);
-		pcp->stats.drained += (u64)chunk;
-		drain_unlock(pcp, model, flags);
+		__count_pcp_event(pcp, drained, (u64)chunk);
+		pcp_unlock(zone, pcp, flags);
 	}
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
@@ -292,7 +296,7 @@ MUTATIONS = [
     ),
     dict(
         name="remote-home-counts-request",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="remote_home counts the pages a spill asked for, not those it sent home: a spill "
              "of 1 page that frees an order-3 block counts 1, not 8 (issue 29, #11)",
         edits=[("""\
@@ -317,11 +321,11 @@ MUTATIONS = [
         edits=[("""\
 			count -= to_drain;
 		}
-		drain_unlock(pcp, model, flags);
+		pcp_unlock(zone, pcp, flags);
 	} while (count > 0);
 """, """\
 		}
-		drain_unlock(pcp, model, flags);
+		pcp_unlock(zone, pcp, flags);
 	} while (count > 0);
 """)],
         tests=["host:drain_pages_zone_one_hold_per_chunk"],
@@ -379,9 +383,9 @@ MUTATIONS = [
         says="in the irqoff model a drain empties another CPU's list itself instead of asking "
              "that CPU (whose list is protected only by its own interrupts being off)",
         edits=[("""\
-	if (model == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
+	if (m->pcp_lock == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
 """, """\
-	if (false && model == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
+	if (false && m->pcp_lock == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
@@ -394,20 +398,20 @@ MUTATIONS = [
         says="the allocation slow path drains this CPU's lists for a caller that cannot wait: "
              "in an interrupt that spins on the pcp lock the interrupted code may hold",
         edits=[("""\
-	if (page || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
-		return page;
-	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
-	drain_all_pages_machine(ac->pgdat->machine);
-""", """\
-	if (page)
-		return page;
-	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
-	if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
+		if (page || drained || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
+			break;
+		__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
 		drain_all_pages_machine(ac->pgdat->machine);
-	else
-		for (int z = 0; z < MAX_NR_ZONES; z++)
-			if (ac->pgdat->node_zones[z].pcp)
-				drain_local_pages(&ac->pgdat->node_zones[z]);
+""", """\
+		if (page || drained)
+			break;
+		__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
+		if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
+			drain_all_pages_machine(ac->pgdat->machine);
+		else
+			for (int z = 0; z < MAX_NR_ZONES; z++)
+				if (ac->pgdat->node_zones[z].pcp)
+					drain_local_pages(&ac->pgdat->node_zones[z]);
 """)],
         tests=["host:lockdep_host_atomic_alloc_in_irq", "host:pcp_irq_alloc_exhausted_no_drain",
                "kernel:2:lockdep_mm.*"],
@@ -418,9 +422,9 @@ MUTATIONS = [
         says="the allocation slow path drains every CPU's lists even when called with "
              "interrupts off (two such CPUs wait for each other's IPI forever)",
         edits=[("""\
-	if (page || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
+		if (page || drained || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
 """, """\
-	if (page || !(gfp & __GFP_DIRECT_RECLAIM))
+		if (page || drained || !(gfp & __GFP_DIRECT_RECLAIM))
 """)],
         tests=["host:alloc_pages_slowpath_irqs_off", "host:mm_private_pcp_exhaustion_all_cpus",
                "kernel:4:mm_pcp*,mm_private.*"],
@@ -431,34 +435,30 @@ MUTATIONS = [
         says="the trylock model takes this CPU's pcp lock with a spinning spin_lock: an "
              "interrupt that arrives while the lock is held deadlocks on it",
         edits=[("""\
-	if (model == PCP_LOCK_TRYLOCK)
-		return pcp_spin_trylock(pcp);
-""", """\
-	if (model == PCP_LOCK_TRYLOCK) {
-		spin_lock(&pcp->lock);
+		if (likely(wait == PCP_TRY))
+			return pcp_spin_trylock(pcp);
+		pcp_spin_lock(pcp);
 		return true;
-	}
+""", """\
+		pcp_spin_lock(pcp);
+		return true;
 """)],
         tests=["host:pcp_irq_reentry_all_models", "host:pcp_alloc_pages_bulk",
                "kernel:4:mm_pcp*"],
     ),
     dict(
         name="alloc-after-unlock",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="rmqueue_pcplist() releases the pcp lock one line too early: the list is "
              "taken from without the lock",
         edits=[("""\
 	pcp->free_factor >>= 1;
-	page = __rmqueue_pcplist(zone, order, pcp, list);
-	if (likely(page))
-		pcp->stats.alloc_hit++;
-	pcp_unlock(pcp, model, flags);
+	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
+	pcp_unlock(zone, pcp, flags);
 """, """\
 	pcp->free_factor >>= 1;
-	pcp_unlock(pcp, model, flags);
-	page = __rmqueue_pcplist(zone, order, pcp, list);
-	if (likely(page))
-		pcp->stats.alloc_hit++;
+	pcp_unlock(zone, pcp, flags);
+	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
@@ -468,29 +468,28 @@ MUTATIONS = [
     # (CONFIG_DEBUG_VM=0, mm.poison off), the configuration users run.
     dict(
         name="free-past-high",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="an order-0 free pushes past pcp->high: its list never spills to the buddy lists",
         edits=[("""\
-	return pcp->count >= READ_ONCE(pcp->high) ||
+	if (pcp->count >= high) {
 """, """\
-	return (order && pcp->count >= READ_ONCE(pcp->high)) ||
+	if (order && pcp->count >= high) {
 """)],
         tests=["release:pcp_spill_grows_then_allocation_halves",
                "host:pcp_spill_grows_then_allocation_halves", "kernel:4:mm_pcp.*"],
     ),
     dict(
         name="free-waits-for-pcp-lock",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="the free takes this CPU's pcp lock with a waiting spin_lock (trylock model): a "
              "free from an interrupt that lands inside this CPU's own hold spins on itself",
         edits=[("""\
-	if (unlikely(!pcp_trylock(pcp, model, &flags))) {
-		pcp->stats.trylock_fail_free++;
+		pcp = this_cpu_pcp(zone);
+		if (likely(pcp_lock(zone, pcp, PCP_TRY, &flags))) {
 """, """\
-	if (model == PCP_LOCK_TRYLOCK) {
-		spin_lock(&pcp->lock);
-	} else if (unlikely(!pcp_trylock(pcp, model, &flags))) {
-		pcp->stats.trylock_fail_free++;
+		pcp = this_cpu_pcp(zone);
+		if (likely(pcp_lock(zone, pcp, zone->pcp_lock == PCP_LOCK_TRYLOCK ? PCP_WAIT :
+				    PCP_TRY, &flags))) {
 """)],
         tests=["release:pcp_irq_reentry_all_models", "host:pcp_irq_reentry_all_models",
                "kernel:4:mm_pcp_private.pcp_irq_reentry_all_models"],
@@ -502,11 +501,15 @@ MUTATIONS = [
              "state back: a hold and its release disagree, as a hold taken under one model and "
              "released under another did when the model could change at run time",
         edits=[("""\
-	else if (model == PCP_LOCK_IRQSAVE)
-		pcp_spin_unlock_irqrestore(pcp, flags);
-""", """\
-	else if (model == PCP_LOCK_IRQSAVE)
+	if (zone->pcp_lock == PCP_LOCK_IRQSAVE)
 		pcp_spin_unlock(pcp);
+	arch_irq_restore(flags);
+""", """\
+	if (zone->pcp_lock == PCP_LOCK_IRQSAVE) {
+		pcp_spin_unlock(pcp);
+		return;
+	}
+	arch_irq_restore(flags);
 """)],
         tests=["host:pcp_lock_model_fixed_per_instance", "host:pcp_irq_reentry_all_models",
                "kernel:4:mm_pcp*"],
@@ -514,21 +517,21 @@ MUTATIONS = [
     # ---- per-CPU lists: bookkeeping (mm/pcp.c) ----
     dict(
         name="pcp-flag-kept-on-alloc",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="a page taken off a per-CPU list for an allocation keeps its PG_pcp flag",
         edits=[("""\
-	list_del(&page->lru);
-	__clear_page_flag(page, PG_pcp);
-	WRITE_ONCE(pcp->count, pcp->count - (1 << order));
+		list_del(&page->lru);
+		__clear_page_flag(page, PG_pcp);
+		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 """, """\
-	list_del(&page->lru);
-	WRITE_ONCE(pcp->count, pcp->count - (1 << order));
+		list_del(&page->lru);
+		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
     dict(
         name="pcp-flag-kept-on-spill",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="a page spilled from a per-CPU list to the buddy lists keeps its PG_pcp flag",
         edits=[("""\
 			list_del(&page->lru);
@@ -542,23 +545,25 @@ MUTATIONS = [
     ),
     dict(
         name="refill-counted-in-blocks",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="a refill of order-n blocks adds the number of blocks to pcp->count, not pages",
         edits=[("""\
-	WRITE_ONCE(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt) << order));
+			WRITE_ONCE(pcp->count, pcp->count +
+				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
 """, """\
-	WRITE_ONCE(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
+			WRITE_ONCE(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
     dict(
         name="refill-not-counted",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="a refill puts pages on the list without adding them to pcp->count",
         edits=[("""\
-	WRITE_ONCE(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt) << order));
+			WRITE_ONCE(pcp->count, pcp->count +
+				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
 """, """\
-	rmqueue_bulk(zone, order, batch, list, mt);
+			rmqueue_bulk(zone, order, batch, list, mt);
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
@@ -597,19 +602,23 @@ MUTATIONS = [
     ),
     dict(
         name="refill-drains-under-own-hold",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="a refill that finds the buddy lists empty drains every CPU's lists and refills "
              "again, still holding its own pcp: pcp_drain_lock and other pcp locks taken "
              "under a pcp lock (two CPUs doing it wait for each other's list)",
         edits=[("""\
-		if (list_empty(list) && !pcp_refill(zone, order, mt, pcp, list))
-			break;
+			__count_pcp_event(pcp, refill, 1);
+			if (unlikely(list_empty(list)))
+				return NULL;
 """, """\
-		if (list_empty(list) && !pcp_refill(zone, order, mt, pcp, list)) {
-			drain_all_pages(zone);	/* the other CPUs' pages back to the buddy lists */
-			if (!pcp_refill(zone, order, mt, pcp, list))
-				break;
-		}
+			__count_pcp_event(pcp, refill, 1);
+			if (unlikely(list_empty(list))) {
+				drain_all_pages(zone);	/* the other CPUs' pages back to the buddy lists */
+				WRITE_ONCE(pcp->count, pcp->count +
+					   (rmqueue_bulk(zone, order, batch, list, mt) << order));
+			}
+			if (unlikely(list_empty(list)))
+				return NULL;
 """)],
         tests=["host:mm_private_pcp_exhaustion_all_cpus", "host:mm_locks_follow_the_lock_tree",
                "kernel:4:mm_private.mm_private_pcp_exhaustion_all_cpus"],
@@ -680,32 +689,36 @@ MUTATIONS = [
     ),
     dict(
         name="refill-reads-batch-plainly",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="a refill reads pcp->batch with a plain load, not READ_ONCE, while a "
              "zone_pcp_disable() or zone_pcp_update() may be writing it (a data race: the "
              "compiler may read it twice, and see two values)",
         edits=[("""\
-	int batch = READ_ONCE(pcp->batch);
+			int batch = READ_ONCE(pcp->batch);
 
-	if (batch > 1)
-		batch = MAX(batch >> order, 2);
+			if (batch > 1)
+				batch = MAX(batch >> order, 2);
 """, """\
-	int batch = pcp->batch;
+			int batch = pcp->batch;
 
-	if (batch > 1)
-		batch = MAX(batch >> order, 2);
+			if (batch > 1)
+				batch = MAX(batch >> order, 2);
 """)],
         tests=["tsan:zone_pcp_disable_vs_refill_interleavings"],
     ),
     dict(
         name="free-commit-reads-high-plainly",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="the free's spill check reads pcp->high with a plain load, not READ_ONCE, while "
              "a zone_pcp_disable() or zone_pcp_update() may be writing it (a data race)",
         edits=[("""\
-	return pcp->count >= READ_ONCE(pcp->high) ||
+	int high = READ_ONCE(pcp->high);
+
+	return (!high || free_high) ? 0 : high;
 """, """\
-	return pcp->count >= pcp->high ||
+	int high = pcp->high;
+
+	return (!high || free_high) ? 0 : high;
 """)],
         tests=["tsan:zone_pcp_disable_vs_refill_interleavings"],
     ),
@@ -725,16 +738,18 @@ MUTATIONS = [
         says="a drain counts the pages it drained after letting go of the pcp, reading "
              "pcp->count outside the hold while the owner refills",
         edits=[("""\
+		pcp_lock(zone, pcp, PCP_WAIT, &flags);
 		count = pcp->count;
 		if (count) {
 			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
 			free_pcppages_bulk(zone, to_drain, pcp, 0);
-			pcp->stats.drained += (u64)(count - pcp->count);
+			__count_pcp_event(pcp, drained, (u64)(count - pcp->count));
 			count -= to_drain;
 		}
-		drain_unlock(pcp, model, flags);
+		pcp_unlock(zone, pcp, flags);
 """, """\
+		pcp_lock(zone, pcp, PCP_WAIT, &flags);
 		int before = count = pcp->count;
 		if (count) {
 			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
@@ -742,9 +757,9 @@ MUTATIONS = [
 			free_pcppages_bulk(zone, to_drain, pcp, 0);
 			count -= to_drain;
 		}
-		drain_unlock(pcp, model, flags);
+		pcp_unlock(zone, pcp, flags);
 		if (before)
-			pcp->stats.drained += (u64)(before - pcp->count);
+			__count_pcp_event(pcp, drained, (u64)(before - pcp->count));
 """)],
         tests=["tsan:pcp_remote_drain_under_fire"],
     ),
@@ -754,9 +769,9 @@ MUTATIONS = [
         says="numa_foreign is counted on CPU 0's pcp of the preferred zone, whoever allocated: "
              "every CPU writes CPU 0's counter, outside any hold",
         edits=[("""\
-	preferred->pcp[pcp - zone->pcp].stats.numa_foreign++;
+	__count_pcp_event(&preferred->pcp[pcp - zone->pcp], numa_foreign, 1);
 """, """\
-	preferred->pcp->stats.numa_foreign++;
+	__count_pcp_event(preferred->pcp, numa_foreign, 1);
 """)],
         tests=["host:zone_statistics_counted_on_allocating_cpu"],
     ),
@@ -1010,9 +1025,9 @@ void put_page(struct page *page)
         says="a failed trylock counts itself with a plain increment, though the failing CPUs "
              "count trylock_failed together (struct lock_stats): failures are lost",
         edits=[("""\
-		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+#define lock_stat_count(lock, item) __atomic_fetch_add(&(lock)->stats.item, 1, __ATOMIC_RELAXED)
 """, """\
-		lock->stats.trylock_failed++;
+#define lock_stat_count(lock, item) ((lock)->stats.item++)
 """)],
         tests=["tsan:spin_trylock_failures_counted_exactly"],
     ),
@@ -1059,6 +1074,8 @@ void put_page(struct page *page)
 	lockdep_acquire_at(lock, false);
 	spin_check_lock(lock);
 	while (!arch_spin_trylock(lock)) {
+		if (!spins)
+			lock_stat_count(lock, contended);
 		/* Spin on a plain read so waiters share the line instead of bouncing it. */
 		do {
 			arch_cpu_relax();
@@ -1068,6 +1085,8 @@ void put_page(struct page *page)
 """, """\
 	spin_check_lock(lock);
 	while (!arch_spin_trylock(lock)) {
+		if (!spins)
+			lock_stat_count(lock, contended);
 		/* Spin on a plain read so waiters share the line instead of bouncing it. */
 		do {
 			arch_cpu_relax();
@@ -1086,7 +1105,7 @@ void put_page(struct page *page)
         edits=[("""\
 	arch_interleave_point();
 	if (spin_looks_locked(lock) || !arch_spin_trylock(lock)) {
-		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+		lock_stat_count(lock, trylock_failed);
 		return false;
 	}
 	__spin_acquired(lock, 0);
@@ -1095,7 +1114,7 @@ void put_page(struct page *page)
 	arch_interleave_point();
 	lockdep_acquire_at(lock, true);
 	if (spin_looks_locked(lock) || !arch_spin_trylock(lock)) {
-		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+		lock_stat_count(lock, trylock_failed);
 		return false;
 	}
 	__spin_acquired(lock, 0);
@@ -1814,17 +1833,17 @@ void put_page(struct page *page)
     ),
     dict(
         name="free-to-local-node-zone",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="a freed page goes to this CPU's list of the same zone type on the CPU's own node, "
              "not of the page's zone: the page changes node",
         edits=[("""\
-static __always_inline void free_unref_page(struct page *page, unsigned int order)
-{
-	struct zone *zone = page_zone(page);
+	if (!free_pages_prepare(page, order))
+		return;
+	zone = page_zone(page);
 """, """\
-static __always_inline void free_unref_page(struct page *page, unsigned int order)
-{
-	struct zone *zone = &local_node(page_pgdat(page))->node_zones[page->zone];
+	if (!free_pages_prepare(page, order))
+		return;
+	zone = &local_node(page_pgdat(page))->node_zones[page->zone];
 """)],
         tests=["host:numa_remote_free_vs_drain", "asan:numa_remote_free_vs_drain",
                "kernel:4:mm_numa.*"],
@@ -1857,29 +1876,30 @@ static __always_inline void free_unref_page(struct page *page, unsigned int orde
                "kernel:1:mm_numa.numa_exhaust_node_falls_back"],
     ),
     dict(
-        name="fast-path-ignores-thisnode",
+        name="thisnode-falls-back",
         file="mm/page_alloc.c",
-        says="the order-0 first attempt serves __GFP_THISNODE from the preferred zone even "
-             "when it is another node's (a memoryless node gets a page of its neighbour)",
+        says="__GFP_THISNODE walks the node's fallback zonelist, not its own zones: a memoryless node "
+             "gets a page of its neighbour (the one just freed, off this CPU's list of that zone)",
         edits=[("""\
-		    !((gfp & __GFP_THISNODE) && zone->node != pgdat) && likely(pcp_enabled))
+	ac.zonelist = &pgdat->node_zonelists[(gfp & __GFP_THISNODE) ? ZONELIST_NOFALLBACK :
+									ZONELIST_FALLBACK];
 """, """\
-		    likely(pcp_enabled))
+	ac.zonelist = &pgdat->node_zonelists[ZONELIST_FALLBACK];
 """)],
         tests=["host:alloc_pages_memoryless_node_fast_hit_thisnode_fails"],
     ),
     dict(
-        name="fast-path-numa-hit-not-counted",
-        file="mm/pcp.h",
-        says="a hit on a per-CPU list (rmqueue_pcplist) counts alloc_hit but not the NUMA "
+        name="pcp-hit-numa-not-counted",
+        file="mm/page_alloc.c",
+        says="an allocation off a per-CPU list (rmqueue_pcplist) counts alloc_hit but not the NUMA "
              "statistics (numa_hit, nor, summed, local_node/other_node)",
         edits=[("""\
-	pcp_unlock(pcp, model, flags);
-	if (likely(page))
+	pcp_unlock(zone, pcp, flags);
+	if (page)
 		zone_statistics(preferred, zone, pcp);
 	return page;
 """, """\
-	pcp_unlock(pcp, model, flags);
+	pcp_unlock(zone, pcp, flags);
 	return page;
 """)],
         tests=["host:alloc_pages_memoryless_node_fast_hit_thisnode_fails"],
@@ -2578,7 +2598,7 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
         says="numa_hit is counted in one slot for the whole zone (CPU 0's), atomically: a shared "
              "counter every hit writes, as Linux's per-CPU vmstat differentials avoid",
         edits=[("""\
-		pcp->stats.numa_hit++;
+		__count_pcp_event(pcp, numa_hit, 1);
 """, """\
 		__atomic_fetch_add(&zone->pcp[0].stats.numa_hit, 1, __ATOMIC_RELAXED);
 """)],
@@ -2590,15 +2610,9 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
         says="the order-0 watermark check counts the pages on every CPU's list as free "
              "(zone_pcp_count()): every allocation reads the count line every other CPU's hits write",
         edits=[("""\
-#include "kernel/string.h"
+	long free = READ_ONCE(z->free_pages);
 """, """\
-#include "kernel/string.h"
-#include "mm/mm_test.h"
-"""), ("""\
-	return READ_ONCE(z->free_pages) > (long)(mark + z->lowmem_reserve[highest_zoneidx]);
-""", """\
-	return READ_ONCE(z->free_pages) + (long)zone_pcp_count((struct zone *)z) >
-	       (long)(mark + z->lowmem_reserve[highest_zoneidx]);
+	long free = READ_ONCE(z->free_pages) + (long)zone_pcp_count(z);
 """)],
         tests=["conflict:pairs_vs_pairs"],
     ),
