@@ -1060,10 +1060,89 @@ def run_one(args, out=sys.stdout):
     return passed, failed + missing + (1 if problems else 0), skipped, problems, run
 
 
+MONITOR_PROMPT = "smpmm> "
+
+
+class MonitorConsole:
+    """QEMU with the serial port (and its monitor, Ctrl-A C) on pipes: everything read is kept
+    (and copied to `echo`, a file, if given); expect() waits for a pattern, type() types a
+    line a character at a time, as a person does. Used by the scripted monitor below and by
+    tests/shell_test.py."""
+
+    def __init__(self, cmd, echo=None):
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self.buf = ""
+        self.echo = echo
+        self.lock = threading.Lock()
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _reader(self):
+        for chunk in iter(lambda: self.proc.stdout.read1(4096), b""):
+            text = chunk.decode(errors="replace").replace("\r", "")
+            with self.lock:
+                self.buf += text
+            if self.echo:
+                self.echo.write(text)
+                self.echo.flush()
+
+    def expect(self, pattern, since, timeout):
+        """The end of the first match of pattern after offset since, or None (timeout, or
+        QEMU gone)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                text = self.buf[since:]
+            m = re.search(pattern, text)
+            if m:
+                return since + m.end()
+            if self.proc.poll() is not None:
+                return None
+            time.sleep(0.05)
+        return None
+
+    def type(self, line):
+        for ch in line + "\r":
+            self.proc.stdin.write(ch.encode())
+            self.proc.stdin.flush()
+            time.sleep(0.002)
+
+
+def run_shell_script(args, lines):
+    """--shell with stdin not a terminal: type each line of the script at the monitor's prompt,
+    waiting for the prompt before each (QEMU would pass piped bytes on while the firmware,
+    GRUB or the kernel's UART set-up still drops them), then `exit` unless the script did.
+    The session goes to stdout (and, by QEMU, to the log); returns 0 if QEMU left by `exit`."""
+    with tempfile.TemporaryDirectory(prefix="smpmm-shell-") as tmpdir:
+        con = MonitorConsole(qemu_command(args, tmpdir), echo=sys.stdout)
+        pos, exited = 0, False
+        for line in lines + ["exit"]:
+            pos = con.expect(re.escape(MONITOR_PROMPT), pos, args.timeout)
+            if pos is None:
+                sys.stdout.write("\nrunner: no monitor prompt within %d s (--timeout); stopping\n" % args.timeout)
+                break
+            con.type(line)
+            exited = line.strip().lower() == "exit"
+            if exited:
+                break
+        try:
+            status = con.proc.wait(timeout=args.timeout if exited else 5)
+        except subprocess.TimeoutExpired:
+            con.proc.kill()
+            status = None
+    return 0 if status in (EXIT_PASS, 0) else (status or 1)
+
+
 def run_shell(args):
-    """--shell: QEMU on this terminal until it exits; returns 0 if it left by `exit`."""
+    """--shell: QEMU on this terminal until it exits; returns 0 if it left by `exit`. With
+    stdin a pipe or a file, the monitor is scripted (run_shell_script())."""
     if not os.path.exists(args.iso):
         raise SystemExit(f"runner: {args.iso} not found; run `make` first")
+    if not sys.stdin.isatty():
+        lines = [l.rstrip("\r\n") for l in sys.stdin if l.strip() and not l.lstrip().startswith("#")]
+        print(f"runner: the monitor, scripted: {len(lines)} line(s) from stdin, each typed at a prompt "
+              f"(-smp {args.smp} -m {args.mem}); log {args.log}", flush=True)
+        return run_shell_script(args, lines)
     if args.numa_nodes:
         print(f"numa: {numa_describe(args.numa_nodes, args.numa_dist)}")
     print(f"runner: the monitor on this terminal (-smp {args.smp} -m {args.mem} "

@@ -64,6 +64,12 @@ void c2c_object(const char *name, const void *addr, unsigned long size)
 	       (unsigned long long)arch_virt_to_phys(addr), size);
 }
 
+void c2c_object_type(const char *name, const char *type, const void *addr, unsigned long size)
+{
+	printk("C2C {\"object\":\"%s\",\"type\":\"%s\",\"phys\":%llu,\"size\":%lu}\n", name, type,
+	       (unsigned long long)arch_virt_to_phys(addr), size);
+}
+
 /* The names by which the report finds a node's lines: zones, their locks, free lists and
  * per-CPU lists, and the memory map. */
 void c2c_node_objects(struct pglist_data *pgdat)
@@ -76,17 +82,17 @@ void c2c_node_objects(struct pglist_data *pgdat)
 		if (!zone_populated(zone))
 			continue;
 		snprintf(name, sizeof(name), "%s zone %s", pgdat->name, zone->name);
-		c2c_object(name, zone, sizeof(*zone));
+		c2c_object_type(name, "struct zone", zone, sizeof(*zone));
 		snprintf(name, sizeof(name), "%s zone %s ->lock", pgdat->name, zone->name);
-		c2c_object(name, &zone->lock, sizeof(zone->lock));
+		c2c_object_type(name, "spinlock_t", &zone->lock, sizeof(zone->lock));
 		snprintf(name, sizeof(name), "%s zone %s ->free_area", pgdat->name, zone->name);
-		c2c_object(name, zone->free_area, sizeof(zone->free_area));
+		c2c_object_type(name, "struct free_area", zone->free_area, sizeof(zone->free_area));
 		snprintf(name, sizeof(name), "%s zone %s ->pcp[]", pgdat->name, zone->name);
-		c2c_object(name, zone->pcp, pgdat->nr_cpus * sizeof(*zone->pcp));
+		c2c_object_type(name, "struct per_cpu_pages", zone->pcp, pgdat->nr_cpus * sizeof(*zone->pcp));
 	}
 	for (unsigned long pfn = pgdat->node_start_pfn & ~(PAGES_PER_SECTION - 1);
 	     pfn < pgdat->node_end_pfn; pfn += PAGES_PER_SECTION)
 		if (pfn_in_node(pgdat, pfn))
-			c2c_object("struct page", pfn_to_page(pgdat, pfn),
-				   PAGES_PER_SECTION * sizeof(struct page));
+			c2c_object_type("struct page", "struct page", pfn_to_page(pgdat, pfn),
+					PAGES_PER_SECTION * sizeof(struct page));
 }

@@ -20,19 +20,23 @@ $(C2C_BUILD)/test_model: tests/c2c/test_model.c tests/c2c/model.c tests/c2c/outp
 	@echo "  CC      $@"
 	$(Q)$(HOST_CC) $(C2C_CFLAGS) -pthread -o $@ tests/c2c/test_model.c tests/c2c/model.c tests/c2c/output.c
 
-.PHONY: c2c c2c-test c2c-plugin
+.PHONY: c2c c2c-test c2c-plugin c2c-small
 c2c-plugin: $(C2C_PLUGIN)
 
 # The plugin's own cases (part of make test): every machine file's values sourced or assumed
 # with a range, the model alone on hand-written streams, then the kernel's bench=c2c_selftest
 # under the plugin at 4 CPUs, every count exact; then the selftest's recorded streams replayed
 # without QEMU (the live run's counts again) and on every machine file, each access's outcome
-# checked against the MESI table by a second model (tests/c2c/mesi_check.py).
+# checked against the MESI table by a second model (tests/c2c/mesi_check.py); then the
+# conflict-freedom layer: the release kernel booted from RAM, bench=c2c_conflict
+# (tests/c2c/conflict.py), and the pictures of that boot (tests/c2c/pictures.py --check).
 # Each part ends with its `N passed, N failed`; the last line adds them up (make test reads it).
 C2C_TEST_PARTS = "$(PYTHON) tests/c2c/machine.py check" \
 	"$(PYTHON) tests/c2c/check.py --model $(C2C_BUILD)/test_model --plugin $(C2C_PLUGIN) --iso $(ISO) --out $(C2C_BUILD)/check" \
-	"$(PYTHON) tests/c2c/replay_check.py --plugin $(C2C_PLUGIN) --replay $(C2C_BUILD)/replay --iso $(ISO) --out $(C2C_BUILD)/replay-check"
-c2c-test: check-tools $(C2C_BUILD)/test_model $(C2C_BUILD)/replay $(C2C_PLUGIN) iso
+	"$(PYTHON) tests/c2c/replay_check.py --plugin $(C2C_PLUGIN) --replay $(C2C_BUILD)/replay --iso $(ISO) --out $(C2C_BUILD)/replay-check" \
+	"$(PYTHON) tests/c2c/conflict.py --plugin $(C2C_PLUGIN) --iso $(RELEASE_LNX) --out $(C2C_BUILD)/conflict" \
+	"$(PYTHON) tests/c2c/pictures.py --check --counts $(C2C_BUILD)/conflict/conflict.json --log $(C2C_BUILD)/conflict/conflict.log --elf $(BUILD)/release/smpmm.elf --out $(C2C_BUILD)/conflict/c2c.html"
+c2c-test: check-tools $(C2C_BUILD)/test_model $(C2C_BUILD)/replay $(C2C_PLUGIN) iso release
 	@rc=0; sums=$(C2C_BUILD)/c2c-test.sums; : > $$sums; \
 	for part in $(C2C_TEST_PARTS); do \
 		echo "$$part"; $$part > $$sums.part 2>&1 || rc=1; cat $$sums.part; \
@@ -48,6 +52,13 @@ C2C_ONLY ?=
 c2c: check-tools $(C2C_PLUGIN) release
 	$(PYTHON) tests/c2c/run.py --plugin $(C2C_PLUGIN) --iso $(RELEASE_LNX) --out $(C2C_BUILD) \
 		--make "$(MAKE)" $(if $(C2C_ONLY),--only $(C2C_ONLY))
+
+# The same experiments at 4 CPUs, in under a minute, with their pictures (tests/c2c/small.py):
+# $(BUILD)/c2c-small/c2c.html (heat maps, the hottest line's owner over time, struct layouts
+# coloured by transfers, annotated source), report*.txt and summary.txt.
+c2c-small: check-tools $(C2C_PLUGIN) release
+	$(PYTHON) tests/c2c/small.py --plugin $(C2C_PLUGIN) --image $(RELEASE_LNX) --out $(BUILD)/c2c-small \
+		--make "$(MAKE)"
 
 # The model without QEMU, on recorded streams (the plugin's trace=DIR): tests/c2c/replay.c.
 $(C2C_BUILD)/replay: tests/c2c/replay.c tests/c2c/model.c tests/c2c/output.c tests/c2c/model.h tests/c2c/c2c.mk

@@ -31,7 +31,9 @@ int c2c_model_init(struct c2c_model *m, const struct c2c_params *p)
 	}
 	m->nr_slots = 1 << 16;
 	m->lines = calloc(m->nr_slots, sizeof(*m->lines));
-	return m->lines ? 0 : -1;
+	m->pairs = calloc((size_t)p->nr_cpus * p->nr_cpus, sizeof(*m->pairs));
+	m->max_moves = C2C_MAX_MOVES;
+	return m->lines && m->pairs ? 0 : -1;
 }
 
 void c2c_model_free(struct c2c_model *m)
@@ -42,7 +44,11 @@ void c2c_model_free(struct c2c_model *m)
 			free(k);
 		}
 	free(m->lines);
+	free(m->pairs);
+	free(m->moves);
 	m->lines = NULL;
+	m->pairs = NULL;
+	m->moves = NULL;
 }
 
 void c2c_window_reset(struct c2c_model *m)
@@ -54,6 +60,8 @@ void c2c_window_reset(struct c2c_model *m)
 	memset(m->cpu, 0, sizeof(m->cpu));
 	m->cut = m->nr_waiting = 0;
 	m->spins = m->spins_unanswered = m->lock_waits = m->forced = 0;
+	memset(m->pairs, 0, (size_t)m->p.nr_cpus * m->p.nr_cpus * sizeof(*m->pairs));
+	m->nr_moves = m->moves_dropped = 0;
 }
 
 /* ---- the lines: an open-addressing hash table of struct c2c_line, keyed by line + 1 ---- */
@@ -213,18 +221,42 @@ static void count(struct c2c_counts *n, bool store, enum c2c_outcome o, bool cro
 	n->streamed += streamed;
 }
 
-static void count_pc(struct c2c_line *l, uint32_t insn, bool transfer)
+static void count_pc(struct c2c_line *l, const struct c2c_event *ev, bool transfer)
 {
 	for (int i = 0; i < C2C_LINE_PCS; i++) {
 		if (!l->pc[i].accesses)
-			l->pc[i].insn = insn;
-		if (l->pc[i].insn == insn) {
+			l->pc[i].insn = ev->insn;
+		if (l->pc[i].insn == ev->insn) {
 			l->pc[i].accesses++;
 			l->pc[i].transfers += transfer;
+			l->pc[i].bytes |= 1ull << ev->off;
 			return;
 		}
 	}
 	l->pc_other++;
+}
+
+/* A counted access of CPU c that moved line l (outcome o) or invalidated its other copies:
+ * by whom to whom (the last CPU to access it holds a copy), and into the window's history. */
+static void note_move(struct c2c_model *m, const struct c2c_line *l, unsigned int c,
+		      enum c2c_outcome o, bool store, uint64_t t)
+{
+	unsigned int from = l->last ? l->last - 1u : c;
+
+	if (o != C2C_UPGRADE)
+		m->pairs[from * m->p.nr_cpus + c]++;
+	if (m->nr_moves == m->max_moves) {
+		m->moves_dropped++;
+		return;
+	}
+	if (m->nr_moves == m->moves_size) {
+		m->moves_size = m->moves_size ? 2 * m->moves_size : 4096;
+		m->moves = realloc(m->moves, m->moves_size * sizeof(*m->moves));
+		if (!m->moves)
+			abort();
+	}
+	m->moves[m->nr_moves++] = (struct c2c_move){ .t = t, .line = l->line - 1, .from = (uint16_t)from,
+						     .to = (uint16_t)c, .outcome = (uint8_t)o, .store = store };
 }
 
 /*
@@ -350,9 +382,12 @@ static void replay(struct c2c_model *m, unsigned int c, const struct c2c_event *
 		count(&m->cpu[c].n, store, o, cross, invalidated, wait, streamed);
 		count(&l->n, store, o, cross, invalidated, wait, streamed);
 		count(&m->total, store, o, cross, invalidated, wait, streamed);
-		count_pc(l, ev->insn, o == C2C_HITM || o == C2C_CLEAN);
+		count_pc(l, ev, o == C2C_HITM || o == C2C_CLEAN);
 		c2c_mask_set(&l->touched, c);
+		if (o >= C2C_HITM)
+			note_move(m, l, c, o, store, t);
 	}
+	l->last = (uint16_t)(c + 1);
 	m->cpu[c].now = t;
 	m->cpu[c].icount = ev->icount;
 }

@@ -13,6 +13,7 @@
 #define C2C_MAX_CPUS 256	/* QEMU 7.2 boots 255; a line's sharers are a 256-bit mask */
 #define C2C_LINE_SHIFT 6	/* 64-byte lines */
 #define C2C_LINE_PCS 6		/* code locations kept per line, the busiest first */
+#define C2C_MAX_MOVES (1u << 20)	/* moves of lines kept per window (struct c2c_move) */
 
 /* A set of caches (or CPUs): one bit each, C2C_MAX_CPUS of them. */
 #define C2C_MASK_WORDS (C2C_MAX_CPUS / 64)
@@ -50,8 +51,9 @@ static inline unsigned int c2c_mask_weight(const struct c2c_mask *s)
 
 /*
  * One access, as a CPU's queue holds it: the CPU's instruction count when it ran (its own
- * clock, from its begin marker), the kind, the physical line and the instruction (an index
- * the feeder gives meaning to: the plugin's table of guest PCs).
+ * clock, from its begin marker), the kind, the physical line, the instruction (an index
+ * the feeder gives meaning to: the plugin's table of guest PCs) and the byte of the line
+ * the access began at (which field it touched: tests/c2c/layout.py).
  */
 enum c2c_kind {
 	C2C_LOAD, C2C_STORE,
@@ -63,7 +65,7 @@ enum c2c_kind {
 					 * it ended (model.c: wake_waiters()) */
 };
 struct c2c_event {
-	uint64_t icount : 56, kind : 8;
+	uint64_t icount : 54, kind : 4, off : 6;	/* icount: 2^54 fs of the plugin's clock, 18 s */
 	uint32_t line;
 	uint32_t insn;
 };
@@ -130,8 +132,13 @@ struct c2c_line {
 	uint64_t busy_until;			/* ps: the last transfer of it ends then */
 	uint32_t version;			/* stores to it so far: what a spinner waits on */
 	uint16_t holder;			/* the CPU (+1) that took it as a lock, until it stores */
+	uint16_t last;				/* the CPU (+1) that accessed it last: it holds a copy,
+						 * so a transfer comes from it */
 	struct c2c_counts n;
-	struct { uint32_t insn, accesses, transfers; } pc[C2C_LINE_PCS];
+	struct {
+		uint32_t insn, accesses, transfers;
+		uint64_t bytes;			/* the bytes of the line it began accesses at */
+	} pc[C2C_LINE_PCS];
 	uint32_t pc_other;			/* accesses by instructions that did not fit */
 };
 
@@ -180,6 +187,18 @@ struct c2c_queue {
 typedef void c2c_log_fn(void *arg, unsigned int cpu, bool store, uint32_t line, bool counted,
 			enum c2c_outcome o, bool cross);
 
+/*
+ * One counted access that moved a line or took it from other caches (HITM, clean or
+ * upgrade), as the window's history keeps it: for the pictures of who held a hot line when
+ * (tests/c2c/pictures.py). `from`: the CPU that had it (for an upgrade, the last other one).
+ */
+struct c2c_move {
+	uint64_t t;				/* ps: when the access completed */
+	uint32_t line;
+	uint16_t from, to;
+	uint8_t outcome, store;
+};
+
 struct c2c_model {
 	struct c2c_params p;
 	c2c_log_fn *log;			/* each access replayed, or NULL */
@@ -195,6 +214,11 @@ struct c2c_model {
 	uint64_t spins, spins_unanswered;	/* pause loops; those no store ended (c2c_merge()) */
 	uint64_t lock_waits, forced;		/* acquires that waited for a holder; forced through */
 	struct c2c_counts total;
+	uint64_t *pairs;			/* counted transfers, [from * nr_cpus + to] */
+	struct c2c_move *moves;			/* the window's first max_moves moves, in order */
+	uint64_t nr_moves, moves_size, max_moves;	/* max_moves: C2C_MAX_MOVES unless the feeder
+						 * sets it (0: none) */
+	uint64_t moves_dropped;			/* moves past max_moves */
 };
 
 int c2c_model_init(struct c2c_model *m, const struct c2c_params *p);
@@ -245,7 +269,7 @@ extern const char *const c2c_iclass_names[C2C_NR_ICLASSES];
 
 /* One event of a trace (the plugin's trace=DIR: DIR/wNNN.cpuNNN.bin.zst), as the model got it. */
 struct c2c_trace_rec {
-	uint8_t kind, pad[3];
+	uint8_t kind, off, pad[2];	/* off: c2c_event's */
 	uint32_t line, insn;
 	uint32_t n[C2C_NR_ICLASSES];	/* the CPU's clock, per class, from its begin marker */
 };

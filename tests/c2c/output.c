@@ -45,9 +45,55 @@ static void write_line(const struct c2c_output *o, const struct c2c_line *l, boo
 		for (int i = 0; i < C2C_LINE_PCS && l->pc[i].accesses; i++)
 			fprintf(o->out, "%s[%lu,%u,%u]", i ? "," : "", o->pc_of(o->arg, l->pc[i].insn),
 				l->pc[i].accesses, l->pc[i].transfers);
+		fprintf(o->out, "],\"pc_bytes\":[");
+		for (int i = 0; i < C2C_LINE_PCS && l->pc[i].accesses; i++)
+			fprintf(o->out, "%s%lu", i ? "," : "", l->pc[i].bytes);
 		fprintf(o->out, "],\"pc_other\":%u", l->pc_other);
 	}
 	fprintf(o->out, "}");
+}
+
+/* Transfers by (from, to) CPU: the window's heat map (tests/c2c/pictures.py). */
+static void write_pairs(FILE *out, const struct c2c_model *m)
+{
+	unsigned int n = m->p.nr_cpus;
+	bool first = true;
+
+	fprintf(out, ",\"pairs\":[");
+	for (unsigned int f = 0; f < n; f++)
+		for (unsigned int t = 0; t < n; t++)
+			if (m->pairs[f * n + t]) {
+				fprintf(out, "%s[%u,%u,%lu]", first ? "" : ",", f, t, m->pairs[f * n + t]);
+				first = false;
+			}
+	fprintf(out, "]");
+}
+
+/*
+ * The history of the hottest lines (the first MOVES_LINES of hot[]), up to MOVES_PER_LINE
+ * moves each, in the order they happened: [ps, from, to, outcome, store] (outcome as
+ * c2c_outcome_names[]). "moves_dropped": moves of any line past the model's max_moves.
+ */
+#define MOVES_LINES 4
+#define MOVES_PER_LINE 1000
+static void write_moves(FILE *out, const struct c2c_model *m, const struct c2c_line **hot, uint64_t n)
+{
+	fprintf(out, ",\"moves_dropped\":%lu,\"moves\":[", m->moves_dropped);
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t line = hot[i]->line - 1, kept = 0;
+
+		fprintf(out, "%s{\"phys\":%lu,\"moves\":[", i ? "," : "", (uint64_t)line << C2C_LINE_SHIFT);
+		for (uint64_t k = 0; k < m->nr_moves && kept < MOVES_PER_LINE; k++) {
+			const struct c2c_move *mv = &m->moves[k];
+
+			if (mv->line != line)
+				continue;
+			fprintf(out, "%s[%lu,%u,%u,%u,%u]", kept++ ? "," : "", mv->t, mv->from, mv->to,
+				mv->outcome, mv->store);
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "]");
 }
 
 void c2c_write_window(const struct c2c_output *o, const struct c2c_model *m, unsigned int window,
@@ -85,7 +131,10 @@ void c2c_write_window(const struct c2c_output *o, const struct c2c_model *m, uns
 		fprintf(out, "%s", i ? "," : "");
 		write_line(o, hot[i], i < o->top_lines);
 	}
-	fprintf(out, "]}\n");
+	fprintf(out, "]");
+	write_pairs(out, m);
+	write_moves(out, m, hot, nr_hot < MOVES_LINES ? nr_hot : MOVES_LINES);
+	fprintf(out, "}\n");
 	fflush(out);
 	free(hot);
 }

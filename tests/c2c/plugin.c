@@ -41,7 +41,7 @@ static struct c2c_params params = {
  * instructions cost the machine's cycles per instruction; a locked read-modify-write, an
  * xchg with memory, pushf, popf, cli and sti cost their own (published tables); a rep
  * stos/movs iteration counts its bytes, at the string engine's bytes per cycle. The counts,
- * not the time, go to a trace (trace=DIR), so tests/c2c/replay can cost them again.
+ * not the time, go to a trace (trace=DIR), so the replay (tests/c2c/replay.c) can cost them again.
  */
 static uint64_t cost_fs[C2C_NR_ICLASSES] = { 454545, 8636364, 8636364, 454545, 4090909, 2272727, 2272727, 14205 };
 
@@ -131,6 +131,8 @@ static bool entry_seen;
  * host's memory (a CPU spinning without pause in single-threaded TCG queues a load per turn).
  */
 static uint64_t max_events = 100000000;
+/* Moves of lines kept per window for the pictures (struct c2c_move, 16 bytes each). */
+static uint64_t max_moves = C2C_MAX_MOVES;
 static bool overflowed;			/* this window (atomic) */
 
 /* The window: IDLE -> OPEN (begin marker) -> CLOSING (end marker) -> CLOSED (merged) -> IDLE. */
@@ -242,7 +244,8 @@ static struct clk clk_at(const struct vcpu *v, const struct insn_info *in)
 
 static void trace_write(struct vcpu *v, const struct c2c_event *ev, const struct clk *at)
 {
-	struct c2c_trace_rec r = { .kind = (uint8_t)ev->kind, .line = ev->line, .insn = ev->insn };
+	struct c2c_trace_rec r = { .kind = (uint8_t)ev->kind, .off = (uint8_t)ev->off, .line = ev->line,
+				   .insn = ev->insn };
 
 	for (int k = 0; k < C2C_NR_ICLASSES; k++)
 		r.n[k] = (uint32_t)at->n[k];
@@ -400,6 +403,7 @@ static void mem_access(unsigned int cpu, qemu_plugin_meminfo_t info, uint64_t va
 	p.at = clk_at(v, in);
 	p.ev.kind = (in->atomic & 512) ? C2C_ACQUIRE : qemu_plugin_mem_is_store(info) ? C2C_STORE : C2C_LOAD;
 	p.ev.line = (uint32_t)(qemu_plugin_hwaddr_phys_addr(hw) >> C2C_LINE_SHIFT);
+	p.ev.off = qemu_plugin_hwaddr_phys_addr(hw) & ((1u << C2C_LINE_SHIFT) - 1);
 	p.ev.insn = in->id;
 	p.ev.icount = 0;
 	if (v->held_cas && (in->atomic & 1024) && p.ev.line == v->held_ev.ev.line) {
@@ -795,7 +799,7 @@ static void write_params(void)
 /*
  * key=value arguments: out=FILE, sockets=N, threads=N (per core), tick=ADDR (the timer
  * interrupt's entry, left out), max_events=N, lines=N (with code locations), entry=ADDR,
- * trace=DIR, and the machine's (output.c: c2c_machine_arg()), which tests/c2c/machine.py
+ * trace=DIR, moves=N (line moves kept per window for the pictures), and the machine's (output.c: c2c_machine_arg()), which tests/c2c/machine.py
  * writes from a machine file.
  */
 static int parse_arg(const char *arg)
@@ -816,6 +820,8 @@ static int parse_arg(const char *arg)
 		return (tick_entry = strtoull(eq + 1, NULL, 0)) ? 0 : -1;
 	if (!strncmp(arg, "lines=", 6))
 		return top_lines = (unsigned int)strtoul(eq + 1, NULL, 0), 0;
+	if (!strncmp(arg, "moves=", 6))
+		return max_moves = strtoull(eq + 1, NULL, 0), 0;
 	return c2c_machine_arg(&params, cost_fs, arg);
 	return -1;
 }
@@ -830,7 +836,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (int i = 0; i < argc; i++)
 		if (parse_arg(argv[i])) {
 			fprintf(stderr, "c2c: bad argument '%s' (out=FILE trace=DIR cpus=N sockets=N threads=N "
-				"mlp=N tick=ADDR lines=N cost_CLASS=FS hit|cold|hitm|clean|upgrade=PS:PS)\n", argv[i]);
+				"mlp=N tick=ADDR lines=N moves=N cost_CLASS=FS hit|cold|hitm|clean|upgrade=PS:PS)\n", argv[i]);
 			return -1;
 		}
 	if (!info->system_emulation || !out || params.nr_cpus > C2C_MAX_CPUS ||
@@ -840,6 +846,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			"and no more sockets than CPUs\n", C2C_MAX_CPUS);
 		return -1;
 	}
+	model.max_moves = max_moves;
 	write_params();
 	if (pthread_create(&merger, NULL, merge_thread, NULL))
 		return -1;

@@ -89,8 +89,8 @@ static void push_stream(struct c2c_model *m, unsigned int c, const char *path)
 
 			for (int k = 0; k < C2C_NR_ICLASSES; k++)
 				fs += (uint64_t)r[i].n[k] * cost_fs[k];
-			c2c_push(m, c, (struct c2c_event){ .icount = fs, .kind = r[i].kind, .line = r[i].line,
-							    .insn = r[i].insn });
+			c2c_push(m, c, (struct c2c_event){ .icount = fs, .kind = r[i].kind, .off = r[i].off,
+							    .line = r[i].line, .insn = r[i].insn });
 			last = r[i];
 		}
 	for (int k = 0; k < C2C_NR_ICLASSES; k++)

@@ -16,7 +16,8 @@ model), and a build with struct per_cpu_pages unpadded (-DCONFIG_PCP_PADDING=0) 
 bench=c2c_pages on 2 and 40 CPUs: the false-sharing exercise (on the SMT machine the CPUs
 whose lists share a line are siblings, which share a cache: no transfer). Writes
 OUT/report*.txt (the perf-c2c-style report of every window), OUT/summary.txt (the headline
-figures, also printed), OUT/*.summary.json, OUT/pairs.png.
+figures, also printed), OUT/*.summary.json, OUT/pairs.png, and OUT/c2c.html, the pictures of every
+window (tests/c2c/pictures.py).
 """
 import argparse
 import json
@@ -28,6 +29,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import machine  # noqa: E402
+import pictures  # noqa: E402
 import report  # noqa: E402
 
 SMP, SOCKETS = 40, 2
@@ -94,8 +96,12 @@ def boot(iso, out, name, cmdline, plugin, mach, timeout, cpus=SMP, trace=None, m
     return counts, log
 
 
+BOOTS = []     # (name, counts, log, elf) of every report: the pictures' page (pictures.py)
+
+
 def report_of(counts, log, elf, out, name):
     """The full report of one boot into OUT/NAME.txt; returns its per-window summary."""
+    BOOTS.append((name, counts, log, elf))
     js = os.path.join(out, name + ".summary.json")
     with open(os.path.join(out, name + ".txt"), "w") as f:
         subprocess.run([sys.executable, os.path.join(HERE, "report.py"), "--counts", counts,
@@ -465,8 +471,9 @@ def main():
             name = "scale-%d%s" % (cpus, "-private" if private else "")
             sweeps.append(("scale", SCALE[cpus], {name: (os.path.join(args.trace, name), log)}))
         summary += run_sweeps(args, sweeps)
+    html = pictures.page(BOOTS, os.path.join(args.out, "c2c.html"), "make c2c: cache lines that move")
     text = "\n".join(summary) + "\n" + ("plot: %s\n" % png if png else "")
-    text += "full reports: %s/report*.txt\n" % args.out
+    text += "pictures: %s\nfull reports: %s/report*.txt\n" % (html, args.out)
     with open(os.path.join(args.out, "summary.txt"), "w") as f:
         f.write(text)
     sys.stdout.write(text)

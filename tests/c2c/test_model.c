@@ -291,6 +291,58 @@ static void c2c_replay_streaming_stores_overlap(void)
 	}
 }
 
+/*
+ * Who took the line from whom, and when: two writers in turn (CPUs 0 and 3) give 0 -> 3 n
+ * times and 3 -> 0 n - 1 times in the window's pairs, the same moves in its history, in
+ * order, each at a later time than the one before, and the byte each store began at in its
+ * instruction's slot; with room for 10 moves, the rest are counted as dropped. Then CPU 1
+ * and 2 share a line CPU 1 then stores to: an upgrade, in the history but not a transfer.
+ */
+static void c2c_access_moves_by_pair_and_time(void)
+{
+	const unsigned int n = 20;
+
+	start(&params4);
+	m.max_moves = 10;
+	begin_all();
+	for (unsigned int i = 1; i <= n; i++) {
+		c2c_push(&m, 0, (struct c2c_event){ .icount = 4 * i, .kind = C2C_STORE, .line = 7, .off = 8 });
+		c2c_push(&m, 3, (struct c2c_event){ .icount = 4 * i, .kind = C2C_STORE, .line = 7, .off = 40 });
+	}
+	end_all(4 * n + 1);
+	EXPECT_EQ(c2c_merge(&m, true), 1);
+	EXPECT_EQ(m.pairs[0 * 4 + 3], n);
+	EXPECT_EQ(m.pairs[3 * 4 + 0], n - 1);
+	EXPECT_EQ(m.pairs[0 * 4 + 1] + m.pairs[1 * 4 + 0] + m.pairs[3 * 4 + 3], 0);
+	EXPECT_EQ(m.nr_moves, 10);
+	EXPECT_EQ(m.moves_dropped, 2 * n - 1 - 10);
+	for (unsigned int k = 0; k < m.nr_moves; k++) {
+		EXPECT_EQ(m.moves[k].from, k % 2 ? 3 : 0);
+		EXPECT_EQ(m.moves[k].to, k % 2 ? 0 : 3);
+		EXPECT_EQ(m.moves[k].outcome, C2C_HITM);
+		EXPECT_EQ(k == 0 || m.moves[k].t > m.moves[k - 1].t, 1);
+	}
+	for (uint64_t s = 0; s < m.nr_slots; s++)
+		if (m.lines[s].line == 8)
+			EXPECT_EQ(m.lines[s].pc[0].bytes, (1ull << 8) | (1ull << 40));
+	c2c_model_free(&m);
+
+	start(&params4);
+	m.max_moves = 100;
+	begin_all();
+	ev(1, C2C_LOAD, 1, 5);
+	ev(2, C2C_LOAD, 100, 5);
+	ev(1, C2C_STORE, 1000, 5);
+	end_all(2000);
+	EXPECT_EQ(c2c_merge(&m, true), 1);
+	EXPECT_EQ(m.nr_moves, 2);		/* CPU 2's clean read, CPU 1's upgrade */
+	EXPECT_EQ(m.moves[1].outcome, C2C_UPGRADE);
+	EXPECT_EQ(m.moves[1].from, 2);
+	EXPECT_EQ(m.pairs[1 * 4 + 2], 1);
+	EXPECT_EQ(m.pairs[2 * 4 + 1], 0);	/* an upgrade moves no data */
+	c2c_model_free(&m);
+}
+
 /* The merge waits for a CPU that has not begun (its events start at time 0) until the window
  * closes; then it took no part. */
 static void c2c_merge_waits_for_unbegun_cpu(void)
@@ -406,6 +458,7 @@ static const struct { const char *name; void (*fn)(void); } cases[] = {
 	CASE(c2c_access_private_lines_no_transfer),
 	CASE(c2c_access_readers_of_line_written_once),
 	CASE(c2c_access_store_to_shared_line_invalidates),
+	CASE(c2c_access_moves_by_pair_and_time),
 	CASE(c2c_access_writers_across_mask_words_255_cpus),
 	CASE(c2c_access_store_invalidates_254_readers),
 	CASE(c2c_access_smt_siblings_share_cache_256_cpus),

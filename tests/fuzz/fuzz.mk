@@ -29,7 +29,7 @@ FUZZ_SRCS_cmdline := kernel/cmdline.c
 # The allocator runs on the host shim, as in tests/host (one thread: CPU 0).
 FUZZ_SRCS_mm_ops := $(wildcard mm/*.c) kernel/printk.c kernel/smp.c kernel/spinlock.c kernel/rwlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c \
 	kernel/acpi_numa.c kernel/acpi.c \
-	$(wildcard tests/host/shim/*.c)
+	tests/lab/pcp_bulk.c $(wildcard tests/host/shim/*.c)
 FUZZ_EXTRA_mm_ops := -pthread -DCONFIG_DEBUG_VM=1 -fsanitize-coverage-ignorelist=tests/fuzz/mm_ops.ignorelist
 
 $(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.mk $(wildcard tests/fuzz/*.ignorelist) $(wildcard kernel/*.[ch] mm/*.[ch] tests/host/shim/*.[ch])
