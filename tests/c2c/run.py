@@ -320,7 +320,8 @@ def run_sweeps(args, sweeps):
     import sweep
     rows = []
     for experiment, mach, boots in sweeps:
-        res = sweep.sweep(args.replay, experiment, mach, boots, jitter=args.jitter)
+        res = sweep.sweep(args.replay, experiment, mach, boots, jitter=args.jitter,
+                          corners_of="%" if experiment == "pft" else None)
         with open(os.path.join(args.out, "sweep-%s-%s.json" % (experiment, mach)), "w") as f:
             json.dump(res, f, indent=1)
         rows += sweep.table(res)

@@ -134,9 +134,11 @@ def _figures(args, mach, over):
     return EXPERIMENTS[args.experiment](runs)
 
 
-def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4):
+def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4, corners_of=None, save=None):
     """The sweep of one experiment: boots {name: (trace dir, serial log)}; returns the result
-    (nominal figures, a row per assumed parameter, ranges, corners, jitter)."""
+    (nominal figures, a row per assumed parameter, ranges, corners, jitter). corners_of: only
+    the figures whose name contains it get their corners replayed (the others' ranges add up
+    the single parameters' moves); save(result so far) after each parameter."""
     args = argparse.Namespace(replay=replay_bin, experiment=experiment, boots=boots)
     mach = machine.load(machine_name)
     _cache.clear()
@@ -152,8 +154,17 @@ def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4):
         f_lo, f_hi = figures(args, mach, {name: lo}), figures(args, mach, {name: hi})
         rows.append({"param": name, "value": value, "low": lo, "high": hi, "at_low": f_lo, "at_high": f_hi})
         print("sweep: %s %s %g..%g done" % (experiment, name, lo, hi), file=sys.stderr, flush=True)
+        if save:
+            save({"machine": machine_name, "experiment": experiment, "nominal": nominal, "rows": rows})
     corners, ranges = {}, {}
     for fig in nominal:
+        if corners_of and corners_of not in fig:     # the single moves added up
+            down = sum(min(0, r["at_low"].get(fig, nominal[fig]) - nominal[fig],
+                           r["at_high"].get(fig, nominal[fig]) - nominal[fig]) for r in rows)
+            up = sum(max(0, r["at_low"].get(fig, nominal[fig]) - nominal[fig],
+                         r["at_high"].get(fig, nominal[fig]) - nominal[fig]) for r in rows)
+            ranges[fig] = [nominal[fig] + down, nominal[fig] + up]
+            continue
         for end, pick in (("min", min), ("max", max)):
             over = {}
             for r in rows:
@@ -178,14 +189,19 @@ def main():
     ap.add_argument("--boot", action="append", required=True, help="NAME=TRACE_DIR,SERIAL_LOG")
     ap.add_argument("--params", default="", help="only these assumed parameters")
     ap.add_argument("--jitter", type=int, default=4, help="replays with hitm_local moved by 1..N ps")
-    ap.add_argument("--out", help="the results as JSON")
+    ap.add_argument("--out", help="the results as JSON (also after each parameter)")
+    ap.add_argument("--corners-of", help="replay corners only for figures whose name contains this")
     args = ap.parse_args()
     boots = {}
     for b in args.boot:
         name, paths = b.split("=", 1)
         boots[name] = tuple(paths.split(","))
+    def save(res):
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump(res, f, indent=1)
     result = sweep(args.replay, args.experiment, args.machine, boots,
-                   [p for p in args.params.split(",") if p], args.jitter)
+                   [p for p in args.params.split(",") if p], args.jitter, args.corners_of, save)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
@@ -199,6 +215,8 @@ def table(res):
            % (res["experiment"], res["machine"])]
     for f in figs:
         lo, hi = res["ranges"][f]
+        if lo is None or hi is None:
+            continue
         jit = [x for x in res["jitter"][f] if x is not None] + [res["nominal"][f]]
         out.append("  %-34s %12.4g  range %12.4g .. %-12.4g  replay jitter (hitm_local +1..%d ps) %.4g .. %.4g"
                    % (f, res["nominal"][f], min(lo, hi), max(lo, hi), len(jit) - 1, min(jit), max(jit)))
