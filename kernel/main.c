@@ -106,9 +106,7 @@ static void parse_boot_info(u32 magic, u64 mbi_phys)
 	boot_info.mbi_size = size;
 	boot_info.kernel_phys_start = (u64)(uintptr_t)__kernel_phys_start;
 	boot_info.kernel_phys_end = (u64)(uintptr_t)__kernel_phys_end;
-	cmdline_fit(boot_info.cmdline, sizeof(boot_info.cmdline),
-		    arch_fwcfg_cmdline(boot_info.cmdline, strlen(boot_info.cmdline),
-				       sizeof(boot_info.cmdline)));
+	cmdline_fit_boot(&boot_info);
 }
 
 /*

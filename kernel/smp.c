@@ -9,6 +9,7 @@
  * sleeps in hlt and the last target wakes it; with interrupts off it polls.
  */
 #include "kernel/smp.h"
+#include "kernel/acpi.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
 #include "kernel/cmdline.h"
@@ -30,6 +31,39 @@ struct cpu *cpu_areas[MAX_CPUS] = { &boot_cpu_area };
 unsigned int nr_cpu_ids = 1;
 unsigned int nr_cpus = 1;
 static spinlock_t run_lock = SPINLOCK_INIT("smp_run_on_all");
+
+/* ---- numbering the firmware's CPUs ------------------------------------------------------------ */
+
+static unsigned int max_cpus = MAX_CPUS;
+CMDLINE_UINT("smp.maxcpus", max_cpus, "start at most this many CPUs (1: boot CPU only)");
+
+unsigned int smp_number_cpus(const struct acpi_madt_info *madt, u32 bsp_apic_id,
+			     u32 max_apic_id, u32 *apic_ids, u8 *nmi_lints)
+{
+	unsigned int n = 1, skipped = 0;
+	bool bsp_listed = false;
+
+	for (unsigned int i = 0; i < madt->nr_cpus; i++) {
+		u32 id = madt->cpus[i].apic_id, lints = acpi_nmi_lints(madt, madt->cpus[i].uid);
+
+		if (id == bsp_apic_id) {
+			bsp_listed = true;
+			nmi_lints[0] = (u8)lints;
+		} else if (n >= max_cpus || id > max_apic_id) {
+			skipped++;
+		} else {
+			apic_ids[n] = id;
+			nmi_lints[n++] = (u8)lints;
+		}
+	}
+	if (!bsp_listed)
+		pr_warn("smp: the boot CPU (APIC id %u) is not in the MADT\n", bsp_apic_id);
+	if (skipped)
+		pr_warn("smp: %u CPUs not started (smp.maxcpus=%u, or APIC id > 254 without x2APIC)\n",
+			skipped, max_cpus);
+	apic_ids[0] = bsp_apic_id;
+	return n;
+}
 
 /* ---- per-CPU memory: for the CPUs there are, not for MAX_CPUS -------------------------------- */
 
