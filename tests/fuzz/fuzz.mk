@@ -21,7 +21,7 @@ FUZZ_CFLAGS := \
 	-Itests/host/shim
 
 # Each target: tests/fuzz/<name>_fuzz.c plus the kernel sources it drives.
-FUZZ_TARGETS := multiboot acpi acpi_numa cmdline mm_ops
+FUZZ_TARGETS := multiboot acpi acpi_numa cmdline mm_ops boot
 FUZZ_SRCS_multiboot := kernel/multiboot.c
 FUZZ_SRCS_acpi := kernel/acpi.c
 FUZZ_SRCS_acpi_numa := kernel/acpi_numa.c kernel/acpi.c
@@ -31,6 +31,10 @@ FUZZ_SRCS_mm_ops := $(wildcard mm/*.c) kernel/printk.c kernel/smp.c kernel/spinl
 	kernel/acpi_numa.c kernel/acpi.c \
 	$(wildcard tests/host/shim/*.c)
 FUZZ_EXTRA_mm_ops := -pthread -DCONFIG_DEBUG_VM=1 -fsanitize-coverage-ignorelist=tests/fuzz/mm_ops.ignorelist
+# The boot's firmware input through its consumers: kmain's steps from the multiboot2
+# information to mm_init(), on the same host shim.
+FUZZ_SRCS_boot := $(FUZZ_SRCS_mm_ops) kernel/multiboot.c kernel/cmdline_boot.c
+FUZZ_EXTRA_boot := $(FUZZ_EXTRA_mm_ops)
 
 $(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.mk $(wildcard tests/fuzz/*.ignorelist) $(wildcard kernel/*.[ch] mm/*.[ch] tests/host/shim/*.[ch])
 	@mkdir -p $(dir $@)
