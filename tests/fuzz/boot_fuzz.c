@@ -515,24 +515,37 @@ static void write_file(const char *path, const char *mode, const void *p, size_t
 	}
 }
 
-/* Record a finding of check `key` (the first of each), then go on to the next input. */
+/*
+ * Record a finding of check `key`, then go on to the next input: each check's first, then at
+ * most one a minute (other causes of the same broken promise get their chance), 20 in all.
+ */
 static void keep_going(const char *key, const char *msg)
 {
+	static struct { unsigned long hash; long last; unsigned int n; } seen[64];
 	char path[512], line[700];
 	unsigned long hash = 5381;
+	unsigned int k = 0;
 	size_t dropped;
 	const char *console = host_console_text(&dropped), *t0 = getenv("BOOT_FUZZ_T0");
-	long secs = t0 ? (long)time(NULL) - atol(t0) : -1;
+	long now = (long)time(NULL), secs = t0 ? now - atol(t0) : -1;
 
-	for (const char *k = key; *k; k++)
-		hash = hash * 33 + (unsigned char)*k;
-	snprintf(path, sizeof(path), "%s/%08lx.txt", found_dir, hash & 0xffffffffu);
-	if (access(path, F_OK)) {
-		int n = snprintf(line, sizeof(line), "%lds %s\n", secs, msg);
+	for (const char *c = key; *c; c++)
+		hash = hash * 33 + (unsigned char)*c;
+	hash &= 0xffffffffu;
+	while (k < ARRAY_SIZE(seen) - 1 && seen[k].n && seen[k].hash != hash)
+		k++;
+	if (seen[k].n && (seen[k].n >= 20 || now - seen[k].last < 60))
+		longjmp(next_input, 1);
+	seen[k].hash = hash;
+	seen[k].last = now;
+	snprintf(path, sizeof(path), "%s/%08lx-%02u.txt", found_dir, hash, seen[k].n++);
+	if (access(path, F_OK)) {	/* fork mode: another job's process wrote it already */
+		int n = snprintf(line, sizeof(line), "%lds %08lx %s\n", secs, hash, msg);
 
 		write_file(path, "w", line, (size_t)n);
 		write_file(path, "a", console, strlen(console));
-		snprintf(path, sizeof(path), "%s/%08lx.input", found_dir, hash & 0xffffffffu);
+		path[strlen(path) - 3] = '\0';
+		strcat(path, "input");
 		write_file(path, "w", cur_data, cur_size);
 		snprintf(path, sizeof(path), "%s/found.log", found_dir);
 		write_file(path, "a", line, (size_t)n);
@@ -636,18 +649,18 @@ static u64 ivl_bytes(const struct ivls *r, u64 lo, u64 hi)
 	return n;
 }
 
-static void model_ram(struct ivls *ram)
+static void model_ram(struct ivls *ram, const struct mem_region *map, unsigned int n)
 {
 	ram->n = 0;
-	for (unsigned int i = 0; i < g.nr_map; i++) {
-		const struct mem_region *m = &g.map[i];
+	for (unsigned int i = 0; i < n; i++) {
+		const struct mem_region *m = &map[i];
 
 		if (m->type == MEM_USABLE && m->length && m->base <= U64_MAX - (PAGE_SIZE - 1))
 			ivl_add(ram, ALIGN_UP(m->base, PAGE_SIZE),
 				ALIGN_DOWN(clamped_end(m->base, m->length), PAGE_SIZE));
 	}
-	for (unsigned int i = 0; i < g.nr_map; i++) {
-		const struct mem_region *m = &g.map[i];
+	for (unsigned int i = 0; i < n; i++) {
+		const struct mem_region *m = &map[i];
 		u64 e = clamped_end(m->base, m->length);
 
 		if (m->type != MEM_USABLE && m->length)
@@ -704,7 +717,32 @@ static u64 reported_drops(void)
 	return sum;
 }
 
-/* The machine mm_init() built against the model: see the header. */
+/* RAM of a that is not in b, in bytes. */
+static u64 ivl_minus(const struct ivls *a, const struct ivls *b)
+{
+	u64 n = 0;
+
+	for (unsigned int i = 0; i < a->n; i++)
+		n += a->v[i].e - a->v[i].s - ivl_bytes(b, a->v[i].s, a->v[i].e);
+	return n;
+}
+
+/* The map as parsed (bi.mmap) against the loader's: RAM lost on the way is reported, and
+ * no RAM is gained, unless the console says reservations were left out. */
+static void check_parsed_map(const struct ivls *loader, const struct ivls *parsed)
+{
+	u64 lost = ivl_minus(loader, parsed), gained = ivl_minus(parsed, loader);
+
+	if (lost > reported_drops())
+		broken("map", "the parsed map lost %llu KiB of the loader's usable RAM, and the "
+		       "console says %llu KiB were dropped", (unsigned long long)lost >> 10,
+		       (unsigned long long)reported_drops() >> 10);
+	if (gained && !lines_with("reservations"))
+		broken("map", "the parsed map has %llu KiB of usable RAM the loader's map reserves",
+		       (unsigned long long)gained >> 10);
+}
+
+/* The machine mm_init() built against the parsed map's RAM: see the header. */
 static void check_ram(const struct ivls *ram, const struct mm_machine *m)
 {
 	const struct memblock *mb = m->node[0]->mb;
@@ -927,7 +965,7 @@ static void boot(void)
 	static struct boot_info bi;
 	static struct acpi_cpu madt_cpus[MAX_CPUS];
 	static struct acpi_madt_info madt;
-	static struct ivls ram;
+	static struct ivls ram, loader_ram;
 	static u32 ids[MAX_CPUS];	/* exactly as the kernel's: ASan sees one more */
 	static u8 lints[MAX_CPUS];
 	const char *err;
@@ -963,13 +1001,15 @@ static void boot(void)
 		nr_cpu_ids = smp_number_cpus(&madt, g.bsp, (g.flags & 1) ? 0xfffffffeu : 0xfeu,
 					     ids, lints);
 	check_cpus(&madt, ids);
-	model_ram(&ram);
+	model_ram(&loader_ram, g.map, g.nr_map);
+	model_ram(&ram, bi.mmap, bi.nr_mmap);
 	ret = mm_init(&bi);
 	if (ret && !lines_with("mm: "))
 		broken("RAM", "mm_init() failed (%d) without a line that says why", ret);
 	machine_up = !ret;
 	if (ret)
 		return;
+	check_parsed_map(&loader_ram, &ram);
 	check_ram(&ram, mm_machine());
 	check_cpu_nodes(ids, nr_cpu_ids);
 	if (taint_count(TAINT_WARN) != taints || taint_count(TAINT_BAD_PAGE))
