@@ -110,7 +110,7 @@ void cmdline_fit(char *buf, size_t cap, size_t wanted)
 void cmdline_fit_boot(struct boot_info *bi)
 {
 	cmdline_fit(bi->cmdline, sizeof(bi->cmdline),
-		    arch_fwcfg_cmdline(bi->cmdline, strlen(bi->cmdline), sizeof(bi->cmdline)));
+		    arch_fwcfg_cmdline(bi->cmdline, bi->cmdline_len, sizeof(bi->cmdline)));
 }
 
 static bool cmdline_help;

@@ -40,7 +40,7 @@ CMDLINE_UINT("smp.maxcpus", max_cpus, "start at most this many CPUs (1: boot CPU
 unsigned int smp_number_cpus(const struct acpi_madt_info *madt, u32 bsp_apic_id,
 			     u32 max_apic_id, u32 *apic_ids, u8 *nmi_lints)
 {
-	unsigned int n = 1, skipped = 0;
+	unsigned int limit = MIN(max_cpus, (unsigned int)MAX_CPUS), n = 1, over = 0, bad_id = 0;
 	bool bsp_listed = false;
 
 	for (unsigned int i = 0; i < madt->nr_cpus; i++) {
@@ -49,8 +49,10 @@ unsigned int smp_number_cpus(const struct acpi_madt_info *madt, u32 bsp_apic_id,
 		if (id == bsp_apic_id) {
 			bsp_listed = true;
 			nmi_lints[0] = (u8)lints;
-		} else if (n >= max_cpus || id > max_apic_id) {
-			skipped++;
+		} else if (id > max_apic_id) {
+			bad_id++;
+		} else if (n >= limit) {
+			over++;		/* the arrays hold MAX_CPUS, whatever smp.maxcpus says */
 		} else {
 			apic_ids[n] = id;
 			nmi_lints[n++] = (u8)lints;
@@ -58,9 +60,11 @@ unsigned int smp_number_cpus(const struct acpi_madt_info *madt, u32 bsp_apic_id,
 	}
 	if (!bsp_listed)
 		pr_warn("smp: the boot CPU (APIC id %u) is not in the MADT\n", bsp_apic_id);
-	if (skipped)
-		pr_warn("smp: %u CPUs not started (smp.maxcpus=%u, or APIC id > 254 without x2APIC)\n",
-			skipped, max_cpus);
+	if (bad_id)
+		pr_warn("smp: %u CPUs not started: APIC id > 254 without x2APIC\n", bad_id);
+	if (over)
+		pr_warn("smp: %u CPUs not started: at most %u (smp.maxcpus=%u, MAX_CPUS %u)\n", over,
+			MAX(limit, 1u), max_cpus, MAX_CPUS);
 	apic_ids[0] = bsp_apic_id;
 	return n;
 }
@@ -171,7 +175,7 @@ static void panic_no_answer(const u64 *m, const char *what)
 	list[0] = 0;
 	for (unsigned int cpu = 0; cpu < nr_cpus && len < sizeof(list) - 16; cpu++)
 		if (snap[cpu / 64] & (1ull << (cpu % 64)))
-			len += (size_t)snprintf(list + len, sizeof(list) - len, " cpu%u", cpu);
+			len += (size_t)scnprintf(list + len, sizeof(list) - len, " cpu%u", cpu);
 	panic("smp: %s: no answer within %u ms from%s", what, smp_call_timeout_ms(), list);
 }
 

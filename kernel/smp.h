@@ -86,7 +86,8 @@ unsigned int nr_cpus_online(void);
 
 /*
  * Number the firmware's CPUs for bring-up (arch_smp_prepare()): index 0 is the boot CPU
- * (bsp_apic_id), the MADT's others follow in its order, at most smp.maxcpus in all; an APIC
+ * (bsp_apic_id), the MADT's others follow in its order, at most smp.maxcpus and never more
+ * than MAX_CPUS in all (a larger smp.maxcpus changes nothing, as in Linux); an APIC
  * ID above max_apic_id (0xfe without x2APIC) cannot be started and is left out. Fills
  * apic_ids[] and nmi_lints[] (each of MAX_CPUS entries) and returns how many CPUs it
  * numbered, saying which it left out and why.

@@ -238,34 +238,11 @@ static unsigned int give_cpus_memory(void)
 
 /* ---- the trampoline ------------------------------------------------------------------------ */
 
-static bool range_overlaps(u64 a, u64 alen, u64 b, u64 blen)
-{
-	return a < b + blen && b < a + alen;
-}
-
-/* True if [pa, pa + 4 KiB) is usable RAM in the memory map and nothing of ours lives there. */
-static bool page_is_free(u64 pa)
-{
-	bool usable = false;
-
-	for (unsigned int i = 0; i < boot_info.nr_mmap; i++) {
-		const struct mem_region *r = &boot_info.mmap[i];
-
-		if (!range_overlaps(pa, PAGE_SIZE, r->base, r->length))
-			continue;
-		if (r->type != MEM_USABLE)
-			return false;	/* overlapping entries: any non-usable one wins */
-		if (r->base <= pa && pa + PAGE_SIZE <= r->base + r->length)
-			usable = true;
-	}
-	return usable && !range_overlaps(pa, PAGE_SIZE, boot_info.mbi_phys, boot_info.mbi_size);
-}
-
 /* The highest free page below 1 MiB, skipping page 0 (real-mode IVT and BIOS data). */
 static u64 pick_trampoline_page(void)
 {
 	for (u64 pa = LOW_MEM_END - PAGE_SIZE; pa >= PAGE_SIZE; pa -= PAGE_SIZE)
-		if (page_is_free(pa))
+		if (boot_ram_is_free(&boot_info, pa, PAGE_SIZE))
 			return pa;
 	return 0;
 }
