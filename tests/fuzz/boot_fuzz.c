@@ -702,14 +702,17 @@ static u64 reported_drops(void)
 		if (!has_drop_word(l, (size_t)(nl - l)))
 			continue;
 		for (p = l; p < nl; p++) {
+			u64 n = 0;
+
 			if (p[0] == '[' && sscanf(p, "[0x%llx-0x%llx)", &a, &b) == 2 && b > a)
-				sum += b - a;
+				n = b - a;
 			else if (p > l && p[-1] == ' ' && sscanf(p, "%llu KiB", &a) == 1 &&
 				 strstr(p, " KiB") && strstr(p, " KiB") < nl)
-				sum += a << 10;
+				n = a >= 1ull << 54 ? U64_MAX : a << 10;
 			else if (p > l && p[-1] == ' ' && sscanf(p, "%llu MiB", &a) == 1 &&
 				 strstr(p, " MiB") && strstr(p, " MiB") < nl)
-				sum += a << 20;
+				n = a >= 1ull << 44 ? U64_MAX : a << 20;
+			sum = n > U64_MAX - sum ? U64_MAX : sum + n;
 			while (p < nl && *p != ' ')
 				p++;
 		}
@@ -905,6 +908,27 @@ static unsigned int check_cpus(const struct acpi_madt_info *madt, const u32 *ids
 	return n;
 }
 
+/* The queries arch code asks of the parsed map (the MADT's LAPIC address, the HPET's, the
+ * AP trampoline's page): a device's registers are never in RAM, a free page always is. */
+static void check_map_queries(const struct boot_info *bi, const struct acpi_madt_info *madt,
+			      const struct ivls *ram)
+{
+	const struct { u64 pa, len; const char *what; } mmio[] = {
+		{ madt->lapic_phys, PAGE_SIZE, "the MADT's LAPIC" },
+		{ madt->clocks.hpet_phys, 1024, "the HPET" },
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(mmio); i++)
+		if (!boot_mmio_problem(bi, mmio[i].pa, mmio[i].len, 4ull << 30) &&
+		    ivl_bytes(ram, mmio[i].pa, mmio[i].pa + mmio[i].len))
+			broken("map queries", "%s at 0x%llx is taken as a device's, but it is RAM",
+			       mmio[i].what, (unsigned long long)mmio[i].pa);
+	for (u64 pa = 0; pa < (1ull << 20); pa += PAGE_SIZE)
+		if (boot_ram_is_free(bi, pa, PAGE_SIZE) && ivl_bytes(ram, pa, pa + PAGE_SIZE) != PAGE_SIZE)
+			broken("map queries", "page 0x%llx is taken as free RAM, but the map does not "
+			       "give it as usable", (unsigned long long)pa);
+}
+
 /* ---- the boot ---- */
 
 extern const struct cmdline_option *const __start_cmdline_options[];
@@ -1010,6 +1034,7 @@ static void boot(void)
 	if (ret)
 		return;
 	check_parsed_map(&loader_ram, &ram);
+	check_map_queries(&bi, &madt, &ram);
 	check_ram(&ram, mm_machine());
 	check_cpu_nodes(ids, nr_cpu_ids);
 	if (taint_count(TAINT_WARN) != taints || taint_count(TAINT_BAD_PAGE))
