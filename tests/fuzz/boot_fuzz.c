@@ -35,8 +35,10 @@
  * down from 2^64) if s & 0x40.
  *   0 map entry:   base, length, type, count, gap (u16 pages): count + 1 entries, each gap
  *                  pages after the previous one's end
- *   1 SRAT memory: base, length, domain, flags, count, gap (u16 pages), domain step
- *   2 SRAT CPU:    x2APIC (bit 0), APIC ID (u32), domain, flags, count (u16), ID step, domain step
+ *   1 SRAT memory: base, length, domain, flags, count, gap (u16 pages), domain step (entry i
+ *                  is in domain + i * step mod 8: the nodes a machine has)
+ *   2 SRAT CPU:    x2APIC (bit 0), APIC ID (u32), domain, flags, count (u16), ID step, domain
+ *                  step (as above)
  *   3 SLIT:        n (% 17 localities), mode, then the matrix: mode bit 0, its upper
  *                  triangle (mirrored, 10 on the diagonal); else all n * n bytes
  *   4 MADT CPU:    x2APIC (bit 0), APIC ID (u32), flags, count (u16), ID step
@@ -54,6 +56,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "kernel/acpi.h"
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
@@ -193,7 +196,7 @@ static void op_srat_mem(void)
 	for (unsigned int i = 0; i < count && entries(&g.t[T_SRAT], 48, 16) < MAX_ENTRIES; i++) {
 		u8 e[40] = { 1, 40 };
 
-		put32(e + 2, (u8)(dom + i * step));
+		put32(e + 2, dom + (i * step) % ACPI_NUMA_MAX_NODES);
 		put64(e + 8, base);
 		put64(e + 16, len);
 		put32(e + 28, flags);
@@ -214,7 +217,7 @@ static void op_srat_cpu(void)
 		begin(&g.t[T_SRAT], "SRAT", (g.flags & 8) ? 1 : 3, 48);
 	for (unsigned int i = 0; i < count && entries(&g.t[T_SRAT], 48, 16) < MAX_ENTRIES; i++) {
 		u8 e[24] = { x2 ? 2 : 0, x2 ? 24 : 16 };
-		u32 pxm = (u8)(dom + i * dom_step), apic = id + i * id_step;
+		u32 pxm = dom + (i * dom_step) % ACPI_NUMA_MAX_NODES, apic = id + i * id_step;
 
 		if (x2) {
 			put32(e + 4, pxm);
@@ -518,39 +521,37 @@ static void write_file(const char *path, const char *mode, const void *p, size_t
 /*
  * Record a finding of check `key`, then go on to the next input: each check's first, then at
  * most one a minute (other causes of the same broken promise get their chance), 20 in all.
+ * The files themselves are the count, so that libFuzzer's -fork jobs share it.
  */
 static void keep_going(const char *key, const char *msg)
 {
-	static struct { unsigned long hash; long last; unsigned int n; } seen[64];
 	char path[512], line[700];
 	unsigned long hash = 5381;
-	unsigned int k = 0;
+	unsigned int n = 0;
 	size_t dropped;
 	const char *console = host_console_text(&dropped), *t0 = getenv("BOOT_FUZZ_T0");
-	long now = (long)time(NULL), secs = t0 ? now - atol(t0) : -1;
+	long now = (long)time(NULL), secs = t0 ? now - atol(t0) : -1, last = 0;
+	struct stat st;
 
 	for (const char *c = key; *c; c++)
 		hash = hash * 33 + (unsigned char)*c;
 	hash &= 0xffffffffu;
-	while (k < ARRAY_SIZE(seen) - 1 && seen[k].n && seen[k].hash != hash)
-		k++;
-	if (seen[k].n && (seen[k].n >= 20 || now - seen[k].last < 60))
-		longjmp(next_input, 1);
-	seen[k].hash = hash;
-	seen[k].last = now;
-	snprintf(path, sizeof(path), "%s/%08lx-%02u.txt", found_dir, hash, seen[k].n++);
-	if (access(path, F_OK)) {	/* fork mode: another job's process wrote it already */
-		int n = snprintf(line, sizeof(line), "%lds %08lx %s\n", secs, hash, msg);
-
-		write_file(path, "w", line, (size_t)n);
-		write_file(path, "a", console, strlen(console));
-		path[strlen(path) - 3] = '\0';
-		strcat(path, "input");
-		write_file(path, "w", cur_data, cur_size);
-		snprintf(path, sizeof(path), "%s/found.log", found_dir);
-		write_file(path, "a", line, (size_t)n);
-		fprintf(stderr, "%s", line);
+	for (;; n++) {
+		snprintf(path, sizeof(path), "%s/%08lx-%02u.txt", found_dir, hash, n);
+		if (stat(path, &st))
+			break;
+		last = (long)st.st_mtime;
 	}
+	if (n >= 20 || (n && now - last < 60))
+		longjmp(next_input, 1);
+	n = (unsigned int)snprintf(line, sizeof(line), "%lds %08lx %s\n", secs, hash, msg);
+	write_file(path, "w", line, n);
+	write_file(path, "a", console, strlen(console));
+	strcpy(path + strlen(path) - 3, "input");
+	write_file(path, "w", cur_data, cur_size);
+	snprintf(path, sizeof(path), "%s/found.log", found_dir);
+	write_file(path, "a", line, n);
+	fprintf(stderr, "%s", line);
 	longjmp(next_input, 1);
 }
 

@@ -117,6 +117,18 @@ SEEDS = {
     "qemu_numa_cpuless": header() + qemu_bios_map(2 * GiB) + madt_cpus(0, 4) +
     srat_mem(0, 0xa0000, 0) + srat_mem(1 * MiB, 1 * GiB - 1 * MiB, 0) +
     srat_mem(1 * GiB, 1 * GiB, 1) + srat_cpu(0, 0, 4),
+    # An 8-socket machine (-numa node x8, 256 MiB each, maxmem: a hot-pluggable range in the
+    # last node), SLIT with three distances.
+    "qemu_numa8_hotplug": header() + qemu_bios_map(2 * GiB) + madt_cpus(0, 16) +
+    srat_mem(0, 0xa0000, 0) + srat_mem(1 * MiB, 255 * MiB, 0) +
+    srat_mem(256 * MiB, 256 * MiB, 1, count=6, step=1) + srat_mem(4 * GiB, 4 * GiB, 7, flags=3) +
+    srat_cpu(0, 0, 16, dom_step=1) +
+    slit([[10 if a == b else 16 if a // 4 == b // 4 else 32 for b in range(8)] for a in range(8)]),
+    # uefi-q35 with -numa node,mem=1000M -numa node,mem=1048M: a node boundary off the
+    # 128 MiB section lines, on OVMF's fragmented map.
+    "ovmf_numa2_uneven": header(xsdt=True) + uefi_map() + madt_cpus(0, 4) +
+    srat_mem(0, 0xa0000, 0) + srat_mem(1 * MiB, 999 * MiB, 0) +
+    srat_mem(1000 * MiB, 1048 * MiB, 1) + srat_cpu(0, 0, 2) + srat_cpu(2, 1, 2),
     # uefi-q35-smp40: OVMF's fragmented map, ACPI 2.0.
     "ovmf_q35_smp40": header(xsdt=True) + uefi_map() + madt_cpus(0, 40),
     # test-big: 1024 CPUs under QEMU 10 in x2APIC mode, IDs past 254 from type 9 entries.
