@@ -49,6 +49,10 @@
  *   8 damage:      table (RSDP, RSDT/XSDT, MADT, SRAT, SLIT, HPET), offset (u16), byte, bit
  *                  0: fix the checksum after
  *   9 HPET:        the HPET table, its base address
+ *  10 SRAT by map: nodes (% 8 + 1), flags: the usable entries of the map so far shared out in
+ *                  order, the first ones to domain 0, the next to 1, ...; an SRAT range per
+ *                  domain from its first entry's start to its last one's end (as firmware
+ *                  that gives each node a share of the RAM it found)
  */
 #include <setjmp.h>
 #include <stdio.h>
@@ -105,6 +109,11 @@ struct gen {
 };
 
 static struct gen g;
+
+static u64 clamped_end(u64 base, u64 len)
+{
+	return len > U64_MAX - base ? U64_MAX : base + len;
+}
 
 /* ---- reading the program ---- */
 
@@ -380,6 +389,38 @@ static void op_hpet(void)
 	g.t[T_HPET].b[41] = 64;
 }
 
+static void op_srat_by_map(void)
+{
+	unsigned int nodes = (unsigned int)take(1) % ACPI_NUMA_MAX_NODES + 1, usable = 0, k = 0;
+	u8 flags = (u8)take(1);
+	u64 lo[ACPI_NUMA_MAX_NODES], hi[ACPI_NUMA_MAX_NODES] = { 0 };
+
+	for (unsigned int i = 0; i < g.nr_map; i++)
+		usable += g.map[i].type == MEM_USABLE;
+	for (unsigned int i = 0; i < g.nr_map; i++) {
+		unsigned int n;
+
+		if (g.map[i].type != MEM_USABLE)
+			continue;
+		n = k++ * nodes / usable;
+		lo[n] = hi[n] ? MIN(lo[n], g.map[i].base) : g.map[i].base;
+		hi[n] = MAX(hi[n], clamped_end(g.map[i].base, g.map[i].length));
+	}
+	if (!g.t[T_SRAT].present)
+		begin(&g.t[T_SRAT], "SRAT", (g.flags & 8) ? 1 : 3, 48);
+	for (unsigned int n = 0; n < nodes; n++) {
+		u8 e[40] = { 1, 40 };
+
+		if (hi[n] <= lo[n])
+			continue;
+		put32(e + 2, n);
+		put64(e + 8, lo[n]);
+		put64(e + 16, hi[n] - lo[n]);
+		put32(e + 28, flags);
+		put(&g.t[T_SRAT], e, sizeof(e));
+	}
+}
+
 static void generate(const u8 *data, size_t size)
 {
 	for (unsigned int i = 0; i < NR_TABLES; i++)
@@ -393,7 +434,8 @@ static void generate(const u8 *data, size_t size)
 	while (g.n) {
 		static void (*const ops[])(void) = { op_map, op_srat_mem, op_srat_cpu, op_slit,
 						     op_madt_cpu, op_madt_other, op_words,
-						     op_option, op_damage, op_hpet };
+						     op_option, op_damage, op_hpet,
+						     op_srat_by_map };
 
 		ops[take(1) % ARRAY_SIZE(ops)]();
 	}
@@ -597,11 +639,6 @@ static unsigned int lines_with(const char *s)
  * 2^64), as a sorted list of disjoint [s, e). */
 struct ivl { u64 s, e; };
 struct ivls { struct ivl v[2 * MAP_MAX + 8]; unsigned int n; };
-
-static u64 clamped_end(u64 base, u64 len)
-{
-	return len > U64_MAX - base ? U64_MAX : base + len;
-}
 
 static void ivl_add(struct ivls *r, u64 s, u64 e)
 {

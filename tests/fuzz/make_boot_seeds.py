@@ -62,6 +62,11 @@ def words(text, count=1):
     return b"\x06" + struct.pack("<BB", count - 1, len(w)) + w
 
 
+def srat_by_map(nodes, flags=1):
+    """The usable map entries so far shared out to nodes in order, a range per node."""
+    return b"\x0a" + struct.pack("<BB", nodes - 1, flags)
+
+
 def hpet(base):
     return b"\x09" + addr(base)
 
@@ -129,6 +134,9 @@ SEEDS = {
     "ovmf_numa2_uneven": header(xsdt=True) + uefi_map() + madt_cpus(0, 4) +
     srat_mem(0, 0xa0000, 0) + srat_mem(1 * MiB, 999 * MiB, 0) +
     srat_mem(1000 * MiB, 1048 * MiB, 1) + srat_cpu(0, 0, 2) + srat_cpu(2, 1, 2),
+    # Firmware that gives two nodes a share each of the RAM entries it found, on OVMF's map.
+    "ovmf_numa2_by_map": header(xsdt=True) + uefi_map() + madt_cpus(0, 4) + srat_by_map(2) +
+    srat_cpu(0, 0, 2) + srat_cpu(2, 1, 2),
     # uefi-q35-smp40: OVMF's fragmented map, ACPI 2.0.
     "ovmf_q35_smp40": header(xsdt=True) + uefi_map() + madt_cpus(0, 40),
     # test-big: 1024 CPUs under QEMU 10 in x2APIC mode, IDs past 254 from type 9 entries.

@@ -121,13 +121,31 @@ static void numa_reset(void)
 
 /* ---- node setup and its printout (kernel/numa.c) ---- */
 
+/* The bounded append print_nodes() is built on: once the buffer is full, each further
+ * piece adds nothing, and the length never passes size - 1 (snprintf's return would). */
+static void scnprintf_append_stays_in_buffer(struct ktest *t)
+{
+	char buf[16 + 8];
+	size_t len = 0;
+
+	memset(buf, 0x5a, sizeof(buf));
+	for (int i = 0; i < 10; i++)
+		len += (size_t)scnprintf(buf + len, 16 - len, " %d", 1000 + i);
+	KT_EXPECT_EQ(t, len, (size_t)15);
+	KT_EXPECT_STREQ(t, buf, " 1000 1001 1002");
+	for (size_t i = 16; i < sizeof(buf); i++)
+		KT_EXPECT_EQ(t, buf[i], (char)0x5a);
+	KT_EXPECT_EQ(t, scnprintf(buf, 0, "x"), 0);
+	KT_EXPECT_EQ(t, scnprintf(buf, 4, "%s", "ab"), 2);
+}
+
 /*
  * Eight nodes (the most there can be), node 0 with its RAM and four ranges far above it,
  * whose addresses take 16 hex digits each (one hot-pluggable), distances of three digits:
  * node 0's line is longer than print_nodes() has room for. Expected: the line stays in its
- * buffer (ASan), ends with every distance, names the range it left out, and its MiB count
- * all of node 0's present memory, printed or not (2 GiB + 3 x 1 GiB; hot-pluggable is not
- * present).
+ * buffer (ASan), ends with every distance, says it left a range out, and its MiB count all
+ * of node 0's present memory, printed or not (2 GiB + 3 x 1 GiB, the last two not printed;
+ * the hot-pluggable one is not present).
  */
 static void numa_print_nodes_long_line_bounded(struct ktest *t)
 {
@@ -139,7 +157,7 @@ static void numa_print_nodes_long_line_bounded(struct ktest *t)
 
 	srat_memory(srat + 48, 0, 0, 2 * GiB, false);
 	for (unsigned int i = 0; i < 4; i++)
-		srat_memory(srat + 88 + 40 * i, 0, high[i], 1 * GiB, i == 3);
+		srat_memory(srat + 88 + 40 * i, 0, high[i], 1 * GiB, i == 0);
 	for (u8 pxm = 1; pxm < 8; pxm++)
 		srat_cpu(srat + 248 + 16 * (pxm - 1), pxm, pxm);
 	slit = fw_table(&f, "SLIT", 44 + 64, 1);
@@ -153,8 +171,9 @@ static void numa_print_nodes_long_line_bounded(struct ktest *t)
 	KT_EXPECT_TRUE(t, numa_topology.from_firmware);
 	KT_EXPECT_EQ(t, nr_node_ids(), 8u);
 	KT_EXPECT_TRUE(t, host_console_contains("numa: node 0: 5120 MiB: [0x0-0x80000000) "
-						"[0x1000000000000000-0x1000000040000000) "));
-	KT_EXPECT_TRUE(t, host_console_contains(" and 1 more; distances 10 151 152 153 154 155 "
+						"[0x1000000000000000-0x1000000040000000) hot-pluggable "
+						"[0x2000000000000000-0x2000000040000000) "));
+	KT_EXPECT_TRUE(t, host_console_contains(" and 2 more; distances 10 151 152 153 154 155 "
 						"156 157\n"));
 	KT_EXPECT_TRUE(t, host_console_contains("numa: node 7: 0 MiB (memoryless); distances 157 "
 						"158 159 160 161 162 163 10\n"));
@@ -179,6 +198,14 @@ static void numa_srat_range_listed_twice_counted_once(struct ktest *t)
 	KT_EXPECT_TRUE(t, host_console_contains("numa: 1048576 KiB of RAM lie in no SRAT range: "
 						"ignoring SRAT and SLIT, one node"));
 	KT_EXPECT_EQ(t, numa_phys_to_node(1536 * MiB), 0);
+
+	/* The same with the second listing hot-pluggable: not merged, still counted once. */
+	host_console_reset();
+	srat_memory(srat + 88, 0, 0, 1 * GiB, true);
+	fw_finish(&f, &bi);
+	numa_init(&bi);
+	KT_EXPECT_FALSE(t, numa_topology.from_firmware);
+	KT_EXPECT_TRUE(t, host_console_contains("numa: 1048576 KiB of RAM lie in no SRAT range"));
 	numa_reset();
 }
 
@@ -208,7 +235,8 @@ static void numa_srat_ranges_of_a_node_merged(struct ktest *t)
 }
 
 /* A node boundary inside a page: the page is in neither node (memblock counts RAM in whole
- * pages), and the 4 KiB are said, so that nothing is dropped unsaid. */
+ * pages, and so do the nodes: mm_init()), and the 4 KiB are said, so that nothing is
+ * dropped unsaid. */
 static void numa_srat_boundary_inside_a_page_said(struct ktest *t)
 {
 	static struct boot_info bi;
@@ -222,6 +250,13 @@ static void numa_srat_boundary_inside_a_page_said(struct ktest *t)
 	numa_init(&bi);
 	KT_EXPECT_TRUE(t, numa_topology.from_firmware);
 	KT_EXPECT_TRUE(t, host_console_contains("numa: 4 KiB of RAM lie in no node: not used"));
+	KT_ASSERT_EQ(t, mm_init(&bi), 0);
+	KT_EXPECT_EQ(t, memblock_nid(mm_node()->mb, 1 * GiB), -1);
+	KT_EXPECT_EQ(t, memblock_nid(mm_node()->mb, 1 * GiB - 1), 0);
+	KT_EXPECT_EQ(t, memblock_nid(mm_node()->mb, 1 * GiB + PAGE_SIZE), 1);
+	for (unsigned int i = 0; i < mm_node()->mb->memory.cnt; i++)
+		KT_EXPECT_EQ(t, mm_node()->mb->memory.regions[i].base % PAGE_SIZE, 0ull);
+	mm_machine_destroy(mm_machine());
 	numa_reset();
 }
 
@@ -423,6 +458,7 @@ static void boot_ram_is_free_wrapping_reservation(struct ktest *t)
 }
 
 static const struct ktest_case boot_input_cases[] = {
+	KTEST_CASE(scnprintf_append_stays_in_buffer),
 	KTEST_CASE(numa_print_nodes_long_line_bounded),
 	KTEST_CASE(numa_srat_range_listed_twice_counted_once),
 	KTEST_CASE(numa_srat_ranges_of_a_node_merged),
