@@ -180,7 +180,7 @@ static unsigned int merge_node_ranges(struct acpi_numa_info *info)
 			a->base = start;
 			a->size = end - start;
 			a->nonvolatile &= b->nonvolatile;
-			*b = info->mem[--info->nr_mem];
+			memmove(b, b + 1, (--info->nr_mem - j) * sizeof(*b));	/* keep the order */
 			merged++;
 			j = i;	/* a grew: every other range may touch it now */
 		}

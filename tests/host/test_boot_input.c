@@ -140,12 +140,13 @@ static void scnprintf_append_stays_in_buffer(struct ktest *t)
 }
 
 /*
- * Eight nodes (the most there can be), node 0 with its RAM and four ranges far above it,
- * whose addresses take 16 hex digits each (one hot-pluggable), distances of three digits:
- * node 0's line is longer than print_nodes() has room for. Expected: the line stays in its
- * buffer (ASan), ends with every distance, says it left a range out, and its MiB count all
- * of node 0's present memory, printed or not (2 GiB + 3 x 1 GiB, the last two not printed;
- * the hot-pluggable one is not present).
+ * Eight nodes (the most there can be); node 0 with its RAM in two touching ranges (merged
+ * into one) and four ranges far above it whose addresses take 16 hex digits each (the third
+ * hot-pluggable); distances of three digits: node 0's line is longer than print_nodes()
+ * has room for. Expected: the line stays in its buffer (ASan: it ran 15 bytes past it when
+ * it was built with snprintf's return), ends with every distance, says it left a range
+ * out, and its MiB count all of node 0's present memory, printed or not (2 GiB + 3 x 1 GiB,
+ * the last not printed; the hot-pluggable one is not present).
  */
 static void numa_print_nodes_long_line_bounded(struct ktest *t)
 {
@@ -153,13 +154,14 @@ static void numa_print_nodes_long_line_bounded(struct ktest *t)
 	static const u64 high[] = { 0x1000000000000000ull, 0x2000000000000000ull,
 				    0x3000000000000000ull, 0x4000000000000000ull };
 	struct fw f = { .n = 0 };
-	u8 *srat = fw_table(&f, "SRAT", 48 + 5 * 40 + 7 * 16, 3), *slit;
+	u8 *srat = fw_table(&f, "SRAT", 48 + 6 * 40 + 7 * 16, 3), *slit;
 
-	srat_memory(srat + 48, 0, 0, 2 * GiB, false);
+	srat_memory(srat + 48, 0, 0, 16 * MiB, false);
+	srat_memory(srat + 88, 0, 16 * MiB, 2 * GiB - 16 * MiB, false);
 	for (unsigned int i = 0; i < 4; i++)
-		srat_memory(srat + 88 + 40 * i, 0, high[i], 1 * GiB, i == 0);
+		srat_memory(srat + 128 + 40 * i, 0, high[i], 1 * GiB, i == 2);
 	for (u8 pxm = 1; pxm < 8; pxm++)
-		srat_cpu(srat + 248 + 16 * (pxm - 1), pxm, pxm);
+		srat_cpu(srat + 288 + 16 * (pxm - 1), pxm, pxm);
 	slit = fw_table(&f, "SLIT", 44 + 64, 1);
 	put64(slit + 36, 8);
 	for (int a = 0; a < 8; a++)
@@ -171,10 +173,10 @@ static void numa_print_nodes_long_line_bounded(struct ktest *t)
 	KT_EXPECT_TRUE(t, numa_topology.from_firmware);
 	KT_EXPECT_EQ(t, nr_node_ids(), 8u);
 	KT_EXPECT_TRUE(t, host_console_contains("numa: node 0: 5120 MiB: [0x0-0x80000000) "
-						"[0x1000000000000000-0x1000000040000000) hot-pluggable "
-						"[0x2000000000000000-0x2000000040000000) "));
-	KT_EXPECT_TRUE(t, host_console_contains(" and 2 more; distances 10 151 152 153 154 155 "
-						"156 157\n"));
+						"[0x1000000000000000-0x1000000040000000) "
+						"[0x2000000000000000-0x2000000040000000) "
+						"[0x3000000000000000-0x3000000040000000) hot-pluggable "
+						"and 1 more; distances 10 151 152 153 154 155 156 157\n"));
 	KT_EXPECT_TRUE(t, host_console_contains("numa: node 7: 0 MiB (memoryless); distances 157 "
 						"158 159 160 161 162 163 10\n"));
 	numa_reset();
