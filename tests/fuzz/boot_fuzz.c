@@ -32,7 +32,7 @@
  * then the boot CPU's APIC ID (24 bits). Then records, an op byte and its operands; a
  * record cut short by the end of the input reads zeros. An address or length is 5 bytes,
  * s and v: v << (s & 31), plus 0x400 if s & 0x20 (not page aligned), negated (counted
- * down from 2^64) if s & 0x40.
+ * down from 2^64) if s & 0x40, with bit 60 set if s & 0x80 (far up, 16 hex digits).
  *   0 map entry:   base, length, type, count, gap (u16 pages): count + 1 entries, each gap
  *                  pages after the previous one's end
  *   1 SRAT memory: base, length, domain, flags, count, gap (u16 pages), domain step (entry i
@@ -132,7 +132,8 @@ static u64 take_addr(void)
 	u64 v = take(4) << (s & 31);
 
 	v += (s & 0x20) ? 0x400 : 0;
-	return (s & 0x40) ? 0 - v : v;
+	v = (s & 0x40) ? 0 - v : v;
+	return (s & 0x80) ? v | 1ull << 60 : v;
 }
 
 /* ---- building tables ---- */

@@ -76,6 +76,7 @@ define fuzz_long_run
 			rm -rf $(FUZZ_BUILD)/found; mkdir -p $(FUZZ_BUILD)/found/art; \
 			BOOT_FUZZ_FOUND=$(FUZZ_BUILD)/found BOOT_FUZZ_T0=$$(date +%s) \
 			$(FUZZ_BUILD)/boot_fuzz -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
+				-use_value_profile=1 \
 				-ignore_ooms=1 -max_total_time=$(1) -timeout=$(FUZZ_TIMEOUT) \
 				-artifact_prefix=$(FUZZ_BUILD)/found/art/ $(FUZZ_BUILD)/corpus/boot \
 				> $(FUZZ_BUILD)/boot.log 2>&1 || true; \
