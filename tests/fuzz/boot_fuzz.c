@@ -35,8 +35,9 @@
  * down from 2^64) if s & 0x40, with bit 60 set if s & 0x80 (far up, 16 hex digits).
  *   0 map entry:   base, length, type, count, gap (u16 pages): count + 1 entries, each gap
  *                  pages after the previous one's end
- *   1 SRAT memory: base, length, domain, flags, count, gap (u16 pages), domain step (entry i
- *                  is in domain + i * step mod 8: the nodes a machine has)
+ *   1 SRAT memory: base, length, domain, flags, count, gap (an address: entries may spread
+ *                  over the whole address space), domain step (entry i is in domain +
+ *                  i * step mod 8: the nodes a machine has)
  *   2 SRAT CPU:    x2APIC (bit 0), APIC ID (u32), domain, flags, count (u16), ID step, domain
  *                  step (as above)
  *   3 SLIT:        n (% 17 localities), mode, then the matrix: mode bit 0, its upper
@@ -198,7 +199,7 @@ static void op_srat_mem(void)
 	u64 base = take_addr(), len = take_addr();
 	u8 dom = (u8)take(1), flags = (u8)take(1);
 	unsigned int count = (unsigned int)take(1) + 1;
-	u64 gap = take(2) << 12;
+	u64 gap = take_addr();
 	u8 step = (u8)take(1);
 
 	if (!g.t[T_SRAT].present)

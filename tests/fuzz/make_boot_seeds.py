@@ -34,8 +34,8 @@ def entry(base, length, kind, count=0, gap=0):
 
 
 def srat_mem(base, length, dom, flags=1, count=0, gap=0, step=0):
-    return b"\x01" + addr(base) + addr(length) + struct.pack("<BBBHB", dom, flags, count,
-                                                            gap, step)
+    return b"\x01" + addr(base) + addr(length) + struct.pack("<BBB", dom, flags, count) + \
+        addr(gap << 12) + struct.pack("<B", step)
 
 
 def srat_cpu(apic, dom, count, x2=False, id_step=1, dom_step=0, flags=1):
