@@ -268,7 +268,7 @@ static void numa_srat_boundary_inside_a_page_said(struct ktest *t)
  * memblock's table full (MEMBLOCK_MAX_REGIONS), and node 1's RAM starting inside node 0's
  * last section and running past it: its head must join node 0 (a section holds one node's
  * memory), which would split the region and needs a slot there is not. Expected: the
- * machine is built within seconds (it was an endless loop: host_watchdog()), that head is
+ * machine is built within 10 s (host_watchdog(): it was an endless loop), that head is
  * dropped with a line saying so, and no section holds two nodes' RAM.
  */
 static void sections_of_one_node_table_full_ends(struct ktest *t)
@@ -286,7 +286,7 @@ static void sections_of_one_node_table_full_ends(struct ktest *t)
 	memblock_add(&mb, head, 192 * MiB);
 	memblock_set_node(&mb, head, 192 * MiB, 1);
 	KT_ASSERT_EQ(t, mb.memory.cnt, MEMBLOCK_MAX_REGIONS);
-	host_watchdog(20);
+	host_watchdog(10);
 	KT_ASSERT_EQ(t, mm_machine_init(&m, np, 2, &mb, "full", 4, NULL, cpu_node,
 					pcp_lock_default), 0);
 	KT_EXPECT_TRUE(t, host_console_contains("mm: [0x4000000-0x8000000) cannot change node "
