@@ -2237,6 +2237,7 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 			e -= end > b ? MIN(end - b, e - s) : 0;
 		}
 		missing += e - s;
+		(void)accounted_to;
 """)],
         tests=["host:numa_srat_range_listed_twice_counted_once"],
     ),
@@ -2305,11 +2306,17 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
              "the map reserves, or a section without a memory map, stays RAM",
         edits=[("""\
 		if (re > end && rb < base && t->cnt == MEMBLOCK_MAX_REGIONS)
-			printk(""", """\
+			printk("memblock: %s table full, cannot split [0x%llx-0x%llx) around "
+			       "[0x%llx-0x%llx): [0x%llx-0x%llx) ignored too\\n", t->name,
+			       (unsigned long long)rb, (unsigned long long)re,
+			       (unsigned long long)base, (unsigned long long)end,
+			       (unsigned long long)end, (unsigned long long)re);
+		else if (re > end)
+""", """\
 		if (re > end && rb < base && t->cnt == MEMBLOCK_MAX_REGIONS)
-			tmp[n - 1].size = re - rb;
-		if (0)
-			printk(""")],
+			tmp[n - 1].size = re - rb;	/* the cut refused: the region stays whole */
+		else if (re > end)
+""")],
         tests=["host:memblock_remove_table_full_removes_more"],
     ),
     dict(
