@@ -41,14 +41,21 @@ static inline bool spin_looks_locked(spinlock_t *lock)
 static inline void __spin_acquired(spinlock_t *lock, u64 spins)
 {
 	WRITE_ONCE(lock->owner_cpu, (u16)arch_cpu_id());
+#if CONFIG_LOCK_STAT
 	lock->stats.acquisitions++;
-	if (unlikely(spins)) {
-		lock->stats.contended++;
-		lock->stats.spins += spins;
-	}
+	lock->stats.spins += spins;
 	if (lock->flags & SPIN_HOLDTIME)
 		lock->stats.acquired_at = arch_cycles();
+#endif
 }
+
+/* A waiter (or a failed trylock) found the lock held: counted at once, by the one who found
+ * it, so that the holder can see it. */
+#if CONFIG_LOCK_STAT
+#define lock_stat_count(lock, item) __atomic_fetch_add(&(lock)->stats.item, 1, __ATOMIC_RELAXED)
+#else
+#define lock_stat_count(lock, item) do { } while (0)
+#endif
 
 static void spin_check_lock(spinlock_t *lock)
 {
@@ -66,6 +73,8 @@ void spin_lock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 	lockdep_acquire_at(lock, false);
 	spin_check_lock(lock);
 	while (!arch_spin_trylock(lock)) {
+		if (!spins)
+			lock_stat_count(lock, contended);
 		/* Spin on a plain read so waiters share the line instead of bouncing it. */
 		do {
 			arch_cpu_relax();
@@ -81,7 +90,7 @@ bool spin_trylock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 {
 	arch_interleave_point();
 	if (spin_looks_locked(lock) || !arch_spin_trylock(lock)) {
-		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+		lock_stat_count(lock, trylock_failed);
 		return false;
 	}
 	__spin_acquired(lock, 0);
@@ -91,18 +100,19 @@ bool spin_trylock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 
 void spin_unlock(spinlock_t *lock)
 {
-	u64 held;
-
 	arch_interleave_point();
 	if (unlikely(!spin_is_held_by_me(lock)))
 		panic("spin_unlock of '%s' by cpu%u, owner is cpu%u", lock->name,
 		      arch_cpu_id(), lock->owner_cpu);
 	lockdep_release(lock);
+#if CONFIG_LOCK_STAT
 	if (lock->flags & SPIN_HOLDTIME) {
-		held = arch_cycles() - lock->stats.acquired_at;
+		u64 held = arch_cycles() - lock->stats.acquired_at;
+
 		if (held > lock->stats.max_hold_cycles)
 			lock->stats.max_hold_cycles = held;
 	}
+#endif
 	WRITE_ONCE(lock->owner_cpu, SPIN_NO_OWNER);
 	arch_spin_unlock(lock);
 }
@@ -132,6 +142,7 @@ void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 
 /* ---- statistics table ---- */
 
+#if CONFIG_LOCK_STAT
 #define LOCKSTAT_MAX 512
 static spinlock_t *lockstat_table[LOCKSTAT_MAX];
 static unsigned int lockstat_count;
@@ -192,3 +203,22 @@ void lockstat_print_top(unsigned int n)
 		       (unsigned long long)l->stats.trylock_failed, hold);
 	}
 }
+
+#else /* !CONFIG_LOCK_STAT: nothing counted, nothing to show */
+
+const struct lock_stats lock_stats_none;
+
+void lockstat_reset(spinlock_t *lock)
+{
+}
+
+void lockstat_register(spinlock_t *lock)
+{
+}
+
+void lockstat_print_top(unsigned int n)
+{
+	printk("lockstat: no lock statistics in this build (CONFIG_LOCK_STAT=0)\n");
+}
+
+#endif

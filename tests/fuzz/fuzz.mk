@@ -35,7 +35,7 @@ FUZZ_SRCS_cmdline := kernel/cmdline.c
 # The allocator runs on the host shim, as in tests/host (one thread: CPU 0).
 FUZZ_SRCS_mm_ops := $(wildcard mm/*.c) kernel/printk.c kernel/smp.c kernel/spinlock.c kernel/rwlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c \
 	kernel/acpi_numa.c kernel/acpi.c \
-	$(wildcard tests/host/shim/*.c)
+	tests/lab/pcp_bulk.c $(wildcard tests/host/shim/*.c)
 FUZZ_EXTRA_mm_ops := -pthread -DCONFIG_DEBUG_VM=1 -fsanitize-coverage-ignorelist=tests/fuzz/mm_ops.ignorelist
 # The boot's firmware input through its consumers: kmain's steps from the multiboot2
 # information to mm_init(), on the same host shim.

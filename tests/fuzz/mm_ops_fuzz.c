@@ -13,6 +13,7 @@
 #include "kernel/bootinfo.h"
 #include "kernel/panic.h"
 #include "tests/host/shim/shim.h"
+#include "tests/lab/pcp_bulk.h"
 
 #define HELD_MAX 64
 #define PIN_BASE (1ull << 32)
