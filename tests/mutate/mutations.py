@@ -2591,15 +2591,18 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
     dict(
         name="share-zone-lock-on-free-lists-line",
         file="mm/mmzone.h",
-        says="zone->lock loses its own cache line (its padding dropped): the lock's hold-time "
-             "statistics, written at every acquisition, share the order-0 free lists' line, as "
-             "zone->lock shared it in Linux before a368ab67aa55 (aim7 -46%)",
+        says="zone->lock and the free lists lose their own cache lines (the padding of both "
+             "dropped): the lock's hold-time statistics, written at every acquisition, share "
+             "the order-0 free lists' line, as zone->lock shared it in Linux before "
+             "a368ab67aa55 (aim7 -46%)",
         edits=[("""\
 	spinlock_t lock __cacheline_aligned;
 	/* Protected by lock: */
+	struct free_area free_area[NR_ORDERS] __cacheline_aligned;
 """, """\
 	spinlock_t lock;
 	/* Protected by lock: */
+	struct free_area free_area[NR_ORDERS];
 """)],
         tests=["conflict:lists_off"],
     ),
