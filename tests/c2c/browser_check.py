@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """`make c2c-browser-check` (not in make test: installing Chromium takes minutes): render the
 pictures page of `make c2c-small` (build/c2c-small/c2c.html) in headless Chromium, as a
-student's browser would, and check the screenshot is not blank: enough pixels that are not
-the page's white, enough distinct colours, and some in colour (the heat maps, the owner
-steps, the hot struct fields), not only grey text. The same test of a blank page must say
-blank, so that the check can fail. The PNG is read here (zlib and the five PNG row
-filters), so nothing but Chromium is needed.
+student's browser would, the whole page in one screenshot at half scale, and check it is not
+blank: enough pixels that are not the page's white, enough distinct colours, and some in
+colour (the heat maps, the owner steps, the hot struct fields), not only grey text; and that
+the page ended inside the window (its last rows white), so that the whole page was looked at.
+The same test of a blank page must say blank, so that the check can fail. The PNG is read
+here (zlib and the five PNG row filters), so nothing but Chromium is needed.
 
 usage: browser_check.py --html build/c2c-small/c2c.html --out build/c2c-small/browser
 Prints KTAP-style lines and "N passed, N failed"; the screenshot is OUT/c2c.png.
@@ -19,10 +20,12 @@ import sys
 import tempfile
 import zlib
 
-# What a page with pictures has and a blank one has not (1280 x 2400 pixels, 3,072,000):
-MIN_INK = 0.02          # pixels not near white: text alone on this page is about 2-3%
-MIN_COLOURS = 64        # distinct colours: anti-aliased text has a few dozen greys
-MIN_COLOURED = 0.002    # pixels whose channels differ by 48 or more (heat map, red steps)
+# What a page with pictures has and a blank one has not (measured on c2c-small's page,
+# 2026-12-05: 14.7% not white, 10,452 colours, 9.1% in colour, at 1000 x 36000):
+MIN_INK = 0.03          # pixels not near white
+MIN_COLOURS = 256       # distinct colours: anti-aliased grey text alone has far fewer
+MIN_COLOURED = 0.01     # pixels whose channels differ by 48 or more (heat map, red steps)
+SCALE = 0.5             # device pixels per CSS pixel: a long page in a screenshot we can read
 
 
 def chromium():
@@ -41,6 +44,7 @@ def screenshot(html, png, size, timeout=180):
         cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                "--no-first-run", "--disable-background-networking", "--disable-component-update",
                "--disable-sync", "--hide-scrollbars", "--user-data-dir=" + profile,
+               "--force-device-scale-factor=%g" % SCALE,
                "--screenshot=" + png, "--window-size=%d,%d" % size,
                "file://" + os.path.abspath(html)]
         try:
@@ -114,23 +118,28 @@ def read_png(path):
 
 
 def measure(path):
-    """What the screenshot holds: (width, height, ink share, distinct colours, coloured share)."""
+    """What the screenshot holds: (width, height, ink share, distinct colours, coloured share,
+    white rows at the bottom)."""
     width, height, ch, rows = read_png(path)
-    colours, ink, coloured = set(), 0, 0
-    for row in rows:
+    colours, ink, coloured, last_ink = set(), 0, 0, -1
+    for y, row in enumerate(rows):
+        row_ink = 0
         for x in range(0, width * ch, ch):
             px = bytes(row[x:x + 3]) if ch >= 3 else bytes(row[x:x + 1]) * 3
             colours.add(px)
             lo, hi = min(px), max(px)
-            ink += lo < 235
+            row_ink += lo < 235
             coloured += hi - lo >= 48
+        if row_ink:
+            ink += row_ink
+            last_ink = y
     total = width * height
-    return width, height, ink / total, len(colours), coloured / total
+    return width, height, ink / total, len(colours), coloured / total, height - 1 - last_ink
 
 
 def judge(m):
     """The problems of a measured screenshot ([] if it shows pictures)."""
-    _, _, ink, colours, coloured = m
+    _, _, ink, colours, coloured, _ = m
     out = []
     if ink < MIN_INK:
         out.append("%.2f%% of pixels not white (at least %.0f%%)" % (100 * ink, 100 * MIN_INK))
@@ -145,7 +154,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--html", default="build/c2c-small/c2c.html")
     ap.add_argument("--out", default="build/c2c-small/browser")
-    ap.add_argument("--size", default="1280,2400", help="window width,height")
+    ap.add_argument("--size", default="1000,36000", help="window width,height (CSS pixels)")
     args = ap.parse_args()
     size = tuple(int(v) for v in args.size.split(","))
     os.makedirs(args.out, exist_ok=True)
@@ -164,10 +173,15 @@ def main():
         if ok:
             m = measure(png)
             problems = judge(m)
-            check("browser_screenshot_shows_pictures", (m[0], m[1]) == size and not problems,
-                  "%dx%d, %.1f%% not white, %d colours, %.2f%% in colour%s" % (
-                      m[0], m[1], 100 * m[2], m[3], 100 * m[4],
+            want = tuple(round(v * SCALE) for v in size)
+            check("browser_screenshot_shows_pictures", (m[0], m[1]) == want and not problems,
+                  "%dx%d pixels (%s wanted), %.1f%% not white, %d colours, %.2f%% in colour%s" % (
+                      m[0], m[1], "%dx%d" % want, 100 * m[2], m[3], 100 * m[4],
                       "" if not problems else ": BLANK? " + "; ".join(problems)))
+            check("browser_screenshot_holds_whole_page", m[5] >= m[1] // 20,
+                  "the last %d rows white (the page ended inside the window)" % m[5]
+                  if m[5] >= m[1] // 20 else "only %d white rows at the bottom: the page may go on "
+                  "below the window; give a taller --size" % m[5])
     blank = os.path.join(args.out, "blank.html")
     with open(blank, "w") as f:
         f.write("<!DOCTYPE html><html><head><title>blank</title></head><body></body></html>\n")
