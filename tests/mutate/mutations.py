@@ -1037,7 +1037,7 @@ void put_page(struct page *page)
         says="an IRQ-safe lock (SPIN_IRQSAFE: zone->lock) taken with interrupts on is not "
              "warned about",
         edits=[("""\
-	if (unlikely((lock->flags & SPIN_IRQSAFE) && !arch_irqs_disabled()))
+	if (unlikely(!arch_irqs_disabled() && (lock->flags & SPIN_IRQSAFE)))
 		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
 """, "")],
         tests=["host:spin_lock_irqsafe_irqs_on_warns", "host:pcp_lock_debug_checks"],
@@ -1068,34 +1068,45 @@ void put_page(struct page *page)
     dict(
         name="lockdep-after-the-wait",
         file="kernel/spinlock.c",
-        says="spin_lock() tells lockdep only once it has the lock: a CPU spinning into a "
-             "deadlock is never reported (it never gets the lock)",
+        says="spin_lock() of a held lock tells lockdep only once it has the lock: a CPU "
+             "spinning into a deadlock is never reported (it never gets the lock)",
         edits=[("""\
 	lockdep_acquire_at(lock, false);
-	spin_check_lock(lock);
-	while (!arch_spin_trylock(lock)) {
-		if (!spins)
-			lock_stat_count(lock, contended);
-		/* Spin on a plain read so waiters share the line instead of bouncing it. */
-		do {
-			arch_cpu_relax();
-			spins++;
-		} while (spin_looks_locked(lock));
-	}
+	if (unlikely(spin_is_held_by_me(lock)))
 """, """\
-	spin_check_lock(lock);
-	while (!arch_spin_trylock(lock)) {
-		if (!spins)
-			lock_stat_count(lock, contended);
-		/* Spin on a plain read so waiters share the line instead of bouncing it. */
-		do {
-			arch_cpu_relax();
-			spins++;
-		} while (spin_looks_locked(lock));
-	}
+	if (unlikely(spin_is_held_by_me(lock)))
+"""), ("""\
+	} while (!arch_spin_trylock(lock));
+	return spins;
+""", """\
+	} while (!arch_spin_trylock(lock));
 	lockdep_acquire_at(lock, false);
+	return spins;
 """)],
         tests=["host:lockdep_report_comes_before_the_wait"],
+    ),
+    dict(
+        name="spin-lock-reads-line-before-xchg",
+        file="kernel/spinlock.c",
+        says="spin_lock() checks the lock's IRQ-safe flag before its xchg, as smpmm's did until "
+             "issue 31: the read brings the line shared, the xchg must upgrade it, two "
+             "coherence events per acquisition where one (the xchg's transfer) would do",
+        edits=[("""\
+	if (likely(arch_spin_trylock(lock)))
+		lockdep_acquire_at(lock, false);
+""", """\
+	if (unlikely((lock->flags & SPIN_IRQSAFE) && !arch_irqs_disabled()))
+		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
+	if (likely(arch_spin_trylock(lock)))
+		lockdep_acquire_at(lock, false);
+"""), ("""\
+	__spin_acquired(lock, spins);
+	if (unlikely(!arch_irqs_disabled() && (lock->flags & SPIN_IRQSAFE)))
+		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
+""", """\
+	__spin_acquired(lock, spins);
+""")],
+        tests=["conflict:handoff"],
     ),
     dict(
         name="trylock-held-before-success",
@@ -2822,15 +2833,18 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
     dict(
         name="share-zone-lock-on-free-lists-line",
         file="mm/mmzone.h",
-        says="zone->lock loses its own cache line (its padding dropped): the lock's hold-time "
-             "statistics, written at every acquisition, share the order-0 free lists' line, as "
-             "zone->lock shared it in Linux before a368ab67aa55 (aim7 -46%)",
+        says="zone->lock and the free lists lose their own cache lines (the padding of both "
+             "dropped): the lock's hold-time statistics, written at every acquisition, share "
+             "the order-0 free lists' line, as zone->lock shared it in Linux before "
+             "a368ab67aa55 (aim7 -46%)",
         edits=[("""\
 	spinlock_t lock __cacheline_aligned;
 	/* Protected by lock: */
+	struct free_area free_area[NR_ORDERS] __cacheline_aligned;
 """, """\
 	spinlock_t lock;
 	/* Protected by lock: */
+	struct free_area free_area[NR_ORDERS];
 """)],
         tests=["conflict:lists_off"],
     ),
@@ -2870,5 +2884,43 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu) || 1)
 """)],
         tests=["conflict:drain_own_vs_drain_all"],
+    ),
+    dict(
+        name="share-zone-lock-trylock-then-lock",
+        file="mm/page_alloc.c",
+        says="the buddy free and refill paths try zone->lock before they take it, as Linux's "
+             "did in 2025 until c5bb27e2da3a: the try reads the lock's line, then the lock's "
+             "xchg upgrades it, two coherence events per acquisition where one would do",
+        edits=[("""\
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+	__free_one_page(page, page->pfn, zone, order, mt);
+""", """\
+	unsigned long flags;
+
+	if (!spin_trylock_irqsave(&zone->lock, &flags))
+		flags = spin_lock_irqsave(&zone->lock);
+	__free_one_page(page, page->pfn, zone, order, mt);
+"""), ("""\
+		unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+		page = __rmqueue(zone, order, mt);
+""", """\
+		unsigned long flags;
+
+		if (!spin_trylock_irqsave(&zone->lock, &flags))
+			flags = spin_lock_irqsave(&zone->lock);
+		page = __rmqueue(zone, order, mt);
+"""), ("""\
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+	int listed = 0;
+""", """\
+	unsigned long flags;
+	int listed = 0;
+
+	if (!spin_trylock_irqsave(&zone->lock, &flags))
+		flags = spin_lock_irqsave(&zone->lock);
+""")],
+        tests=["conflict:handoff"],
     ),
 ]
