@@ -430,6 +430,7 @@ help:
 	@echo "make bench      benchmarks (page, scaling, pft, gup, locks, boot, vs-linux) -> build/bench/*.txt, *.json, *.png; then make c2c"
 	@echo "make c2c        cache-line transfers under the c2c plugin (gup, order-0 pairs, drains, false sharing, PFT) -> build/c2c/, c2c.html"
 	@echo "make c2c-small  the same at 4 CPUs in under a minute, with pictures -> build/c2c-small/c2c.html"
+	@echo "make c2c-browser-check  c2c-small's page rendered by headless Chromium (installed if missing), the screenshot checked not blank"
 	@echo "make c2c-test   the c2c plugin's own cases: machine files, the model, exact counts of bench=c2c_selftest, the replay, the conflict-freedom layer (in make test)"
 	@echo "make c2c-ranges the c2c headlines (gup_test, PFT) as ranges over the machine's assumed parameters, with sensitivity"
 	@echo "make c2c-scale  has_pinned under the c2c model at 40, 128 and 255 CPUs, with ranges and a plot (hours)"

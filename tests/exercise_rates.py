@@ -58,8 +58,11 @@ EXERCISES = [
          commands=[("make host-test", None),
                    ('make run SMP=4 CMDLINE="test=mm_buddy.*"', (r"after: (\d+) pages LOST", "summary: pages LOST")),
                    ("make soak SMP=4 DURATION=30", None)]),
-    dict(id="10", says="`zone->lock` without `__cacheline_aligned` (Linux before a368ab67aa55)",
-         mutation="share-zone-lock-on-free-lists-line",
+    dict(id="10", says="`zone->lock` and `free_area[]` without `__cacheline_aligned` (Linux "
+         "before a368ab67aa55)", mutation="share-zone-lock-on-free-lists-line",
+         commands=[("make c2c-test", None)]),
+    dict(id="10b", says="`spin_trylock_irqsave()` of `zone->lock` before `spin_lock_irqsave()` "
+         "(Linux before c5bb27e2da3a)", mutation="share-zone-lock-trylock-then-lock",
          commands=[("make c2c-test", None)]),
 ]
 
@@ -150,7 +153,7 @@ def write_table(path, rows, ids):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5, help="runs of each command (default 5)")
-    ap.add_argument("--only", default="*", help="glob over exercise ids (1, 1b, 2, 6, 7, 10)")
+    ap.add_argument("--only", default="*", help="glob over exercise ids (1, 1b, 2, 6, 7, 10, 10b)")
     ap.add_argument("--max-smp", type=int, default=0,
                     help="run commands that ask for more CPUs with this many (the table says so)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per run")

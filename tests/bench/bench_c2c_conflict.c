@@ -36,6 +36,8 @@ CMDLINE_STRING("c2c.cases", conflict_cases, "c2c_conflict: run only the cases wh
 #define CF_PIN_ROUNDS 4
 #define CF_READS 64		/* statistics reads */
 #define CF_DRAINS 16
+#define CF_ROUNDS 8		/* handoff: counted rounds, each one turn of every CPU taking part */
+#define CF_TURNS ((CF_ROUNDS + 1) * CF_CPUS)	/* and one round before, uncounted */
 #define CF_BASE (1ull << 33)	/* where the pins' address space is mapped */
 
 /* ---- the operations ---- */
@@ -55,12 +57,14 @@ enum cf_op {
 	CF_PIN_LINE,		/* pin + unpin of one page whose struct page shares its line with
 				 * the page CPU 1 - cpu pins */
 	CF_FREE_PAGES,		/* nr_free_pages(): the buddy lists' and every CPU's list's pages */
+	CF_HANDOFF,		/* lists off, in turn with the other CPUs doing it, one at a time:
+				 * free the page it holds, or allocate one (one zone->lock hold) */
 	CF_NR_OPS
 };
 
 static const char *const cf_names[CF_NR_OPS] = {
 	"idle", "pairs", "free", "pin", "stats", "drain_own", "drain_all",
-	"stats_all", "fill", "drain_full", "pin_line", "free_pages",
+	"stats_all", "fill", "drain_full", "pin_line", "free_pages", "handoff",
 };
 
 /* Which operations commute, as their specification says (the result of each does not depend
@@ -96,6 +100,8 @@ static struct cf_run {
 	u64 own_pins[CF_CPUS][CF_PINS];	/* per CPU: pages no other CPU's struct page line holds */
 	u64 line_pair[2];		/* two pages whose struct pages share one line */
 	int arrived[2] __aligned(64);	/* the warm-up's two barriers (c2c_barrier()) */
+	unsigned int handoff_cpus;	/* a handoff case: CPUs 0..n-1 take turns */
+	int turn_done[CF_TURNS];	/* a barrier after each turn (uncounted) */
 	struct cf_cpu cpu[CF_CPUS];
 } cf;
 
@@ -120,6 +126,36 @@ static void pin_loop(struct cf_cpu *me, unsigned int rounds)
 		for (unsigned int i = 0; i < me->nr_pins; i++)
 			if (pin_user_pages_fast(cf.mm, me->pin_addr[i], 1, FOLL_WRITE, &page) == 1)
 				unpin_user_page(page);
+}
+
+/*
+ * A handoff: turn t is CPU t % n's, and every CPU (those with no part too: me NULL) waits at
+ * a barrier after it, so in the model's time too one CPU at a time takes zone->lock: the
+ * lock is always free, and its line is where the turn before left it. The turn's CPU frees
+ * the page it holds, or allocates one (with the lists off: one zone->lock hold either way).
+ * The first round is a warm-up; only the turns themselves are counted. Returns the turns
+ * this CPU counted.
+ */
+static unsigned int handoff_turns(struct cf_cpu *me, unsigned int cpu)
+{
+	unsigned int n = cf.handoff_cpus, done = 0;
+
+	for (unsigned int t = 0; t < (CF_ROUNDS + 1) * n; t++) {
+		if (me && t % n == cpu) {
+			if (t >= n)
+				c2c_cpu_counted();
+			if (me->nr_held) {
+				__free_pages(me->held[--me->nr_held], 0);
+			} else {
+				me->held[0] = alloc_pages_node(cf.pgdat, GFP_KERNEL | __GFP_NOWARN, 0);
+				me->nr_held = me->held[0] != NULL;
+			}
+			c2c_cpu_uncounted();
+			done += t >= n;
+		}
+		c2c_barrier(&cf.turn_done[t]);
+	}
+	return done;
 }
 
 static void stats_read(struct cf_cpu *me, int cpu, unsigned int n)
@@ -283,6 +319,17 @@ static void cf_cpu_fn(void *arg)
 
 	c2c_cpu_begin();
 	c2c_cpu_uncounted();
+	if (cf.handoff_cpus) {		/* every CPU is in every turn's barrier */
+		unsigned int done = handoff_turns(me && me->op == CF_HANDOFF ? me : NULL, cpu);
+
+		c2c_cpu_end();
+		if (me && me->op == CF_HANDOFF) {
+			me->ops = done;
+			if (me->nr_held)
+				__free_pages(me->held[--me->nr_held], 0);
+		}
+		return;
+	}
 	if (me)
 		cf_setup(me);
 	c2c_barrier(&cf.arrived[0]);
@@ -351,6 +398,10 @@ static void cf_case(const char *name, const enum cf_op plan[CF_CPUS], const char
 			 cf_names[plan[c]]);
 	}
 	cf.arrived[0] = cf.arrived[1] = 0;
+	memset(cf.turn_done, 0, sizeof(cf.turn_done));
+	cf.handoff_cpus = 0;
+	while (cf.handoff_cpus < CF_CPUS && plan[cf.handoff_cpus] == CF_HANDOFF)
+		cf.handoff_cpus++;
 	snprintf(json, sizeof(json), "\"case\":\"%s\",\"plan\":\"%s\",\"active\":%u,\"model\":\"%s\","
 		 "\"op\":\"operation\",%s", name, ops, n,
 		 pcp_lock_model_name(cf.pgdat->machine->pcp_lock), expect);
@@ -437,6 +488,16 @@ static void cf_opposites(void)
 		 "\"may\":\"zone.free_area zone.free_pages struct page\",\"alone\":\"zone.lock\"", CF_PAIRS);
 	cf_case("lists_off_pairs_move_zone_lock",
 		(enum cf_op[CF_CPUS]){ CF_PAIRS_OP, CF_PAIRS_OP, CF_IDLE, CF_IDLE }, expect);
+	snprintf(expect, sizeof(expect), "\"expect\":\"conflict\",\"must\":\"zone.lock\",\"min\":%u,"
+		 "\"max\":%u,\"upgrades\":0,\"may\":\"zone.free_area zone.free_pages struct page\"",
+		 2 * CF_ROUNDS, 2 * CF_ROUNDS);
+	cf_case("handoff_zone_lock_moves_once_per_turn",
+		(enum cf_op[CF_CPUS]){ CF_HANDOFF, CF_HANDOFF, CF_IDLE, CF_IDLE }, expect);
+	snprintf(expect, sizeof(expect), "\"expect\":\"conflict\",\"must\":\"zone.lock\",\"min\":%u,"
+		 "\"max\":%u,\"upgrades\":0,\"may\":\"zone.free_area zone.free_pages struct page\"",
+		 4 * CF_ROUNDS, 4 * CF_ROUNDS);
+	cf_case("handoff_on_4_cpus_zone_lock_moves_once_per_turn",
+		(enum cf_op[CF_CPUS]){ CF_HANDOFF, CF_HANDOFF, CF_HANDOFF, CF_HANDOFF }, expect);
 	WRITE_ONCE(pcp_enabled, lists);
 }
 

@@ -60,6 +60,29 @@ c2c-small: check-tools $(C2C_PLUGIN) release
 	$(PYTHON) tests/c2c/small.py --plugin $(C2C_PLUGIN) --image $(RELEASE_LNX) --out $(BUILD)/c2c-small \
 		--make "$(MAKE)"
 
+# The pictures page of c2c-small as a browser shows it (not in make test: installing Chromium
+# costs minutes): headless Chromium renders $(BUILD)/c2c-small/c2c.html (made by c2c-small if
+# it is missing) into a screenshot, which tests/c2c/browser_check.py checks is not blank (and
+# that a blank page is judged blank). Debian's chromium is installed here if missing, as root,
+# as make deps installs the others: it is in no other rule and not in DEBIAN_PKGS.
+C2C_SMALL_HTML := $(BUILD)/c2c-small/c2c.html
+.PHONY: c2c-browser-check
+c2c-browser-check:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "c2c-browser-check needs Debian's chromium; run as root:"; \
+			echo "  apt-get update && apt-get install -y chromium"; exit 1; \
+		fi; \
+		mkdir -p $(BUILD); log=$(BUILD)/chromium-deps.log; \
+		echo "c2c-browser-check: installing chromium with apt-get; full log: $$log"; \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } \
+			>$$log 2>&1 </dev/null || { echo "apt-get failed; the last lines of $$log:"; \
+			tail -n 15 $$log | sed 's/^/    /'; exit 1; }; \
+	fi
+	@[ -e $(C2C_SMALL_HTML) ] || { echo "c2c-browser-check: no $(C2C_SMALL_HTML): make c2c-small"; \
+		$(MAKE) --no-print-directory c2c-small; }
+	$(PYTHON) tests/c2c/browser_check.py --html $(C2C_SMALL_HTML) --out $(BUILD)/c2c-small/browser
+
 # The model without QEMU, on recorded streams (the plugin's trace=DIR): tests/c2c/replay.c.
 $(C2C_BUILD)/replay: tests/c2c/replay.c tests/c2c/model.c tests/c2c/output.c tests/c2c/model.h tests/c2c/c2c.mk
 	@mkdir -p $(dir $@)

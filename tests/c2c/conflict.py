@@ -235,6 +235,16 @@ def judge_window(w, desc, names):
     if got < desc.get("min", 1):
         problems.append("%s moved %d times, expected at least %d: the layer must see this conflict"
                         % (must, got, desc.get("min", 1)))
+    ups = sum(sum(ln.ln["n"]["upgrade"]) for ln in hit)
+    if hit and (got > desc.get("max", got) or ups > desc.get("upgrades", ups)):
+        worst = max(hit, key=lambda ln: moves(ln.ln))
+        problems.append(("%s moved %d times in %d operations (%d transfers, %d upgrades), expected at "
+                         "most %d and %d upgrades: each operation takes the lock once, free, and "
+                         "its one exclusive access is a transfer; an upgrade is a second access, "
+                         "the line read before it was taken (Linux c5bb27e2da3a: a spin_trylock() "
+                         "before spin_lock())" % (must, got, desc.get("ops", 0), got - ups, ups,
+                                                  desc.get("max", got), desc.get("upgrades", ups)),
+                         worst))
     for ln in lines:
         if not ln.matches(must) and not any(ln.matches(p) for p in may):
             problems.append(("a line %s should not share: not %s" % (case, " or ".join([must] + may)), ln))
@@ -244,7 +254,9 @@ def judge_window(w, desc, names):
                 problems.append(("%s shares its line with %s, touched in the same window (Linux "
                                  "a368ab67aa55 moved zone->lock off the order-0 free lists' line)"
                                  % (alone, ", ".join(others)), ln))
-    what = "%s moved %d times on %d lines (at least %d)" % (must, got, len(hit), desc.get("min", 1))
+    what = "%s moved %d times on %d lines (at least %d%s)" % (
+        must, got, len(hit), desc.get("min", 1),
+        ", at most %d, %d upgrades" % (desc["max"], ups) if "max" in desc else "")
     return name, problems, what
 
 

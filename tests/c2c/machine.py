@@ -150,7 +150,8 @@ class Machine:
         smt = v("smt_slowdown") if v("threads") > 1 else 1.0
         cost = lambda cycles: max(1, round(cycles * cycle_fs * smt))
         ps = lambda ns: round(ns * 1000)
-        args = ["cpus=%d" % self.cpus(), "sockets=%d" % v("sockets"), "threads=%d" % v("threads"),
+        cpus = v("sockets") * v("cores") * v("threads")   # with the overrides (c2c-small's cores=2)
+        args = ["cpus=%d" % cpus, "sockets=%d" % v("sockets"), "threads=%d" % v("threads"),
                 "mlp=%d" % round(v("mlp")),
                 "cost_plain=%d" % cost(v("cpi")), "cost_lock=%d" % cost(v("lock_cycles")),
                 "cost_xchg=%d" % cost(v("xchg_cycles")), "cost_pushf=%d" % cost(v("pushf_cycles")),
