@@ -3,8 +3,9 @@
 tests/c2c/replay with each assumed parameter of the machine file (tests/c2c/machines/) at the
 low and the high end of its range, the others at their values, and reports every headline
 figure as a range with a sensitivity table (which parameter moves it, how far). The range is
-the figure at the two corners where every parameter sits at the end that lowered (raised) it
-alone. A last row shakes one latency by a few picoseconds: the replay order's own jitter.
+the lowest and highest of every replay made: the nominal, each parameter alone at either end,
+the two corners where every parameter sits at the end that lowered (raised) the figure alone,
+and the jitter rows (the model is not monotone: a corner alone can land inside). A last row shakes one latency by a few picoseconds: the replay order's own jitter.
 
 usage: sweep.py --replay BIN --experiment gup|pft|scale --machine NAME --boot NAME=TRACE,LOG ...
                 [--out FILE.json] [--params a,b] (default: every assumed parameter)
@@ -176,6 +177,11 @@ def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4, co
                        figures(args, mach, corners[fig]["max"]).get(fig)]
     hitm = mach.params["hitm_local"].value
     shaken = [figures(args, mach, {"hitm_local": hitm + d / 1000.0}) for d in range(1, jitter + 1)]
+    for fig in ranges:                  # the model is not monotone: a corner may land inside
+        seen = [nominal[fig]] + [x for x in ranges[fig] if x is not None] + \
+            [r[k].get(fig) for r in rows for k in ("at_low", "at_high") if r[k].get(fig) is not None] + \
+            [j.get(fig) for j in shaken if j.get(fig) is not None]
+        ranges[fig] = [min(seen), max(seen)]
     return {"machine": machine_name, "experiment": experiment, "nominal": nominal, "rows": rows,
             "no_instructions_of_class": skipped,
             "ranges": ranges, "corners": corners, "jitter": {fig: [j.get(fig) for j in shaken] for fig in nominal}}
@@ -211,7 +217,7 @@ def main():
 def table(res):
     """The figures' ranges, then each parameter's effect on each figure: text lines."""
     figs = sorted(res["nominal"])
-    out = ["%s on %s: modelled figures, nominal and range (both corners of the assumed parameters)"
+    out = ["%s on %s: modelled figures, nominal and range (the lowest and highest of every replay below: corners, single parameters, jitter)"
            % (res["experiment"], res["machine"])]
     for f in figs:
         lo, hi = res["ranges"][f]
