@@ -101,11 +101,10 @@ struct op_res {
 	u64 seen[GEN_PIN_MAX];			/* GEN_READ, GEN_PIN: each page's tag as read */
 };
 extern struct op_res gen_res[GEN_MAX_OPS];
+/* If set, gen_run() writes the first op of each step there (a crash's last step). */
+extern volatile int *gen_progress;
 
-/* The tag a GEN_WRITE op i stores in its j-th page; the one GEN_ALLOC op i writes in its
- * block's first and last word (a GEN_FILL: in each block's first word). */
-#define GEN_TAG(i, j) (0x5441470000000000ull | ((u64)(i) << 16) | (u64)(j))
-#define GEN_BLK_TAG(i) (0x424c4b0000000000ull | (u64)(i))
+
 
 /* mm_mmap_anon()'s argument rules, as Linux's: aligned to the page size (2 MiB for huge), not
  * empty, inside user space, no wrap. */

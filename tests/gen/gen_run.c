@@ -14,6 +14,7 @@
 struct gen_world gen_world;
 struct gen_handles gen_h;
 struct op_res gen_res[GEN_MAX_OPS];
+volatile int *gen_progress;
 
 /* ---- the machine ---- */
 
@@ -44,6 +45,16 @@ static int world_create(const struct gen_config *c)
 	for (unsigned int n = 0; n < c->nr_nodes; n++)
 		zone_pcp_update(w->m.node[n], GEN_CPUS);
 	return 0;
+}
+
+struct mm_machine *gen_machine_create(const struct gen_config *c)
+{
+	return world_create(c) ? NULL : &gen_world.m;
+}
+
+void gen_machine_destroy(void)
+{
+	mm_machine_destroy(&gen_world.m);
 }
 
 /* ---- one op: the mm API calls, as the printed test makes them ---- */
@@ -416,6 +427,8 @@ void gen_run(const struct gen_prog *p, const struct gen_run_opts *o, struct gen_
 	}
 	model_begin(p, o, v);
 	for (unsigned int i = 0; i < p->nr_ops && !v->failed;) {
+		if (gen_progress)
+			*gen_progress = (int)i;
 		pl.first = i;
 		pl.n = o->sched == GEN_SCHED_SERIAL ? 1 : gen_phase_len(p, i);
 		model_plan(&pl);
@@ -438,6 +451,8 @@ void gen_run(const struct gen_prog *p, const struct gen_run_opts *o, struct gen_
 	mm_machine_destroy(&gen_world.m);
 out:
 	fail_page_alloc_configure(NULL);
-	if (o->sched == GEN_SCHED_PCT)
+	if (o->sched == GEN_SCHED_PCT) {
 		host_pct_end(&v->pct_steps, &switches);
+		v->pct_k = o->pct_steps;
+	}
 }

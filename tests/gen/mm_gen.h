@@ -111,6 +111,11 @@ extern const struct gen_gfp gen_gfps[];
 extern const unsigned int gen_nr_gfps;
 extern const char *const gen_kind_names[GEN_NR_KINDS];
 
+/* The tag a GEN_WRITE op i stores in the first and last word of its j-th page; the one a
+ * GEN_ALLOC op i writes in its block's first and last word (a GEN_FILL: each block's first). */
+#define GEN_TAG(i, j) (0x5441470000000000ull | ((u64)(i) << 16) | (u64)(j))
+#define GEN_BLK_TAG(i) (0x424c4b0000000000ull | (u64)(i))
+
 /* ---- generating (gen_prog.c) ---- */
 
 /* What a search may vary: programs of nr_ops steps, phases of up to max_cpus CPUs. */
@@ -152,6 +157,7 @@ struct gen_verdict {
 	char check_pre[256];	/* the printed test: what it reads before the failing op */
 	char check_c[768];	/* ... and its check after it */
 	u64 pct_steps;		/* steps of the run (PCT) */
+	u64 pct_k;		/* k the PCT run used (measured by the run before it) */
 };
 
 /*
@@ -160,6 +166,11 @@ struct gen_verdict {
  * child process.
  */
 void gen_run(const struct gen_prog *p, const struct gen_run_opts *o, struct gen_verdict *v);
+
+/* The machine gen_run() builds for a program (the printed tests build it too); NULL if it
+ * could not be built. One at a time. */
+struct mm_machine *gen_machine_create(const struct gen_config *c);
+void gen_machine_destroy(void);
 
 /* ---- printing a failing program as a test case (gen_emit.c) ---- */
 
