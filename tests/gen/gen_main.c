@@ -27,6 +27,7 @@ struct gen_opts {
 	unsigned int timeout;	/* seconds per child */
 	unsigned int shrink_tries, shrink_seconds;
 	unsigned int progress;	/* seconds between progress lines */
+	const char *replay;	/* a program file (gen_program_write()) */
 };
 
 static void usage(void)
@@ -34,6 +35,7 @@ static void usage(void)
 	printf("usage: mmtest --gen [--seed S] [--seeds N] [--seconds T] [--ops N] [--cpus C]\n"
 	       "                    [--sched free|pct|serial] [--pct-runs R] [--depth D]\n"
 	       "                    [--pct P] [--no-shrink] [--inproc] [--print] [-v]\n"
+	       "       mmtest --gen --replay FILE [same options]   (a shrunk program)\n"
 	       "Runs the programs of seeds S, S+1, ... (N of them, or until T seconds; N 0 and\n"
 	       "no T: forever), each checked against the model after every step, each in a child\n"
 	       "process. A program with phases of several CPUs runs under the PCT scheduler with\n"
@@ -76,36 +78,29 @@ static struct gen_run_opts run_opts(const struct gen_opts *g, const struct gen_p
 	return o;
 }
 
-/* In this process: one program, all its schedules. Returns the verdict of the first failure. */
-static void run_program(const struct gen_opts *g, const struct gen_prog *p, u64 pct0,
-			unsigned int runs, struct gen_verdict *v, u64 *pct_failed)
+/*
+ * In this process: the program once (pct: under PCT seed pct, as mmtest --pct runs a case: a
+ * first run without change points measures k, the steps of a run, and warms lockdep; then
+ * the run with the seed's d - 1 change points in 1..k). Each schedule runs in a fresh child,
+ * so that (program, PCT seed) replays exactly.
+ */
+static void run_program(const struct gen_opts *g, const struct gen_prog *p, u64 pct,
+			struct gen_verdict *v)
 {
-	struct gen_run_opts o = run_opts(g, p, pct0);
+	struct gen_run_opts o = run_opts(g, p, pct);
 
-	*pct_failed = 0;
 	if (o.sched != GEN_SCHED_PCT) {
 		gen_run(p, &o, v);
 		return;
 	}
-	/* As mmtest --pct: a first run without change points measures k (and warms lockdep), then
-	 * each seed's run. */
 	o.pct_depth = 1;
 	o.pct_steps = 0;
 	gen_run(p, &o, v);
-	if (v->failed) {
-		*pct_failed = pct0;
+	if (v->failed)
 		return;
-	}
 	o.pct_steps = v->pct_steps;
 	o.pct_depth = g->depth;
-	for (unsigned int r = 0; r < runs; r++) {
-		o.pct_seed = pct0 + r;
-		gen_run(p, &o, v);
-		if (v->failed) {
-			*pct_failed = o.pct_seed;
-			return;
-		}
-	}
+	gen_run(p, &o, v);
 }
 
 /* ---- each program in a child process ---- */
@@ -113,7 +108,6 @@ static void run_program(const struct gen_opts *g, const struct gen_prog *p, u64 
 /* What a child leaves for the parent (shared memory). */
 struct child_out {
 	struct gen_verdict v;
-	u64 pct_failed;
 	int progress;
 	bool done;
 	u8 ran[GEN_MAX_OPS];
@@ -177,16 +171,16 @@ static void crash_class(int status, struct gen_verdict *v)
 			 v->fail_class, out->progress);
 }
 
-/* Run the program (all its schedules) in a child; its verdict in *v. */
-static void child_run(const struct gen_opts *g, const struct gen_prog *p, u64 pct0,
-		      unsigned int runs, struct gen_verdict *v, u64 *pct_failed)
+/* Run the program once in a child (one PCT schedule, if it has phases); its verdict in *v. */
+static void child_run_one(const struct gen_opts *g, const struct gen_prog *p, u64 pct,
+			  struct gen_verdict *v)
 {
 	int fd[2], status = 0;
 	u64 deadline = now_ms() + (u64)g->timeout * 1000;
 	pid_t pid;
 
 	if (g->inproc) {
-		run_program(g, p, pct0, runs, v, pct_failed);
+		run_program(g, p, pct, v);
 		return;
 	}
 	memset(out, 0, sizeof(*out));
@@ -203,7 +197,7 @@ static void child_run(const struct gen_opts *g, const struct gen_prog *p, u64 pc
 		dup2(fd[1], 2);
 		close(fd[0]);
 		gen_progress = &out->progress;
-		run_program(g, p, pct0, runs, &out->v, &out->pct_failed);
+		run_program(g, p, pct, &out->v);
 		for (unsigned int i = 0; i < p->nr_ops; i++) {
 			out->ran[i] = gen_res[i].ran;
 			out->ret[i] = gen_res[i].ret;
@@ -238,12 +232,27 @@ static void child_run(const struct gen_opts *g, const struct gen_prog *p, u64 pc
 		fputs(text, stdout);
 	if (out->done && WIFEXITED(status) && !WEXITSTATUS(status)) {
 		*v = out->v;
-		*pct_failed = out->pct_failed;
 		return;
 	}
 	memset(v, 0, sizeof(*v));
-	*pct_failed = out->pct_failed;
 	crash_class(status, v);
+}
+
+/* The program under `runs` schedules (PCT seeds pct0, pct0 + 1, ...; one run if it has no
+ * phases): the first failure, and the PCT seed it came with (0: none). */
+static void child_run(const struct gen_opts *g, const struct gen_prog *p, u64 pct0,
+		      unsigned int runs, struct gen_verdict *v, u64 *pct_failed)
+{
+	bool pct = run_opts(g, p, pct0).sched == GEN_SCHED_PCT;
+
+	*pct_failed = 0;
+	for (unsigned int r = 0; r < (pct ? MAX(runs, 1u) : 1); r++) {
+		child_run_one(g, p, pct0 + r, v);
+		if (v->failed) {
+			*pct_failed = pct ? pct0 + r : 0;
+			return;
+		}
+	}
 }
 
 /* ---- shrinking ---- */
@@ -418,6 +427,9 @@ static void report(const struct gen_opts *g, const struct gen_prog *p, const str
 		       (double)(now_ms() - t0) / 1000, shrink_budget.tries);
 	}
 	print_program(stdout, &s);
+	printf("--- the shrunk program (mmtest --gen --replay FILE runs it) ---\n");
+	gen_program_write(stdout, &s);
+	printf("--- end of program ---\n");
 	child_run(g, &s, pct ? pct : s.seed, pct ? g->pct_runs : 1, &fv, &pf);
 	if (!fv.failed) {
 		printf("gen: (the shrunk program passed when run again: flaky; the unshrunk seed is "
@@ -473,7 +485,9 @@ static int parse_args(struct gen_opts *g, int argc, char **argv)
 			g->sched_given = true;
 			g->sched = !strcmp(v, "free") ? GEN_SCHED_FREE : !strcmp(v, "pct") ?
 				   GEN_SCHED_PCT : GEN_SCHED_SERIAL;
-		} else if (!strcmp(a, "--no-shrink"))
+		} else if (!strcmp(a, "--replay") && n)
+			g->replay = argv[++i];
+		else if (!strcmp(a, "--no-shrink"))
 			g->shrink = false;
 		else if (!strcmp(a, "--inproc"))
 			g->inproc = true;
@@ -512,6 +526,16 @@ int gen_main(int argc, char **argv)
 	       (unsigned long long)g.seed, g.params.nr_ops, g.params.max_cpus ? "up to the given" :
 	       "1 to 4 (by seed)", g.sched_given ? (g.sched == GEN_SCHED_FREE ? "free-running" :
 	       g.sched == GEN_SCHED_PCT ? "PCT" : "serial") : "PCT for phases");
+	if (g.replay) {
+		FILE *f = fopen(g.replay, "r");
+
+		if (!f || gen_program_read(f, &prog)) {
+			printf("gen: %s: not a program\n", g.replay);
+			return 2;
+		}
+		fclose(f);
+		g.seeds = 1;
+	}
 	for (u64 s = g.seed; s - g.seed < g.seeds; s++) {
 		struct gen_verdict v;
 		u64 pct = 0;
@@ -519,7 +543,8 @@ int gen_main(int argc, char **argv)
 
 		if (g.seconds && now_ms() - start >= (u64)g.seconds * 1000)
 			break;
-		gen_program(&prog, s, &g.params);
+		if (!g.replay)
+			gen_program(&prog, s, &g.params);
 		if (g.print)
 			print_program(stdout, &prog);
 		child_run(&g, &prog, g.pct_given ? g.pct_seed : s, g.pct_runs, &v, &pct);

@@ -593,3 +593,50 @@ void gen_op_describe(const struct gen_prog *p, unsigned int i, char *buf, size_t
 		snprintf(buf, len, "cpu%u %s node%u", op->cpu, k, op->node);
 	}
 }
+
+/*
+ * A program as text, one op a line, to replay a shrunk program (mmtest --gen --replay FILE):
+ *   gen-program SEED NODES LOCK DEFERRED MAXCPUS
+ *   op KIND CPU JOIN SLOT MM NODE ORDER GFP FLAGS ADDR LEN WILD WILDLEN
+ */
+void gen_program_write(FILE *f, const struct gen_prog *p)
+{
+	fprintf(f, "gen-program %llu %u %u %u %u\n", (unsigned long long)p->seed, p->cfg.nr_nodes,
+		p->cfg.lock_model, p->cfg.deferred, p->cfg.max_cpus);
+	for (unsigned int i = 0; i < p->nr_ops; i++) {
+		const struct gen_op *o = &p->ops[i];
+
+		fprintf(f, "op %s %u %u %u %u %u %u %u %u %u %u %llu %llu\n", gen_kind_names[o->kind],
+			o->cpu, o->join, o->slot, o->mm, o->node, o->order, o->gfp, o->flags, o->addr,
+			o->len, (unsigned long long)o->wild, (unsigned long long)o->wild_len);
+	}
+}
+
+int gen_program_read(FILE *f, struct gen_prog *p)
+{
+	char line[256], kind[32];
+	unsigned long long seed, wild, wild_len;
+	unsigned int v[11];
+
+	memset(p, 0, sizeof(*p));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "gen-program %llu %u %u %u %u", &seed, &v[0], &v[1], &v[2], &v[3]) == 5) {
+			p->seed = seed;
+			p->cfg = (struct gen_config){ (u8)v[0], (u8)v[1], (u8)v[2], (u8)v[3] };
+			continue;
+		}
+		if (sscanf(line, "op %31s %u %u %u %u %u %u %u %u %u %u %llu %llu", kind, &v[0], &v[1],
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &wild, &wild_len) != 13 ||
+		    p->nr_ops == GEN_MAX_OPS)
+			continue;
+		for (unsigned int k = 0; k < GEN_NR_KINDS; k++)
+			if (!strcmp(kind, gen_kind_names[k]))
+				p->ops[p->nr_ops++] = (struct gen_op){
+					.kind = (u8)k, .cpu = (u8)(v[0] % GEN_CPUS), .join = (u8)v[1],
+					.slot = (u8)v[2], .mm = (u8)(v[3] % GEN_MMS), .node = (u8)v[4],
+					.order = (u8)v[5], .gfp = (u8)(v[6] % gen_nr_gfps), .flags = (u8)v[7],
+					.addr = v[8] % GEN_WIN_PAGES, .len = v[9], .wild = wild,
+					.wild_len = wild_len };
+	}
+	return p->nr_ops && p->cfg.nr_nodes ? 0 : -1;
+}

@@ -129,6 +129,9 @@ void gen_program(struct gen_prog *p, u64 seed, const struct gen_params *params);
 void gen_decode(struct gen_prog *p, const u8 *data, size_t size);
 /* A phase: ops [first, first + n); returns n (ops up to the next one that does not join). */
 unsigned int gen_phase_len(const struct gen_prog *p, unsigned int first);
+/* A program as text (the shrunk program of a report), and back: 0, or -1. */
+void gen_program_write(FILE *f, const struct gen_prog *p);
+int gen_program_read(FILE *f, struct gen_prog *p);
 /* Print one op as a line (the failure report and -v). */
 void gen_op_describe(const struct gen_prog *p, unsigned int i, char *buf, size_t len);
 
