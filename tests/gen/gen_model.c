@@ -122,7 +122,7 @@ static unsigned int cpu_node_index(unsigned int cpu)
 static u8 *owner_slot(const struct page *page)
 {
 	unsigned long pfn = page_to_pfn(page), lo = GEN_LO_BASE >> PAGE_SHIFT;
-	unsigned long hi = GEN_HI_BASE >> PAGE_SHIFT, lo_n = GEN_LO_SIZE >> PAGE_SHIFT;
+	unsigned long hi = GEN_HI_BASE >> PAGE_SHIFT, lo_n = GEN_LO_SIZE(M.p->cfg.deferred) >> PAGE_SHIFT;
 
 	if (pfn >= lo && pfn < lo + lo_n)
 		return &M.owner[pfn - lo];
@@ -1599,7 +1599,7 @@ static void check_state(int op)
 
 void model_begin(const struct gen_prog *p, const struct gen_run_opts *o, struct gen_verdict *v)
 {
-	unsigned long pfns = (GEN_LO_SIZE + GEN_HI_SIZE) >> PAGE_SHIFT;
+	unsigned long pfns = (GEN_LO_SIZE(p->cfg.deferred) + GEN_HI_SIZE) >> PAGE_SHIFT;
 
 	V = v;
 	free(M.owner);

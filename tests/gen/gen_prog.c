@@ -81,6 +81,9 @@ struct shadow {
 	bool blk[GEN_BLOCKS], grp[GEN_GROUPS], pin[GEN_PINS];
 	int depth[MAX_NUMA_NODES * MAX_NR_ZONES];
 	unsigned int weight[GEN_NR_KINDS], total;
+	/* A phase's focus: most address ops of its CPUs go to these pages of this mm. */
+	int focus_mm;
+	u32 focus_lo, focus_hi;
 };
 
 static void shadow_munmap(struct shadow *s, unsigned int m, u32 start, u32 end)
@@ -150,6 +153,8 @@ static int pick_free(struct rng *r, const bool *live, unsigned int n)
 /* A page of mm m: mostly inside one of its mappings, sometimes anywhere in the window. */
 static u32 pick_addr(struct rng *r, const struct shadow *s, unsigned int m)
 {
+	if ((int)m == s->focus_mm && chance(r, 80))
+		return s->focus_lo + below(r, s->focus_hi - s->focus_lo);
 	if (s->nr_vma[m] && chance(r, 85)) {
 		const struct shadow_vma *v = &s->vma[m][below(r, s->nr_vma[m])];
 
@@ -293,6 +298,8 @@ static bool gen_args(struct rng *r, struct shadow *s, const struct gen_config *c
 	case GEN_PIN:
 		if ((i = pick_live(r, s->mm, GEN_MMS)) < 0)
 			return false;
+		if (s->focus_mm >= 0 && chance(r, 80))
+			i = s->focus_mm;
 		op->mm = (u8)i;
 		break;
 	case GEN_UNPIN:
@@ -420,19 +427,52 @@ static bool gen_one(struct rng *r, struct shadow *s, const struct gen_config *c,
 	return false;
 }
 
+/*
+ * The deferred init on CPUs 1..k-1 while CPU 0 runs mm_verify(): the one thing mm_verify()
+ * may meet (it reports a chunk being written as "not quiet"), as a boot's check might.
+ */
+static unsigned int gen_init_phase(struct rng *r, const struct gen_config *c,
+				   struct gen_op *ops, unsigned int room)
+{
+	unsigned int k = 2 + below(r, c->max_cpus - 1), n = 0;
+
+	if (room < 2)
+		return 0;
+	ops[n++] = (struct gen_op){ .kind = GEN_VERIFY, .node = (u8)below(r, c->nr_nodes) };
+	for (unsigned int cpu = 1; cpu < k && n < room; cpu++)
+		ops[n++] = (struct gen_op){ .kind = GEN_DEFERRED_INIT, .cpu = (u8)cpu, .join = 1,
+					    .node = (u8)below(r, c->nr_nodes) };
+	return n;
+}
+
+/*
+ * Contention on purpose: most phases pick one address space and a few pages of one of its
+ * mappings (or one 2 MiB region), and their CPUs' address ops go there, so that faults,
+ * gups, pins, migration and munmap of the same pages meet.
+ */
+static void set_focus(struct rng *r, struct shadow *s)
+{
+	int m = pick_live(r, s->mm, GEN_MMS);
+
+	s->focus_mm = -1;
+	if (m < 0 || !s->nr_vma[m] || !chance(r, 60))
+		return;
+	const struct shadow_vma *v = &s->vma[m][below(r, s->nr_vma[m])];
+
+	s->focus_mm = m;
+	s->focus_lo = v->start + (chance(r, 50) ? 0 : below(r, v->end - v->start));
+	s->focus_hi = MIN(v->end, s->focus_lo + 1 + small(r, 16));
+}
+
 /* A phase of k CPUs: each issues 1..3 ops, mostly on the same address space (shared). */
 static unsigned int gen_phase(struct rng *r, struct shadow *s, const struct gen_config *c,
 			      struct gen_op *ops, unsigned int room)
 {
 	unsigned int k = 2 + below(r, c->max_cpus - 1), n = 0;
 
-	if (c->deferred && chance(r, 10) && room >= 2) {	/* a check during the deferred init */
-		ops[n++] = (struct gen_op){ .kind = GEN_VERIFY, .cpu = 0, .node = (u8)below(r, c->nr_nodes) };
-		for (unsigned int cpu = 1; cpu < k && n < room; cpu++)
-			ops[n++] = (struct gen_op){ .kind = GEN_DEFERRED_INIT, .cpu = (u8)cpu,
-						    .join = 1, .node = (u8)below(r, c->nr_nodes) };
-		return n;
-	}
+	if (c->deferred && chance(r, 10))
+		return gen_init_phase(r, c, ops, room);
+	set_focus(r, s);
 	for (unsigned int cpu = 0; cpu < k; cpu++) {
 		unsigned int nr = 1 + below(r, 3);
 
@@ -440,6 +480,7 @@ static unsigned int gen_phase(struct rng *r, struct shadow *s, const struct gen_
 			if (gen_one(r, s, c, &ops[n], (u8)cpu, true))
 				ops[n].join = n > 0, n++;
 	}
+	s->focus_mm = -1;
 	return n;
 }
 
@@ -459,13 +500,28 @@ void gen_program(struct gen_prog *p, u64 seed, const struct gen_params *params)
 	c->max_cpus = (u8)(params->max_cpus ? params->max_cpus :
 			   chance(&r, 40) ? 1 : 2 + below(&r, GEN_CPUS - 1));
 	swarm(&r, &s, c);
+	s.focus_mm = -1;
+	if (c->deferred && c->max_cpus > 1 && chance(&r, 50))	/* as at boot: first the init */
+		p->nr_ops += gen_init_phase(&r, c, p->ops, max_ops);
 	while (p->nr_ops < max_ops) {
+		unsigned int burst = chance(&r, 4) ? 4 + below(&r, 13) : 1;
+		u8 kind = 0;
+
 		if (c->max_cpus > 1 && chance(&r, 30)) {
 			p->nr_ops += gen_phase(&r, &s, c, &p->ops[p->nr_ops], max_ops - p->nr_ops);
 			continue;
 		}
-		if (gen_one(&r, &s, c, &p->ops[p->nr_ops], (u8)below(&r, GEN_CPUS), false))
-			p->nr_ops++;
+		/* A burst: the same kind of op several times over (sixteen mappings, a run of
+		 * frees), which an even mix seldom makes. */
+		for (unsigned int b = 0; b < burst && p->nr_ops < max_ops; b++) {
+			struct gen_op *op = &p->ops[p->nr_ops];
+
+			if (b && (*op = (struct gen_op){ .kind = kind, .cpu = (u8)below(&r, GEN_CPUS) },
+				  gen_args(&r, &s, c, op)))
+				p->nr_ops++;
+			else if (!b && gen_one(&r, &s, c, op, (u8)below(&r, GEN_CPUS), false))
+				kind = op->kind, p->nr_ops++;
+		}
 		if (chance(&r, 3))	/* a new mix now and then: phases of a program differ */
 			swarm(&r, &s, c);
 	}
@@ -491,6 +547,7 @@ void gen_decode(struct gen_prog *p, const u8 *data, size_t size)
 	for (unsigned int k = 0; k < GEN_NR_KINDS; k++)
 		s.weight[k] = 1;
 	s.total = GEN_NR_KINDS;
+	s.focus_mm = -1;
 	for (size_t i = 2; i + 4 <= size && p->nr_ops < GEN_MAX_OPS; i += 4) {
 		struct rng r = { ((u64)data[i + 1] << 16) | ((u64)data[i + 2] << 8) | data[i + 3] };
 		struct gen_op *op = &p->ops[p->nr_ops];

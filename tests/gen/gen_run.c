@@ -31,7 +31,7 @@ static int world_create(const struct gen_config *c)
 	memset(w, 0, sizeof(*w));
 	memblock_init(&w->mb, host_boot_map_limit);
 	memblock_reserve(&w->mb, 0, PAGE_SIZE);
-	memblock_add(&w->mb, GEN_LO_BASE, GEN_LO_SIZE);
+	memblock_add(&w->mb, GEN_LO_BASE, GEN_LO_SIZE(c->deferred));
 	memblock_add(&w->mb, GEN_HI_BASE, GEN_HI_SIZE);
 	if (c->nr_nodes == 2)
 		memblock_set_node(&w->mb, GEN_HI_BASE, GEN_HI_SIZE, 1);
@@ -448,6 +448,8 @@ void gen_run(const struct gen_prog *p, const struct gen_run_opts *o, struct gen_
 	}
 	if (!v->failed)
 		model_finish();
+	if (o->verbose && getenv("GEN_CONSOLE"))
+		host_console_dump();
 	mm_machine_destroy(&gen_world.m);
 out:
 	fail_page_alloc_configure(NULL);

@@ -161,6 +161,7 @@ struct gen_verdict {
 	char check_c[768];	/* ... and its check after it */
 	u64 pct_steps;		/* steps of the run (PCT) */
 	u64 pct_k;		/* k the PCT run used (measured by the run before it) */
+	bool free_sched;	/* failed on free-running threads, after its PCT runs passed */
 };
 
 /*
