@@ -944,6 +944,7 @@ static void check_mm_create(const struct gen_plan *pl, unsigned int i, struct wo
 	w->live = true;
 	w->nr_vma = 0;
 	memset(w->st, W_UNMAP, sizeof(w->st));
+	memset(w->touched, 1, sizeof(w->touched));	/* a new mm: probe it all */
 	if (pl->alone && (mm->rss || mm->nr_vmas || mm->nr_pt_pages != 1))
 		gen_fail((int)i, "mm_create", NULL, "op %u: a new mm has rss %ld, %u VMAs, %ld "
 			 "page-table pages", i, mm->rss, mm->nr_vmas, mm->nr_pt_pages);
@@ -1354,6 +1355,19 @@ static void check_remote_home(unsigned int i)
 	M.rh_dirty = false;
 }
 
+/* Pages an op alone may allocate inside mm/ (faults, page tables, mm_create, migration):
+ * from its CPU's own node first, but from any other when that one is short. */
+static void rh_internal_allocs(unsigned int i)
+{
+	const struct gen_op *op = OP(i);
+
+	if (op->kind == GEN_ALLOC || op->kind == GEN_FILL || !gen_res[i].ran)
+		return;		/* (explicit allocations are counted page by page: check_block) */
+	for (unsigned int zid = 0; zid < GEN_NODE_ZONES; zid++)
+		if (zid / MAX_NR_ZONES != cpu_node_index(op->cpu))
+			M.rh_alloc[zid] += op_max_alloc(i);
+}
+
 static void check_drain(unsigned int i)
 {
 	const struct gen_op *op = OP(i);
@@ -1639,6 +1653,8 @@ bool model_after(const struct gen_plan *pl)
 			work_init(op_mm(OP(i)));
 	if (!pl->alone)
 		M.rh_dirty = true;
+	else
+		rh_internal_allocs(pl->first);
 	for (unsigned int i = pl->first; i < pl->first + pl->n && !gen_failed(); i++) {
 		int m = op_mm(OP(i));
 
