@@ -304,7 +304,7 @@ static void emit_expect(FILE *f, const struct gen_prog *p, unsigned int i, const
 static void emit_step_fn(FILE *f, const struct gen_prog *p, unsigned int first, unsigned int n,
 			 unsigned int nr)
 {
-	fprintf(f, "static void *step%u(void *arg)\n{\n\tswitch (arch_cpu_id()) {\n", nr);
+	fprintf(f, "static void *step%u(void *arg)\n{\n\tgen_wait_cpus();\n\tswitch (arch_cpu_id()) {\n", nr);
 	for (unsigned int cpu = 0; cpu < GEN_CPUS; cpu++) {
 		bool any = false;
 
@@ -343,7 +343,10 @@ static void emit_header(FILE *f, const struct gen_prog *p, const struct gen_run_
 	fprintf(f, "/*\n * %s: found by the mm API generator (tests/gen), program seed %llu, "
 		"shrunk to %u ops.\n * %s: %s\n", name, (unsigned long long)p->seed, p->nr_ops,
 		v->fail_class, v->message);
-	if (o->sched == GEN_SCHED_PCT)
+	if (v->free_sched)
+		fprintf(f, " * Its phases race: it failed on free-running threads (not every run "
+			"does).\n");
+	else if (o->sched == GEN_SCHED_PCT)
 		fprintf(f, " * Its phases race: the failing schedule is PCT seed %llu, depth %u, k %llu "
 			"(mmtest --pct %llu\n * --depth %u --steps %llu --runs 1 %s replays it, "
 			"as near as the warm-up run allows).\n", (unsigned long long)o->pct_seed,
@@ -465,7 +468,7 @@ void gen_emit_test(FILE *f, const struct gen_prog *p, const struct gen_run_opts 
 		if (failing && v->check_pre[0])
 			fprintf(f, "\t%s\n", v->check_pre);
 		if (top) {
-			fprintf(f, "\trun_on_cpus(%u, step%u, cpus, sizeof(cpus[0]));\n", top + 1, nr);
+			fprintf(f, "\tgen_run_on_cpus(%u, step%u, cpus, sizeof(cpus[0]));\n", top + 1, nr);
 		} else {
 			for (unsigned int k = i; k < i + n; k++)
 				if (gen_res[k].ran)

@@ -246,7 +246,8 @@ static void child_run(const struct gen_opts *g, const struct gen_prog *p, u64 pc
 	bool pct = run_opts(g, p, pct0).sched == GEN_SCHED_PCT;
 
 	*pct_failed = 0;
-	for (unsigned int r = 0; r < (pct ? MAX(runs, 1u) : 1); r++) {
+	memset(v, 0, sizeof(*v));
+	for (unsigned int r = 0; r < (pct ? runs : 1); r++) {
 		child_run_one(g, p, pct0 + r, v);
 		if (v->failed) {
 			*pct_failed = pct ? pct0 + r : 0;
@@ -422,6 +423,7 @@ static void report(const struct gen_opts *g, const struct gen_prog *p, const str
 		   u64 pct, u64 t_found)
 {
 	static struct gen_prog s;
+	struct gen_opts gs = *g;
 	struct gen_verdict fv;
 	char cmd[256];
 	u64 t0 = now_ms(), pf = 0;
@@ -432,6 +434,11 @@ static void report(const struct gen_opts *g, const struct gen_prog *p, const str
 	       "replays only now and then)" : "", (double)t_found / 1000, v->message);
 	printf("gen: replay: %s\n", cmd);
 	s = *p;
+	if (v->free_sched) {	/* shrink on free-running runs only, a few of them each time */
+		gs.pct_runs = 0;
+		gs.free_runs = 6;
+		g = &gs;
+	}
 	if (g->shrink) {
 		shrink(g, &s, v->fail_class, &pct);
 		printf("gen: shrunk from %u ops to %u in %.1f s (%u runs)\n", p->nr_ops, s.nr_ops,

@@ -357,8 +357,31 @@ static void run_cpu_ops(const struct phase_run *pr, unsigned int cpu)
 			gen_exec_op(pr->p, i);
 }
 
+static unsigned int cpus_arrived, cpus_expected;
+
+void gen_run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_size)
+{
+	cpus_arrived = 0;
+	cpus_expected = n;
+	run_on_cpus(n, fn, args, arg_size);
+}
+
+/*
+ * A phase's CPU threads start together, every CPU online first, as CPUs are while the kernel
+ * runs: a thread still coming online would look offline to a drain in the irqoff model,
+ * which then empties its lists from the draining CPU (what it may do for an offline CPU) just
+ * as the thread starts to use them. Under PCT the harness starts them together already.
+ */
+void gen_wait_cpus(void)
+{
+	__atomic_add_fetch(&cpus_arrived, 1, __ATOMIC_ACQ_REL);
+	while (!host_pct_on() && __atomic_load_n(&cpus_arrived, __ATOMIC_ACQUIRE) < cpus_expected)
+		arch_cpu_relax();
+}
+
 static void *phase_cpu(void *arg)
 {
+	gen_wait_cpus();
 	run_cpu_ops(*(struct phase_run **)arg, arch_cpu_id());
 	return NULL;
 }
@@ -384,7 +407,7 @@ static void run_ops(const struct phase_run *pr, unsigned int top)
 	if (!top)
 		run_cpu_ops(pr, 0);
 	else
-		run_on_cpus(top + 1, phase_cpu, args, sizeof(args[0]));
+		gen_run_on_cpus(top + 1, phase_cpu, args, sizeof(args[0]));
 }
 
 static void run_step(const struct gen_prog *p, const struct gen_plan *pl)

@@ -175,6 +175,10 @@ void gen_run(const struct gen_prog *p, const struct gen_run_opts *o, struct gen_
  * could not be built. One at a time. */
 struct mm_machine *gen_machine_create(const struct gen_config *c);
 void gen_machine_destroy(void);
+/* run_on_cpus() for a step's CPU threads, which each call gen_wait_cpus() first: they start
+ * once all of them are online (tests/gen/gen_run.c says why). */
+void gen_run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_size);
+void gen_wait_cpus(void);
 
 /* ---- printing a failing program as a test case (gen_emit.c) ---- */
 
