@@ -98,6 +98,7 @@ struct op_res {
 	u64 bad_words;		/* GEN_ALLOC: nonzero words of a __GFP_ZERO block; GEN_FREE,
 				 * GEN_FREE_SOME: tag words found changed */
 	struct gen_exp exp;
+	struct page **fill;	/* GEN_FILL: its blocks (ret of them) */
 	/* (cleared up to here before each run of the op) */
 	struct page *pages[GEN_PIN_MAX];	/* GEN_WRITE, GEN_READ, GEN_PIN */
 	u64 seen[GEN_PIN_MAX];			/* GEN_READ, GEN_PIN: each page's tag as read */
@@ -134,6 +135,9 @@ static inline bool gen_mmap_outside(const struct gen_op *op)
 	return gen_mmap_args_ok(start, len, op->flags & GEN_MAP_HUGE) &&
 	       (start < GEN_WIN_BASE || start + len > GEN_WIN_BASE + (u64)GEN_WIN_PAGES * PAGE_SIZE);
 }
+
+/* Arrays of fills replaced by a later fill of their slot: freed after the step's checks. */
+void gen_free_old_fills(void);
 
 /* Run op i on this CPU (a phase's thread, or the main thread for an op alone). */
 void gen_exec_op(const struct gen_prog *p, unsigned int i);

@@ -527,13 +527,13 @@ static void check_free(unsigned int i, struct page *page, unsigned int order, un
 static void check_fill(const struct gen_plan *pl, unsigned int i)
 {
 	const struct gen_op *op = OP(i);
-	const struct h_group *g = &gen_h.grp[op->slot];
+	const struct op_res *r = &gen_res[i];
 	gfp_t gfp = gen_gfps[op->gfp].gfp;
 	long left = 0;
 
-	for (u32 k = 0; k < g->n && !gen_failed(); k++)
-		check_block(i, g->pages[k], op->node, gfp, op->order);
-	if (!pl->alone || op->order || injected(pl, i) || g->n == GEN_FILL_MAX ||
+	for (long k = 0; k < r->ret && !gen_failed(); k++)
+		check_block(i, r->fill[k], op->node, gfp, op->order);
+	if (!pl->alone || op->order || injected(pl, i) || r->ret == GEN_FILL_MAX ||
 	    !((gfp & __GFP_MEMALLOC) && (gfp & __GFP_DIRECT_RECLAIM)))
 		return;
 	snap_zones();
@@ -542,8 +542,8 @@ static void check_fill(const struct gen_plan *pl, unsigned int i)
 			left += M.z[zid].buddy + M.z[zid].pcp + M.z[zid].deferred;
 	if (left)
 		gen_fail((int)i, "alloc-must-succeed", NULL, "op %u: a fill with %s stopped after "
-			 "%u pages while %ld free pages were left in zones it may use", i,
-			 gen_gfps[op->gfp].name, g->n, left);
+			 "%ld pages while %ld free pages were left in zones it may use", i,
+			 gen_gfps[op->gfp].name, r->ret, left);
 }
 
 static void check_free_some(const struct gen_plan *pl, unsigned int i)
@@ -1675,6 +1675,7 @@ bool model_after(const struct gen_plan *pl)
 		check_state(last);
 	if (!gen_failed() && (!pl->alone || ++M.steps % 16 == 0))
 		model_full_check(last);
+	gen_free_old_fills();
 	return !gen_failed();
 }
 

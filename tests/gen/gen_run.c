@@ -5,6 +5,7 @@
  * results and the state (gen_model.c). The ops are written the way the printed test
  * (gen_emit.c) writes them: the same calls, in the same order, on the same CPUs.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests/gen/gen_internal.h"
@@ -125,6 +126,16 @@ static void exec_ref(const struct gen_op *op, struct op_res *r)
 	}
 }
 
+static struct page **old_fills[GEN_MAX_OPS];
+static unsigned int nr_old_fills;
+static pthread_mutex_t old_fills_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gen_free_old_fills(void)
+{
+	while (nr_old_fills)
+		free(old_fills[--nr_old_fills]);
+}
+
 static void exec_fill(unsigned int i, const struct gen_op *op, struct op_res *r)
 {
 	struct h_group *g = &gen_h.grp[op->slot];
@@ -132,8 +143,12 @@ static void exec_fill(unsigned int i, const struct gen_op *op, struct op_res *r)
 	u32 max = GEN_FILL_MAX >> op->order;
 	struct page *page;
 
-	free(g->pages);
-	g->pages = malloc(max * sizeof(*g->pages));
+	if (g->pages) {		/* the model may still read it: freed after the step */
+		pthread_mutex_lock(&old_fills_lock);
+		old_fills[nr_old_fills++] = g->pages;
+		pthread_mutex_unlock(&old_fills_lock);
+	}
+	g->pages = r->fill = malloc(max * sizeof(*g->pages));
 	g->order = op->order;
 	g->n = 0;
 	while (g->n < max && (page = alloc_pages_node(gen_node(op->node), gfp, op->order))) {
