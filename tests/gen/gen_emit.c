@@ -99,6 +99,7 @@ static const char *scenario(const struct gen_verdict *v, const struct gen_op *op
 		{ "mapping", "maps_what_the_vmas_say" },
 		{ "mapping-huge", "maps_a_huge_region_whole_or_not_at_all" },
 		{ "rss", "keeps_rss_equal_to_the_pages_mapped" },
+		{ "vma-table-full", "that_needs_a_vma_too_many_changes_nothing" },
 		{ "vma-table", "leaves_the_vmas_linux_would" },
 		{ "data", "keeps_each_pages_data" },
 		{ "alloc-must-succeed", "succeeds_while_free_pages_remain" },
@@ -347,11 +348,20 @@ static void emit_header(FILE *f, const struct gen_prog *p, const struct gen_run_
 		fprintf(f, " * Its phases race: it failed on free-running threads (not every run "
 			"does).\n");
 	else if (o->sched == GEN_SCHED_PCT)
-		fprintf(f, " * Its phases race: the failing schedule is PCT seed %llu, depth %u, k %llu "
-			"(mmtest --pct %llu\n * --depth %u --steps %llu --runs 1 %s replays it, "
-			"as near as the warm-up run allows).\n", (unsigned long long)o->pct_seed,
-			o->pct_depth, (unsigned long long)v->pct_k, (unsigned long long)o->pct_seed,
-			o->pct_depth, (unsigned long long)v->pct_k, name);
+		fprintf(f, " * Its phases race: the failing schedule is PCT seed %llu, depth %u, each "
+			"phase a PCT run of its\n * own; replay it exactly with mmtest --gen --replay "
+			"FILE --pct %llu --pct-runs 1, FILE holding:\n", (unsigned long long)o->pct_seed,
+			o->pct_depth, (unsigned long long)o->pct_seed);
+	if (o->sched == GEN_SCHED_PCT || v->free_sched) {
+		char buf[256];
+		FILE *m = fmemopen(NULL, 1 << 16, "w+");
+
+		gen_program_write(m, p);
+		rewind(m);
+		while (fgets(buf, sizeof(buf), m))
+			fprintf(f, " *   %s", buf);
+		fclose(m);
+	}
 	fprintf(f, " */\n#include <string.h>\n#include \"tests/host/harness.h\"\n"
 		"#include \"tests/gen/mm_gen.h\"\n#include \"mm/fail_page_alloc.h\"\n");
 	if (threads)

@@ -14,10 +14,10 @@
 #define GEN_NODE_ZONES (MAX_NUMA_NODES * MAX_NR_ZONES)
 
 /* Its RAM: ZONE_DMA and ZONE_DMA32 low, ZONE_NORMAL above 4 GiB (node 1's, with two nodes).
- * A machine with a deferred init has 256 MiB more DMA32: 64 chunks to initialise, so that the
+ * A machine with a deferred init has 104 MiB more DMA32: 30 chunks to initialise, so that the
  * deferred init lasts long enough for other CPUs to meet it. */
 #define GEN_LO_BASE (8ull << 20)
-#define GEN_LO_SIZE(deferred) ((deferred) ? 264ull << 20 : 32ull << 20)
+#define GEN_LO_SIZE(deferred) ((deferred) ? 136ull << 20 : 32ull << 20)
 #define GEN_HI_BASE (4ull << 30)
 #define GEN_HI_SIZE (24ull << 20)
 

@@ -93,13 +93,15 @@ static void run_program(const struct gen_opts *g, const struct gen_prog *p, u64 
 		gen_run(p, &o, v);
 		return;
 	}
-	o.pct_depth = 1;
-	o.pct_steps = 0;
+	static u64 k[GEN_MAX_OPS];
+
+	o.phase_k = NULL;
+	o.phase_k_out = k;
 	gen_run(p, &o, v);
 	if (v->failed)
 		return;
-	o.pct_steps = v->pct_steps;
-	o.pct_depth = g->depth;
+	o.phase_k = k;
+	o.phase_k_out = NULL;
 	gen_run(p, &o, v);
 }
 

@@ -575,6 +575,7 @@ enum { W_UNMAP, W_MAP, W_GROW, W_MAYBE };
  */
 struct work {
 	bool used, live, shared;
+	bool refused;			/* a munmap was refused: it needed a VMA more than fit */
 	int vop;			/* shared: the phase's mmap/munmap op, or -1 */
 	struct m_vma vma[MM_MAX_VMAS];
 	unsigned int nr_vma;
@@ -607,6 +608,7 @@ static void work_init(int m)
 	w->used = true;
 	w->live = mm->live;
 	w->shared = false;
+	w->refused = false;
 	w->vop = -1;
 	memcpy(w->vma, mm->vma, sizeof(w->vma));
 	w->nr_vma = mm->nr_vma;
@@ -983,8 +985,12 @@ static void do_munmap(unsigned int i, struct work *w)
 {
 	u32 s, e;
 
-	if (!munmap_pages(OP(i), &s, &e) || !munmap_table(w->vma, &w->nr_vma, s, e))
-		return;		/* nothing named, or refused: nothing changes */
+	if (!munmap_pages(OP(i), &s, &e))
+		return;		/* nothing named: nothing changes */
+	if (!munmap_table(w->vma, &w->nr_vma, s, e)) {
+		w->refused = true;	/* refused (a full table): nothing changes */
+		return;
+	}
 	for (u32 p = s; p < e; p++)
 		w->st[p] = W_UNMAP;
 	touch(w, s, e - s);
@@ -1123,7 +1129,7 @@ static void mm_ops_shared(const struct gen_plan *pl, int m)
 	shared_check_ops(pl, m, w);
 	w0 = *w;
 	if (w->vop >= 0 && OP(w->vop)->kind == GEN_MUNMAP && munmap_pages(OP(w->vop), &s, &e) &&
-	    munmap_table(w->vma, &w->nr_vma, s, e)) {
+	    !(w->refused = !munmap_table(w->vma, &w->nr_vma, s, e))) {
 		us = s;
 		ue = e;
 		for (u32 p = s; p < e; p++)
@@ -1252,11 +1258,14 @@ static void check_vma_table(int op, int m)
 		char c[96];
 
 		snprintf(c, sizeof(c), "KT_EXPECT_EQ(t, s.mm[%d]->nr_vmas, %u);", m, w->nr_vma);
-		gen_fail(op, "vma-table", c, "after op %d: mm[%d] has %u VMAs (first 0x%llx-0x%llx), "
-			 "the model %u (first 0x%llx-0x%llx)", op, m, mm->nr_vmas,
+		gen_fail(op, w->refused ? "vma-table-full" : "vma-table", c, "after op %d: mm[%d] has "
+			 "%u VMAs (first 0x%llx-0x%llx), the model %u (first 0x%llx-0x%llx)%s", op, m,
+			 mm->nr_vmas,
 			 (unsigned long long)have[0].start, (unsigned long long)have[0].end,
 			 w->nr_vma, (unsigned long long)(w->nr_vma ? want[0].start : 0),
-			 (unsigned long long)(w->nr_vma ? want[0].end : 0));
+			 (unsigned long long)(w->nr_vma ? want[0].end : 0), w->refused ? "; the munmap "
+			 "needed one VMA more than MM_MAX_VMAS: it must fail and change nothing (Linux: "
+			 "-ENOMEM)" : "");
 	}
 }
 

@@ -443,10 +443,41 @@ static void run_step(const struct gen_prog *p, const struct gen_plan *pl)
 		gen_res[pl->first].inj = gen_cpu_injected(cpu) - before;
 }
 
+/* splitmix64's output function: each phase's PCT seed from the run's and the phase's index. */
+static u64 mix(u64 z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * A phase under PCT: each phase is one PCT run of its own, with seed mix(pct_seed + first op),
+ * depth o->pct_depth and k its steps as the run before this one counted them (o->phase_k,
+ * by first op; 0: measure them now, depth 1). So each phase gets its own d - 1 change points,
+ * where one run over the whole program would give a long program few per phase; and ops
+ * alone do not pay the scheduler's cost (one thread: nothing to interleave).
+ */
+static void run_step_pct(const struct gen_prog *p, const struct gen_plan *pl,
+			 const struct gen_run_opts *o, struct gen_verdict *v)
+{
+	u64 k = o->phase_k ? o->phase_k[pl->first] : 0, steps, switches;
+
+	if (pl->alone) {
+		run_step(p, pl);
+		return;
+	}
+	host_pct_begin(mix(o->pct_seed + pl->first), k ? o->pct_depth : 1, k);
+	run_step(p, pl);
+	host_pct_end(&steps, &switches);
+	if (o->phase_k_out)
+		o->phase_k_out[pl->first] = steps;
+	v->pct_steps += steps;
+}
+
 void gen_run(const struct gen_prog *p, const struct gen_run_opts *o, struct gen_verdict *v)
 {
 	static struct gen_plan pl;
-	u64 switches;
 
 	memset(v, 0, sizeof(*v));
 	memset(&gen_h, 0, sizeof(gen_h));
@@ -454,8 +485,6 @@ void gen_run(const struct gen_prog *p, const struct gen_run_opts *o, struct gen_
 	host_console_reset();
 	host_cpu_id = 0;
 	fail_page_alloc_configure(NULL);
-	if (o->sched == GEN_SCHED_PCT)
-		host_pct_begin(o->pct_seed, o->pct_depth, o->pct_steps);
 	if (world_create(&p->cfg)) {
 		snprintf(v->message, sizeof(v->message), "the machine could not be built");
 		v->failed = true;
@@ -471,7 +500,10 @@ void gen_run(const struct gen_prog *p, const struct gen_run_opts *o, struct gen_
 		pl.n = o->sched == GEN_SCHED_SERIAL ? 1 : gen_phase_len(p, i);
 		model_plan(&pl);
 		model_before(&pl);
-		run_step(p, &pl);
+		if (o->sched == GEN_SCHED_PCT)
+			run_step_pct(p, &pl, o, v);
+		else
+			run_step(p, &pl);
 		if (!model_after(&pl))
 			break;
 		if (o->verbose) {
@@ -491,8 +523,4 @@ void gen_run(const struct gen_prog *p, const struct gen_run_opts *o, struct gen_
 	mm_machine_destroy(&gen_world.m);
 out:
 	fail_page_alloc_configure(NULL);
-	if (o->sched == GEN_SCHED_PCT) {
-		host_pct_end(&v->pct_steps, &switches);
-		v->pct_k = o->pct_steps;
-	}
 }

@@ -147,7 +147,9 @@ struct gen_run_opts {
 	enum gen_sched sched;
 	u64 pct_seed;
 	unsigned int pct_depth;
-	u64 pct_steps;		/* k; 0: measured */
+	const u64 *phase_k;	/* PCT: each phase's k, by its first op (a run at depth 1
+				 * measured them); NULL: measure now */
+	u64 *phase_k_out;	/* where this run's phases' steps go, or NULL */
 	bool verbose;
 };
 
@@ -159,8 +161,7 @@ struct gen_verdict {
 	char message[512];
 	char check_pre[256];	/* the printed test: what it reads before the failing op */
 	char check_c[768];	/* ... and its check after it */
-	u64 pct_steps;		/* steps of the run (PCT) */
-	u64 pct_k;		/* k the PCT run used (measured by the run before it) */
+	u64 pct_steps;		/* steps of the run's phases (PCT) */
 	bool free_sched;	/* failed on free-running threads, after its PCT runs passed */
 };
 
