@@ -26,13 +26,14 @@ FUZZ_SRCS_multiboot := kernel/multiboot.c
 FUZZ_SRCS_acpi := kernel/acpi.c
 FUZZ_SRCS_acpi_numa := kernel/acpi_numa.c kernel/acpi.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c
-# The allocator runs on the host shim, as in tests/host (one thread: CPU 0).
+# The allocator runs on the host shim, as in tests/host (one thread: CPU 0); the program
+# decoder and the reference model are the mm API generator's (tests/gen).
 FUZZ_SRCS_mm_ops := $(wildcard mm/*.c) kernel/printk.c kernel/smp.c kernel/spinlock.c kernel/rwlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c \
 	kernel/acpi_numa.c kernel/acpi.c \
-	$(wildcard tests/host/shim/*.c)
+	$(wildcard tests/host/shim/*.c) tests/gen/gen_prog.c tests/gen/gen_run.c tests/gen/gen_model.c
 FUZZ_EXTRA_mm_ops := -pthread -DCONFIG_DEBUG_VM=1 -fsanitize-coverage-ignorelist=tests/fuzz/mm_ops.ignorelist
 
-$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.mk $(wildcard tests/fuzz/*.ignorelist) $(wildcard kernel/*.[ch] mm/*.[ch] tests/host/shim/*.[ch])
+$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.mk $(wildcard tests/fuzz/*.ignorelist) $(wildcard kernel/*.[ch] mm/*.[ch] tests/host/shim/*.[ch] tests/gen/*.[ch])
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_EXTRA_$*) $< $(FUZZ_SRCS_$*) -o $@

@@ -529,8 +529,8 @@ void gen_program(struct gen_prog *p, u64 seed, const struct gen_params *params)
 
 /*
  * The libFuzzer target's decoder: byte 0 and 1 choose the machine, then each 4 bytes are one
- * op, alone, on CPU 0 or another: a kind, then arguments drawn from a generator seeded by the
- * other three bytes, steered by the same shadow as gen_program(). So the fuzzer mutates what
+ * op, alone, on CPU 0 (the fuzzer has no CPU threads): a kind, then arguments drawn from a
+ * generator seeded by the other three bytes, steered by the same shadow as gen_program(). So the fuzzer mutates what
  * is done and in which order; the generator keeps the arguments meaningful.
  */
 void gen_decode(struct gen_prog *p, const u8 *data, size_t size)
@@ -552,7 +552,7 @@ void gen_decode(struct gen_prog *p, const u8 *data, size_t size)
 		struct rng r = { ((u64)data[i + 1] << 16) | ((u64)data[i + 2] << 8) | data[i + 3] };
 		struct gen_op *op = &p->ops[p->nr_ops];
 
-		*op = (struct gen_op){ .kind = (u8)(data[i] % GEN_NR_KINDS), .cpu = (data[i] >> 5) & 3 };
+		*op = (struct gen_op){ .kind = (u8)(data[i] % GEN_NR_KINDS) };
 		if (op->kind == GEN_DEFERRED_INIT && !c->deferred)
 			continue;
 		if (gen_args(&r, &s, c, op))
