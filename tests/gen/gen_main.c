@@ -23,7 +23,7 @@ struct gen_opts {
 	bool sched_given;
 	unsigned int pct_runs, depth, free_runs;
 	u64 pct_seed;
-	bool pct_given, shrink, inproc, verbose, print, keep_going;
+	bool pct_given, shrink, inproc, verbose, print, keep_going, list_only;
 	unsigned int timeout;	/* seconds per child */
 	unsigned int shrink_tries, shrink_seconds;
 	unsigned int progress;	/* seconds between progress lines */
@@ -34,7 +34,7 @@ static void usage(void)
 {
 	printf("usage: mmtest --gen [--seed S] [--seeds N] [--seconds T] [--ops N] [--cpus C]\n"
 	       "                    [--sched free|pct|serial] [--pct-runs R] [--depth D]\n"
-	       "                    [--pct P] [--no-shrink] [--inproc] [--print] [-v]\n"
+	       "                    [--pct P] [--no-shrink] [--inproc] [--print] [--list] [-v]\n"
 	       "       mmtest --gen --replay FILE [same options]   (a shrunk program)\n"
 	       "Runs the programs of seeds S, S+1, ... (N of them, or until T seconds; N 0 and\n"
 	       "no T: forever), each checked against the model after every step, each in a child\n"
@@ -515,6 +515,8 @@ static int parse_args(struct gen_opts *g, int argc, char **argv)
 			g->inproc = true;
 		else if (!strcmp(a, "--keep-going"))
 			g->keep_going = true;
+		else if (!strcmp(a, "--list"))
+			g->list_only = g->print = true;
 		else if (!strcmp(a, "--print"))
 			g->print = true;
 		else if (!strcmp(a, "-v"))
@@ -569,6 +571,8 @@ int gen_main(int argc, char **argv)
 			gen_program(&prog, s, &g.params);
 		if (g.print)
 			print_program(stdout, &prog);
+		if (g.list_only)
+			continue;
 		child_run(&g, &prog, g.pct_given ? g.pct_seed : s, g.pct_runs, &v, &pct);
 		if (!v.failed) {
 			passed++;

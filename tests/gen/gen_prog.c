@@ -414,11 +414,33 @@ static u8 pick_kind(struct rng *r, const struct shadow *s)
 }
 
 /* One op of a random kind that has arguments to take; false after a few tries. */
+/*
+ * A phase's theme: with a focus, mostly ops on pages (contention); while a fill holds memory,
+ * often ops that allocate, free or drain (the allocator under pressure: watermarks, drains
+ * of other CPUs' lists, fallbacks). Otherwise the program's mix.
+ */
+static u8 pick_phase_kind(struct rng *r, const struct shadow *s)
+{
+	static const u8 on_pages[] = { GEN_FAULT, GEN_READ, GEN_WRITE, GEN_PIN, GEN_PIN,
+				       GEN_UNPIN, GEN_MUNMAP, GEN_MMAP, GEN_FAULT };
+	static const u8 pressure[] = { GEN_ALLOC, GEN_ALLOC, GEN_FREE, GEN_FREE_SOME, GEN_DRAIN,
+				       GEN_DRAIN, GEN_PCP_DISABLE, GEN_PCP_ENABLE, GEN_FAULT,
+				       GEN_MM_CREATE };
+	bool filled = s->grp[0] || s->grp[1];
+
+	if (s->focus_mm >= 0 && chance(r, 70))
+		return on_pages[below(r, ARRAY_SIZE(on_pages))];
+	if (filled && chance(r, 50))
+		return pressure[below(r, ARRAY_SIZE(pressure))];
+	return pick_kind(r, s);
+}
+
 static bool gen_one(struct rng *r, struct shadow *s, const struct gen_config *c,
 		    struct gen_op *op, u8 cpu, bool in_phase)
 {
 	for (int tries = 0; tries < 8; tries++) {
-		*op = (struct gen_op){ .kind = pick_kind(r, s), .cpu = cpu };
+		*op = (struct gen_op){ .kind = in_phase ? pick_phase_kind(r, s) : pick_kind(r, s),
+				       .cpu = cpu };
 		if (in_phase && (op->kind == GEN_FAIL || op->kind == GEN_VERIFY))
 			continue;	/* those run alone (gen_model.c says why) */
 		if (gen_args(r, s, c, op))
