@@ -439,8 +439,12 @@ static void report(const struct gen_opts *g, const struct gen_prog *p, const str
 	if (v->free_sched) {	/* shrink on free-running runs only, a few of them each time */
 		gs.pct_runs = 0;
 		gs.free_runs = 6;
-		g = &gs;
+	} else {		/* the failing PCT seed first (each phase's seed stays while the
+				 * phase does), then one more; no free-running run */
+		gs.pct_runs = 2;
+		gs.free_runs = 0;
 	}
+	g = &gs;
 	if (g->shrink) {
 		shrink(g, &s, v->fail_class, &pct);
 		printf("gen: shrunk from %u ops to %u in %.1f s (%u runs)\n", p->nr_ops, s.nr_ops,

@@ -451,8 +451,26 @@ static u64 mix(u64 z)
 	return z ^ (z >> 31);
 }
 
+/* A phase's ops, hashed (FNV-1a over their fields): its PCT seed does not change when the
+ * shrinker deletes ops elsewhere. */
+static u64 phase_hash(const struct gen_prog *p, const struct gen_plan *pl)
+{
+	u64 h = 0xcbf29ce484222325ull;
+
+	for (unsigned int i = pl->first; i < pl->first + pl->n; i++) {
+		const struct gen_op *o = &p->ops[i];
+		const u64 f[] = { o->kind, o->cpu, o->slot, o->mm, o->node, o->order, o->gfp,
+				  o->flags, o->addr, o->len, o->wild, o->wild_len };
+
+		for (size_t k = 0; k < ARRAY_SIZE(f); k++)
+			h = (h ^ f[k]) * 0x100000001b3ull;
+	}
+	return h;
+}
+
 /*
- * A phase under PCT: each phase is one PCT run of its own, with seed mix(pct_seed + first op),
+ * A phase under PCT: each phase is one PCT run of its own, with seed mix(pct_seed ^ the hash
+ * of its ops),
  * depth o->pct_depth and k its steps as the run before this one counted them (o->phase_k,
  * by first op; 0: measure them now, depth 1). So each phase gets its own d - 1 change points,
  * where one run over the whole program would give a long program few per phase; and ops
@@ -467,7 +485,7 @@ static void run_step_pct(const struct gen_prog *p, const struct gen_plan *pl,
 		run_step(p, pl);
 		return;
 	}
-	host_pct_begin(mix(o->pct_seed + pl->first), k ? o->pct_depth : 1, k);
+	host_pct_begin(mix(o->pct_seed ^ phase_hash(p, pl)), k ? o->pct_depth : 1, k);
 	run_step(p, pl);
 	host_pct_end(&steps, &switches);
 	if (o->phase_k_out)
