@@ -786,7 +786,8 @@ static int page_ok(const struct work *w, u32 p, bool write)
 
 	if (v && v->kind == GEN_MUNMAP && munmap_pages(v, &s, &e) && p >= s && p < e)
 		return ok ? 1 : 0;
-	if (v && v->kind == GEN_MMAP && gen_res[w->vop].ret == 0 && !ok &&
+	if (v && v->kind == GEN_MMAP && !ok && (gen_res[w->vop].ret == 0 ||
+	    (gen_res[w->vop].ret == -ENOMEM && (v->flags & GEN_MAP_POP))) &&	/* (it stays) */
 	    mmap_expect(w, v, &s, &e) == 0 && p >= s && p < e && (!write || (v->flags & GEN_MAP_WRITE)))
 		return 1;
 	return ok ? 2 : 0;
