@@ -22,5 +22,5 @@ stress-api: $(HOST_BUILD)/$(GEN_BUILD)/mmtest
 	nice -n 5 $(HOST_BUILD)/$(GEN_BUILD)/mmtest --gen --keep-going \
 		--seed $(if $(SEED),$(SEED),$$(date +%s)) --ops $(OPS) \
 		$(if $(filter-out 0,$(SEEDS)),--seeds $(SEEDS),--seconds $(SECONDS)) \
-		$(if $(CPUS),--cpus $(CPUS)) $(if $(filter tsan,$(GEN_BUILD)),--sched free) \
+		$(if $(CPUS),--cpus $(CPUS)) $(if $(filter tsan,$(GEN_BUILD)),--sched free --verify-alone) \
 		| tee $(HOST_BUILD)/stress-api.log

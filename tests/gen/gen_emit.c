@@ -170,10 +170,9 @@ static void emit_gup(FILE *f, const struct gen_prog *p, unsigned int i, const ch
 		i, op->mm, (unsigned long long)a, op->len, op->kind == GEN_WRITE ? "FOLL_WRITE" : "0",
 		op->cpu);
 	if (op->kind == GEN_WRITE)
-		fprintf(f, "%sfor (long k = 0; k < s.ret[%u]; k++) {\n"
-			"%s\tu64 *w = page_address(s.pages[%u][k]);\n\n"
-			"%s\tw[0] = w[PAGE_SIZE / 8 - 1] = GEN_TAG(%u, k);\n%s}\n",
-			in, i, in, op->cpu, in, i, in);
+		fprintf(f, "%sfor (long k = 0; k < s.ret[%u]; k++)\n"
+			"%s\tgen_store_tag(page_address(s.pages[%u][k]), GEN_TAG(%u, k));\n",
+			in, i, in, op->cpu, i);
 	fprintf(f, "%sif (s.ret[%u] > 0)\n%s\tput_user_pages(s.pages[%u], (unsigned long)s.ret[%u]);\n",
 		in, i, in, op->cpu, i);
 }

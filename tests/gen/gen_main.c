@@ -35,6 +35,7 @@ static void usage(void)
 	printf("usage: mmtest --gen [--seed S] [--seeds N] [--seconds T] [--ops N] [--cpus C]\n"
 	       "                    [--sched free|pct|serial] [--pct-runs R] [--depth D]\n"
 	       "                    [--pct P] [--no-shrink] [--inproc] [--print] [--list] [-v]\n"
+	       "                    [--free-runs N] [--verify-alone] [--timeout S] [--keep-going]\n"
 	       "       mmtest --gen --replay FILE [same options]   (a shrunk program)\n"
 	       "Runs the programs of seeds S, S+1, ... (N of them, or until T seconds; N 0 and\n"
 	       "no T: forever), each checked against the model after every step, each in a child\n"
@@ -519,6 +520,8 @@ static int parse_args(struct gen_opts *g, int argc, char **argv)
 			g->inproc = true;
 		else if (!strcmp(a, "--keep-going"))
 			g->keep_going = true;
+		else if (!strcmp(a, "--verify-alone"))
+			g->params.verify_alone = true;
 		else if (!strcmp(a, "--list"))
 			g->list_only = g->print = true;
 		else if (!strcmp(a, "--print"))

@@ -81,6 +81,7 @@ struct shadow {
 	bool blk[GEN_BLOCKS], grp[GEN_GROUPS], pin[GEN_PINS];
 	int depth[MAX_NUMA_NODES * MAX_NR_ZONES];
 	unsigned int weight[GEN_NR_KINDS], total;
+	bool verify_alone;
 	/* A phase's focus: most address ops of its CPUs go to these pages of this mm. */
 	int focus_mm;
 	u32 focus_lo, focus_hi;
@@ -492,7 +493,7 @@ static unsigned int gen_phase(struct rng *r, struct shadow *s, const struct gen_
 {
 	unsigned int k = 2 + below(r, c->max_cpus - 1), n = 0;
 
-	if (c->deferred && chance(r, 10))
+	if (c->deferred && !s->verify_alone && chance(r, 10))
 		return gen_init_phase(r, c, ops, room);
 	set_focus(r, s);
 	for (unsigned int cpu = 0; cpu < k; cpu++) {
@@ -523,7 +524,8 @@ void gen_program(struct gen_prog *p, u64 seed, const struct gen_params *params)
 			   chance(&r, 40) ? 1 : 2 + below(&r, GEN_CPUS - 1));
 	swarm(&r, &s, c);
 	s.focus_mm = -1;
-	if (c->deferred && c->max_cpus > 1 && chance(&r, 50))	/* as at boot: first the init */
+	s.verify_alone = params->verify_alone;
+	if (c->deferred && c->max_cpus > 1 && chance(&r, 50) && !s.verify_alone) /* as at boot */
 		p->nr_ops += gen_init_phase(&r, c, p->ops, max_ops);
 	while (p->nr_ops < max_ops) {
 		unsigned int burst = chance(&r, 4) ? 4 + below(&r, 13) : 1;

@@ -187,18 +187,15 @@ static void exec_gup(const struct gen_prog *p, unsigned int i, struct op_res *r)
 		return;
 	case GEN_WRITE:
 		r->ret = get_user_pages_fast(mm, a, op->len, FOLL_WRITE, r->pages);
-		for (long j = 0; j < r->ret; j++) {
-			u64 *w = page_address(r->pages[j]);
-
-			w[0] = w[PAGE_SIZE / 8 - 1] = GEN_TAG(i, j);
-		}
+		for (long j = 0; j < r->ret; j++)
+			gen_store_tag(page_address(r->pages[j]), GEN_TAG(i, j));
 		if (r->ret > 0)
 			put_user_pages(r->pages, (unsigned long)r->ret);
 		return;
 	case GEN_READ:
 		r->ret = get_user_pages_fast(mm, a, op->len, 0, r->pages);
 		for (long j = 0; j < r->ret; j++)
-			r->seen[j] = *(u64 *)page_address(r->pages[j]);
+			r->seen[j] = gen_load_tag(page_address(r->pages[j]));
 		if (r->ret > 0)
 			put_user_pages(r->pages, (unsigned long)r->ret);
 		return;
@@ -223,7 +220,7 @@ static void exec_pin(const struct gen_op *op, struct op_res *r)
 	else
 		r->ret = pin_user_pages_fast(mm, a, op->len, pin_foll(op->flags), r->pages);
 	for (long j = 0; j < r->ret; j++)
-		r->seen[j] = *(u64 *)page_address(r->pages[j]);
+		r->seen[j] = gen_load_tag(page_address(r->pages[j]));
 	if (r->ret > 0) {
 		memcpy(pin->pages, r->pages, (size_t)r->ret * sizeof(r->pages[0]));
 		pin->n = (u32)r->ret;

@@ -116,12 +116,28 @@ extern const char *const gen_kind_names[GEN_NR_KINDS];
 #define GEN_TAG(i, j) (0x5441470000000000ull | ((u64)(i) << 16) | (u64)(j))
 #define GEN_BLK_TAG(i) (0x424c4b0000000000ull | (u64)(i))
 
+/* A page's tag words, as CPUs of a phase store and read them: user memory that several
+ * CPUs may touch at once, so relaxed atomics (no data race for TSan; either value is
+ * allowed), and no interleave point (the mm API's calls are the program's only ones). */
+static inline void gen_store_tag(void *page, u64 tag)
+{
+	__atomic_store_n((u64 *)page, tag, __ATOMIC_RELAXED);
+	__atomic_store_n((u64 *)page + PAGE_SIZE / 8 - 1, tag, __ATOMIC_RELAXED);
+}
+
+static inline u64 gen_load_tag(const void *page)
+{
+	return __atomic_load_n((const u64 *)page, __ATOMIC_RELAXED);
+}
+
 /* ---- generating (gen_prog.c) ---- */
 
 /* What a search may vary: programs of nr_ops steps, phases of up to max_cpus CPUs. */
 struct gen_params {
 	unsigned int nr_ops;
 	unsigned int max_cpus;	/* 0: chosen per seed (1..GEN_CPUS) */
+	bool verify_alone;	/* no mm_verify() beside the deferred init (TSan: mm_verify()
+				 * reads what the init writes, by design "not quiet") */
 };
 /* The program of seed: the same seed gives the same program, always. */
 void gen_program(struct gen_prog *p, u64 seed, const struct gen_params *params);

@@ -31,6 +31,6 @@ run() {	# variant, then mmtest --gen arguments
 run plain --seed 1 --seeds 24 --ops 100 --cpus 1 --keep-going --free-runs 0 --shrink-seconds 60
 run plain --seed 1001 --seeds 12 --ops 80 --cpus 4 --keep-going --free-runs 0 --shrink-seconds 60
 run asan --seed 2001 --seeds 10 --ops 80 --keep-going --free-runs 0 --shrink-seconds 60
-run tsan --seed 3001 --seeds 5 --ops 60 --cpus 3 --sched free --keep-going --shrink-seconds 60
+run tsan --seed 3001 --seeds 5 --ops 60 --cpus 3 --sched free --verify-alone --keep-going --shrink-seconds 60
 echo "$passed passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]
