@@ -408,10 +408,11 @@ static void shrink(const struct gen_opts *g, struct gen_prog *p, const char *cls
 static void replay_cmd(char *buf, size_t len, const struct gen_opts *g, const struct gen_prog *p,
 		       u64 pct)
 {
-	int n = snprintf(buf, len, "mmtest --gen --seed %llu --ops %u", (unsigned long long)p->seed,
+	int n = g->replay ? snprintf(buf, len, "mmtest --gen --replay %s", g->replay) :
+		snprintf(buf, len, "mmtest --gen --seed %llu --ops %u", (unsigned long long)p->seed,
 			 g->params.nr_ops);
 
-	if (g->params.max_cpus)
+	if (g->params.max_cpus && !g->replay)
 		n += snprintf(buf + n, len - (size_t)n, " --cpus %u", g->params.max_cpus);
 	if (g->sched_given)
 		n += snprintf(buf + n, len - (size_t)n, " --sched %s", g->sched == GEN_SCHED_FREE ?
