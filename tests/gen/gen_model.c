@@ -283,11 +283,16 @@ static bool mem_short(long need, long huge_blocks)
 
 	for (unsigned int zid = 0; zid < GEN_NODE_ZONES; zid++) {
 		const struct zsnap *z = &M.z[zid];
+		long a;
 
 		if (!z->present)
 			continue;
-		above += MAX(0l, z->buddy + z->pcp - (long)(z->high + z->reserve_normal));
-		blocks += (long)blocks_from(z, pageblock_order);
+		a = MAX(0l, z->buddy + z->pcp - (long)(z->high + z->reserve_normal));
+		above += a;
+		/* a 2 MiB page comes from one zone: a free block there, and room above its mark */
+		if (a >= (long)pageblock_nr_pages + 64)
+			blocks += MIN((long)blocks_from(z, pageblock_order),
+				      (a - 64) / (long)pageblock_nr_pages);
 	}
 	return above < need + 64 || blocks < huge_blocks;
 }
