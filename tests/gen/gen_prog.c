@@ -81,6 +81,7 @@ struct shadow {
 	bool blk[GEN_BLOCKS], grp[GEN_GROUPS], pin[GEN_PINS];
 	int depth[MAX_NUMA_NODES * MAX_NR_ZONES];
 	unsigned int weight[GEN_NR_KINDS], total;
+	u32 gfps;		/* the gfp values this part of the program uses (bit per index) */
 	bool verify_alone;
 	/* A phase's focus: most address ops of its CPUs go to these pages of this mm. */
 	int focus_mm;
@@ -151,6 +152,16 @@ static int pick_free(struct rng *r, const bool *live, unsigned int n)
 	return (int)start;
 }
 
+static u8 pick_gfp(struct rng *r, const struct shadow *s)
+{
+	u32 n = (u32)__builtin_popcount(s->gfps), k = below(r, n);
+
+	for (u8 i = 0; i < gen_nr_gfps; i++)
+		if ((s->gfps >> i) & 1 && !k--)
+			return i;
+	return 0;
+}
+
 /* A page of mm m: mostly inside one of its mappings, sometimes anywhere in the window. */
 static u32 pick_addr(struct rng *r, const struct shadow *s, unsigned int m)
 {
@@ -168,8 +179,10 @@ static u8 pick_order(struct rng *r)
 {
 	u32 k = below(r, 100);
 
-	if (k < 60)
-		return (u8)below(r, 4);
+	if (k < 40)
+		return 0;	/* the common case */
+	if (k < 65)
+		return (u8)(1 + below(r, 3));
 	if (k < 85)
 		return (u8)(4 + below(r, MAX_ORDER - 3));
 	if (k < 95)
@@ -250,7 +263,7 @@ static bool gen_args(struct rng *r, struct shadow *s, const struct gen_config *c
 	switch (op->kind) {
 	case GEN_ALLOC:
 		op->slot = (u8)pick_free(r, s->blk, GEN_BLOCKS);
-		op->gfp = (u8)below(r, gen_nr_gfps);
+		op->gfp = pick_gfp(r, s);
 		op->order = pick_order(r);
 		op->flags = chance(r, 70);	/* __GFP_NOWARN */
 		s->blk[op->slot] = true;
@@ -266,7 +279,7 @@ static bool gen_args(struct rng *r, struct shadow *s, const struct gen_config *c
 		return true;
 	case GEN_FILL:
 		op->slot = (u8)pick_free(r, s->grp, GEN_GROUPS);
-		op->gfp = (u8)below(r, gen_nr_gfps);
+		op->gfp = pick_gfp(r, s);
 		op->order = chance(r, 70) ? 0 : (u8)below(r, 4);
 		s->grp[op->slot] = true;
 		return true;
@@ -398,6 +411,12 @@ static void swarm(struct rng *r, struct shadow *s, const struct gen_config *c)
 		s->weight[GEN_MM_CREATE] = 2;
 	if (!s->weight[GEN_ALLOC] && !s->weight[GEN_MMAP])
 		s->weight[GEN_MMAP] = 4;
+	/* ... and the gfp values too: a few of them, so that allocations of one kind meet */
+	s->gfps = 0;
+	for (unsigned int g = 0; g < gen_nr_gfps; g++)
+		s->gfps |= (u32)chance(r, 35) << g;
+	if (!s->gfps)
+		s->gfps = 1u << below(r, gen_nr_gfps);
 	for (unsigned int k = 0; k < GEN_NR_KINDS; k++)
 		s->total += s->weight[k];
 }
@@ -571,6 +590,7 @@ void gen_decode(struct gen_prog *p, const u8 *data, size_t size)
 	for (unsigned int k = 0; k < GEN_NR_KINDS; k++)
 		s.weight[k] = 1;
 	s.total = GEN_NR_KINDS;
+	s.gfps = (1u << gen_nr_gfps) - 1;
 	s.focus_mm = -1;
 	for (size_t i = 2; i + 4 <= size && p->nr_ops < GEN_MAX_OPS; i += 4) {
 		struct rng r = { ((u64)data[i + 1] << 16) | ((u64)data[i + 2] << 8) | data[i + 3] };
