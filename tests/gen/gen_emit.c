@@ -13,12 +13,18 @@ static struct {
 	u8 blk_order[GEN_BLOCKS], blk_refs[GEN_BLOCKS], grp_order[GEN_GROUPS];
 	bool blk_used[GEN_BLOCKS], grp_used[GEN_GROUPS], pin_used[GEN_PINS], pin_get[GEN_PINS];
 	int depth[GEN_NODE_ZONES];
-	bool deferred;
+	bool deferred, deferred_alone;
 	u8 op_order[GEN_MAX_OPS], op_refs[GEN_MAX_OPS];
 	bool op_get[GEN_MAX_OPS];
 } E;
 
-static void track(const struct gen_prog *p)
+/* Is op i a step of its own (not part of a phase)? */
+static bool step_alone(const struct gen_prog *p, unsigned int i)
+{
+	return !p->ops[i].join && (i + 1 >= p->nr_ops || !p->ops[i + 1].join);
+}
+
+static void track(const struct gen_prog *p, const struct gen_run_opts *o)
 {
 	memset(&E, 0, sizeof(E));
 	for (unsigned int i = 0; i < p->nr_ops; i++) {
@@ -59,6 +65,7 @@ static void track(const struct gen_prog *p)
 			break;
 		case GEN_DEFERRED_INIT:
 			E.deferred = true;
+			E.deferred_alone |= o->sched == GEN_SCHED_SERIAL || step_alone(p, i);
 			break;
 		}
 	}
@@ -446,7 +453,7 @@ void gen_emit_test(FILE *f, const struct gen_prog *p, const struct gen_run_opts 
 	bool threads = false, concurrent = false;
 	unsigned int nr = 0;
 
-	track(p);
+	track(p, o);
 	snprintf(name, sizeof(name), "%s_%s", api_name(fop), scenario(v, fop));
 	for (unsigned int i = 0; i < p->nr_ops; i += step_len(p, o, i)) {
 		threads |= step_top(p, i, step_len(p, o, i)) > 0;
@@ -465,7 +472,7 @@ void gen_emit_test(FILE *f, const struct gen_prog *p, const struct gen_run_opts 
 		fprintf(f, "\tvoid *cpus[GEN_CPUS] = { NULL };\n");
 	if (v->check_pre[0])
 		fprintf(f, "\tstruct fail_page_alloc_stats fpa0, fpa1;\n");
-	if (E.deferred || p->cfg.deferred)
+	if (E.deferred_alone)
 		fprintf(f, "\tbool deferred_done = false;\n");
 	fprintf(f, "\n\tmemset(&s, 0, sizeof(s));\n\ts.m = gen_machine_create(&cfg);\n"
 		"\tKT_ASSERT_NOT_NULL(t, s.m);\n");
