@@ -422,14 +422,27 @@ static u64 injected(const struct gen_plan *pl, unsigned int i)
 	return gen_cpu_injected(OP(i)->cpu) - M.inj0[OP(i)->cpu];
 }
 
-/* Pages other ops of the step may take while op i runs. */
+/*
+ * Pages other ops of the step may take while op i runs: what an allocation or a fill of the
+ * phase got (a failed allocation holds nothing), the most any other op may allocate inside
+ * mm/, even for a moment.
+ */
 static long taken_by_others(const struct gen_plan *pl, unsigned int i)
 {
 	long t = 0;
 
-	for (unsigned int k = pl->first; k < pl->first + pl->n; k++)
-		if (k != i && !pl->skip[k])
+	for (unsigned int k = pl->first; k < pl->first + pl->n; k++) {
+		const struct gen_op *o = OP(k);
+
+		if (k == i || pl->skip[k] || !gen_res[k].ran)
+			continue;
+		if (o->kind == GEN_ALLOC)
+			t += gen_res[k].page ? 1l << o->order : 0;
+		else if (o->kind == GEN_FILL)
+			t += gen_res[k].ret << o->order;
+		else
 			t += op_max_alloc(k);
+	}
 	return t;
 }
 

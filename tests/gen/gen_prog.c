@@ -287,7 +287,7 @@ static bool gen_args(struct rng *r, struct shadow *s, const struct gen_config *c
 		if ((i = pick_live(r, s->grp, GEN_GROUPS)) < 0)
 			return false;
 		op->slot = (u8)i;
-		op->len = chance(r, 20) ? GEN_FILL_MAX : small(r, 256);
+		op->len = chance(r, 20) ? GEN_FILL_MAX : small(r, chance(r, 50) ? 16 : 256);
 		if (op->len == GEN_FILL_MAX)
 			s->grp[i] = false;
 		return true;
@@ -444,8 +444,7 @@ static u8 pick_phase_kind(struct rng *r, const struct shadow *s)
 	static const u8 on_pages[] = { GEN_FAULT, GEN_READ, GEN_WRITE, GEN_PIN, GEN_PIN,
 				       GEN_UNPIN, GEN_MUNMAP, GEN_MMAP, GEN_FAULT };
 	static const u8 pressure[] = { GEN_ALLOC, GEN_ALLOC, GEN_FREE, GEN_FREE_SOME, GEN_DRAIN,
-				       GEN_DRAIN, GEN_PCP_DISABLE, GEN_PCP_ENABLE, GEN_FAULT,
-				       GEN_MM_CREATE };
+				       GEN_DRAIN, GEN_FAULT, GEN_MM_CREATE };
 	bool filled = s->grp[0] || s->grp[1];
 
 	if (s->focus_mm >= 0 && chance(r, 70))
