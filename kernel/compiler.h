@@ -39,9 +39,10 @@ typedef int64_t s64;
 #define __section(s) __attribute__((section(s)))
 #endif
 /*
- * Globals every allocation and free reads and almost nothing writes (the lock model, the
- * node table, the CPU -> node map): kept together at the start of .data, so the fast paths
- * find them in one page, not one page each (Linux's __read_mostly). Not for const data.
+ * Globals every allocation and free reads and almost nothing writes (the node table, the
+ * CPU -> node map, pcp.enable): kept together in a section of their own, away from data
+ * that is written often, so that a write elsewhere does not take their cache line from
+ * every CPU that reads them (Linux's __read_mostly). Not for const data.
  */
 #ifndef __read_mostly
 #define __read_mostly __section(".data..read_mostly")

@@ -50,6 +50,7 @@ unsigned int lockdep_held_depth(void) { return 0; }
 void lockdep_truncate_held(unsigned int depth) { (void)depth; }
 void lockdep_print_summary(void) { }
 void lockdep_expect_begin(struct lockdep_expect *e) { memset(e, 0, sizeof(*e)); }
+void lockdep_expect_cpu(struct lockdep_expect *e, unsigned int cpu) { (void)e; (void)cpu; }
 enum lockdep_rule lockdep_expect_end(struct lockdep_expect *e) { return e->rule; }
 #else
 
@@ -91,13 +92,15 @@ struct edge_site {
 	const struct lock_site *from_site, *to_site;
 };
 
-/* graph_locked protects classes[], nr_classes, g, edge_sites[], expecting and reports. */
+/* graph_locked protects classes[], nr_classes, g, edge_sites[], the expect scope and reports. */
 static u32 graph_locked;
 static struct lock_class classes[MAX_CLASSES];
 static unsigned int nr_classes;
 static struct lockdep_graph g, g_saved;
 static struct edge_site edge_sites[MAX_EDGE_SITES];
 static struct lockdep_expect *expecting;
+static u64 expect_cpus[MAX_CPUS / 64];	/* the CPUs whose reports the scope takes */
+static bool report_captured;		/* the report being printed is the scope's */
 static char first_report[128];
 
 /* A CPU's held locks live in its struct cpu: allocated for the CPUs present (kernel/smp.h). */
@@ -177,7 +180,7 @@ static __printf(1, 2) void ld_print(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	printk("%s%s", expecting ? "    # " : "", buf);
+	printk("%s%s", report_captured ? "    # " : "", buf);
 }
 
 static const char *cname(unsigned int cls)
@@ -218,14 +221,25 @@ static void print_held(const struct lockdep_cpu *c)
 }
 
 /*
+ * The open expect scope if it takes a report from this CPU: the scope's own CPU's, and those
+ * of the CPUs it named (lockdep_expect_cpu()). Another CPU's report is a real one, though a
+ * test's scope happens to be open meanwhile.
+ */
+static struct lockdep_expect *scope_of_this_cpu(void)
+{
+	return expecting && has_bit(expect_cpus, arch_cpu_id()) ? expecting : NULL;
+}
+
+/*
  * Start a report (graph lock held): false if it is not to be printed, because the validator
  * already reported (it reports once) or the expect scope already captured one.
  */
 static bool report_begin(enum lockdep_rule rule, unsigned int a, unsigned int b,
 			 const char *headline)
 {
-	struct lockdep_expect *e = expecting;
+	struct lockdep_expect *e = scope_of_this_cpu();
 
+	report_captured = e != NULL;
 	if (e) {
 		if (e->rule != LOCKDEP_NONE) {
 			e->more++;
@@ -250,7 +264,7 @@ static bool report_begin(enum lockdep_rule rule, unsigned int a, unsigned int b,
 static void report_end(const struct lockdep_cpu *c)
 {
 	print_held(c);
-	if (expecting) {
+	if (report_captured) {
 		ld_print("(captured by the running test's expect scope: the validator stays on)\n");
 		return;
 	}
@@ -808,6 +822,23 @@ void lockdep_expect_begin(struct lockdep_expect *e)
 	if (graph_lock(flags)) {
 		g_saved = g;
 		expecting = e;
+		memset(expect_cpus, 0, sizeof(expect_cpus));
+		set_bit_in(expect_cpus, arch_cpu_id());
+		graph_unlock();
+	}
+	lockdep_leave(c, flags);
+}
+
+void lockdep_expect_cpu(struct lockdep_expect *e, unsigned int cpu)
+{
+	struct lockdep_cpu *c;
+	unsigned long flags;
+
+	if (cpu >= MAX_CPUS || !(c = lockdep_enter(&flags)))
+		return;
+	if (graph_lock(flags)) {
+		if (expecting == e)
+			set_bit_in(expect_cpus, cpu);
 		graph_unlock();
 	}
 	lockdep_leave(c, flags);

@@ -96,7 +96,10 @@ void lockdep_print_summary(void);
  * in e and not counted as a failure, and the validator stays on. lockdep_expect_end() then
  * puts the class usage and dependency graph back as they were at begin (what the test
  * planted is forgotten), drops locks this CPU abandoned in the scope, and returns the rule.
- * One scope at a time, from thread context.
+ * The scope takes the reports of the CPU that opened it; a test whose pattern is completed
+ * on other CPUs (their interrupt handlers, its worker threads) names each of them with
+ * lockdep_expect_cpu() first. Any other CPU's report meanwhile is a real one: counted,
+ * printed as such, and the validator turns off. One scope at a time, from thread context.
  */
 struct lockdep_expect {
 	enum lockdep_rule rule;		/* the first report's rule, LOCKDEP_NONE if none */
@@ -107,6 +110,7 @@ struct lockdep_expect {
 	unsigned int held_depth;	/* private: this CPU's held locks at begin */
 };
 void lockdep_expect_begin(struct lockdep_expect *e);
+void lockdep_expect_cpu(struct lockdep_expect *e, unsigned int cpu);
 enum lockdep_rule lockdep_expect_end(struct lockdep_expect *e);
 const char *lockdep_rule_name(enum lockdep_rule rule);
 

@@ -5,7 +5,9 @@
  * take a freed lock. The price is unfairness, which nothing in this kernel depends on.
  * Measured with `bench=locks` (tests/bench/bench_locks.c; docs/results.md): with 4 or more
  * vCPUs on 2 host cores a ticket lock manages 9-38 thousand acquisitions/s, TTAS 0.2-1.6
- * million.
+ * million. Taking a free lock is one exclusive access of its line, its xchg (spin_lock_at()):
+ * one transfer when another CPU had the line, no upgrade (the c2c plugin's count, docs/c2c.md
+ * section 9).
  */
 #include "kernel/spinlock.h"
 #include "kernel/arch.h"
@@ -41,38 +43,69 @@ static inline bool spin_looks_locked(spinlock_t *lock)
 static inline void __spin_acquired(spinlock_t *lock, u64 spins)
 {
 	WRITE_ONCE(lock->owner_cpu, (u16)arch_cpu_id());
+#if CONFIG_LOCK_STAT
 	lock->stats.acquisitions++;
-	if (unlikely(spins)) {
-		lock->stats.contended++;
-		lock->stats.spins += spins;
-	}
+	lock->stats.spins += spins;
 	if (lock->flags & SPIN_HOLDTIME)
 		lock->stats.acquired_at = arch_cycles();
+#endif
 }
 
-static void spin_check_lock(spinlock_t *lock)
-{
-	if (unlikely(spin_is_held_by_me(lock)))
-		panic("spinlock recursion: cpu%u already holds '%s'", arch_cpu_id(), lock->name);
-	if (unlikely((lock->flags & SPIN_IRQSAFE) && !arch_irqs_disabled()))
-		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
-}
+/* A waiter (or a failed trylock) found the lock held: counted at once, by the one who found
+ * it, so that the holder can see it. */
+#if CONFIG_LOCK_STAT
+#define lock_stat_count(lock, item) __atomic_fetch_add(&(lock)->stats.item, 1, __ATOMIC_RELAXED)
+#else
+#define lock_stat_count(lock, item) do { } while (0)
+#endif
 
-/* lockdep looks before the wait, as Linux's does: a deadlock is reported, not just hung in. */
-void spin_lock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
+/*
+ * The xchg found the lock held: wait for it (Linux's queued_spin_lock_slowpath()). Here, and
+ * only here, come the checks that read the lock before it is ours: lockdep, before the wait,
+ * as Linux's looks before it, so that a deadlock is reported, not just hung in; and the
+ * recursion check, since a lock this CPU holds is held (release builds have no lockdep to
+ * report it first). Waiters spin on a plain read, sharing the line instead of bouncing it.
+ * Returns the turns spun.
+ */
+static u64 spin_lock_slowpath(spinlock_t *lock LOCKDEP_SITE_PARAM)
 {
 	u64 spins = 0;
 
 	lockdep_acquire_at(lock, false);
-	spin_check_lock(lock);
-	while (!arch_spin_trylock(lock)) {
-		/* Spin on a plain read so waiters share the line instead of bouncing it. */
+	if (unlikely(spin_is_held_by_me(lock)))
+		panic("spinlock recursion: cpu%u already holds '%s'", arch_cpu_id(), lock->name);
+	lock_stat_count(lock, contended);
+	do {
 		do {
 			arch_cpu_relax();
 			spins++;
 		} while (spin_looks_locked(lock));
-	}
+	} while (!arch_spin_trylock(lock));
+	return spins;
+}
+
+/*
+ * The xchg first, as Linux's queued_spin_lock() does its cmpxchg first: taking a free lock
+ * is one exclusive access of its line (one transfer if another CPU had it), and what follows
+ * (owner, statistics, lockdep's look at the lock's class, the IRQ-safety check) reads and
+ * writes a line this CPU already holds. A read of the line before the xchg would cost a
+ * second access (the read brings it shared, the xchg upgrades it): the conflict layer's
+ * handoff cases count one transfer and no upgrade per acquisition (tests/c2c/conflict.py).
+ * So lockdep hears of a free lock just after the xchg (Linux's lock_acquire() comes before
+ * its first try, in debug builds, which read the lock's class there): nothing waits on this
+ * path, and a CPU that would wait tells lockdep before it does, in the slow path.
+ */
+void spin_lock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
+{
+	u64 spins = 0;
+
+	if (likely(arch_spin_trylock(lock)))
+		lockdep_acquire_at(lock, false);
+	else
+		spins = spin_lock_slowpath(lock LOCKDEP_SITE_PASS);
 	__spin_acquired(lock, spins);
+	if (unlikely(!arch_irqs_disabled() && (lock->flags & SPIN_IRQSAFE)))
+		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
 	arch_interleave_point();	/* inside: an interrupt or another CPU may come in now */
 }
 
@@ -81,7 +114,7 @@ bool spin_trylock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 {
 	arch_interleave_point();
 	if (spin_looks_locked(lock) || !arch_spin_trylock(lock)) {
-		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+		lock_stat_count(lock, trylock_failed);
 		return false;
 	}
 	__spin_acquired(lock, 0);
@@ -91,18 +124,19 @@ bool spin_trylock_at(spinlock_t *lock LOCKDEP_SITE_PARAM)
 
 void spin_unlock(spinlock_t *lock)
 {
-	u64 held;
-
 	arch_interleave_point();
 	if (unlikely(!spin_is_held_by_me(lock)))
 		panic("spin_unlock of '%s' by cpu%u, owner is cpu%u", lock->name,
 		      arch_cpu_id(), lock->owner_cpu);
 	lockdep_release(lock);
+#if CONFIG_LOCK_STAT
 	if (lock->flags & SPIN_HOLDTIME) {
-		held = arch_cycles() - lock->stats.acquired_at;
+		u64 held = arch_cycles() - lock->stats.acquired_at;
+
 		if (held > lock->stats.max_hold_cycles)
 			lock->stats.max_hold_cycles = held;
 	}
+#endif
 	WRITE_ONCE(lock->owner_cpu, SPIN_NO_OWNER);
 	arch_spin_unlock(lock);
 }
@@ -132,6 +166,7 @@ void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 
 /* ---- statistics table ---- */
 
+#if CONFIG_LOCK_STAT
 #define LOCKSTAT_MAX 512
 static spinlock_t *lockstat_table[LOCKSTAT_MAX];
 static unsigned int lockstat_count;
@@ -192,3 +227,22 @@ void lockstat_print_top(unsigned int n)
 		       (unsigned long long)l->stats.trylock_failed, hold);
 	}
 }
+
+#else /* !CONFIG_LOCK_STAT: nothing counted, nothing to show */
+
+const struct lock_stats lock_stats_none;
+
+void lockstat_reset(spinlock_t *lock)
+{
+}
+
+void lockstat_register(spinlock_t *lock)
+{
+}
+
+void lockstat_print_top(unsigned int n)
+{
+	printk("lockstat: no lock statistics in this build (CONFIG_LOCK_STAT=0)\n");
+}
+
+#endif

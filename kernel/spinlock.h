@@ -15,6 +15,7 @@
 #define KERNEL_SPINLOCK_H
 
 #include "kernel/compiler.h"
+#include "kernel/arch.h"
 #include "kernel/lockdep.h"
 
 #define SPIN_NO_OWNER 0xffffu
@@ -22,12 +23,20 @@
 #define SPIN_HOLDTIME 0x2u	/* time every hold (two cycle-counter reads; max_hold_cycles) */
 
 /*
- * Statistics. The holder updates all but trylock_failed with plain arithmetic (it is alone);
- * trylock_failed is counted by the CPUs that did not get the lock, atomically.
+ * Lock statistics, in every lock, behind their own switch (Linux keeps its CONFIG_LOCK_STAT
+ * figures in lockdep's class data instead): on by default in every build, because the
+ * benchmarks and boot reports read zone->lock's contention; -DCONFIG_LOCK_STAT=0 leaves a
+ * lock 16 bytes. The holder updates acquisitions, spins and the hold times with plain
+ * arithmetic (it is alone); contended and trylock_failed are counted atomically by the CPUs
+ * that found the lock held, as they find it (Linux's lock_contended()), so that a holder can
+ * see that someone waits for it.
  */
+#ifndef CONFIG_LOCK_STAT
+#define CONFIG_LOCK_STAT 1
+#endif
 struct lock_stats {
 	u64 acquisitions;	/* successful lock + trylock */
-	u64 contended;		/* acquisitions that had to wait at least once */
+	u64 contended;		/* acquisitions that had to wait: counted when the wait begins */
 	u64 spins;		/* wait-loop iterations, summed over all waiters */
 	u64 trylock_failed;	/* trylocks that found it held */
 	u64 max_hold_cycles;	/* longest hold, arch_cycles() units (SPIN_HOLDTIME locks only) */
@@ -40,8 +49,18 @@ typedef struct spinlock {
 	u8 flags;		/* SPIN_IRQSAFE, SPIN_HOLDTIME */
 	u8 dep_class;		/* lockdep class index, 0 until known (kernel/lockdep.c) */
 	const char *name;
+#if CONFIG_LOCK_STAT
 	struct lock_stats stats;
+#endif
 } spinlock_t;
+
+/* A lock's statistics, to read (all zero without CONFIG_LOCK_STAT). */
+#if CONFIG_LOCK_STAT
+#define lock_stat(lock) ((const struct lock_stats *)&(lock)->stats)
+#else
+extern const struct lock_stats lock_stats_none;
+#define lock_stat(lock) ((void)(lock), &lock_stats_none)
+#endif
 
 /* A statically initialised lock; lockdep gives it a class of its own at first use. */
 #define SPINLOCK_INIT(lockname) { .owner_cpu = SPIN_NO_OWNER, .name = lockname }
@@ -86,14 +105,22 @@ void spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
 	spin_trylock_irqsave_at(lock, flags LOCKDEP_SITE_ARG(lock))
 
 /*
- * The lock word alone, as Linux's arch_spin_trylock() / arch_spin_unlock(): no owner, no
- * statistics, no checks. The functions above are built on these. A per-CPU list's lock is
- * taken with them directly in release builds (mm/pcp.h pcp_spin_trylock()); one hold is
- * always taken and released through the same layer.
+ * The lock word alone, as Linux's arch_spin_trylock() / arch_spin_lock() / arch_spin_unlock():
+ * no owner, no statistics, no checks. The functions above are built on these. A per-CPU
+ * list's lock is taken with them directly in release builds (mm/pcp.h pcp_spin_trylock());
+ * one hold is always taken and released through the same layer.
  */
 static inline bool arch_spin_trylock(spinlock_t *lock)
 {
 	return !__atomic_exchange_n(&lock->locked, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void arch_spin_lock(spinlock_t *lock)
+{
+	while (!arch_spin_trylock(lock))
+		do	/* a plain read, so that waiters share the line instead of bouncing it */
+			arch_cpu_relax();
+		while (READ_ONCE(lock->locked));
 }
 
 static inline void arch_spin_unlock(spinlock_t *lock)

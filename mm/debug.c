@@ -4,6 +4,7 @@
  * pcpinfo). No allocation logic here.
  */
 #include "mm/pcp.h"
+#include "mm/mm_test.h"
 #include "kernel/string.h"
 
 static const char *const migratetype_names[MIGRATE_TYPES] = { "Unmovable", "Movable",
@@ -94,8 +95,20 @@ unsigned long verify_mark_block(const char *where, struct page *page, unsigned i
 	return errors;
 }
 
-static unsigned long verify_free_block(struct zone *zone, struct page *page, unsigned int o,
-				       int mt)
+/*
+ * Marks are set only where verify_span() clears them: pfns of zone below end (the deferred
+ * init's cursor, read under zone->lock), with struct pages of zone's node. A listed block
+ * anywhere else is reported by its caller and left unmarked.
+ */
+static bool verify_in_span(struct zone *zone, unsigned long end, unsigned long pfn,
+			   unsigned long nr)
+{
+	return pfn >= zone->zone_start_pfn && pfn < end && nr <= end - pfn &&
+	       pfn_in_node(zone->node, pfn) && pfn_in_node(zone->node, pfn + nr - 1);
+}
+
+static unsigned long verify_free_block(struct zone *zone, unsigned long end, struct page *page,
+				       unsigned int o, int mt)
 {
 	unsigned long errors = 0, pfn = page->pfn;
 
@@ -107,16 +120,15 @@ static unsigned long verify_free_block(struct zone *zone, struct page *page, uns
 	if (pfn & ((1ul << o) - 1))
 		errors += verify_fail("%s: free block pfn 0x%lx not aligned to order %u\n",
 				      zone->name, pfn, o);
-	if (!zone_spans_pfn(zone, pfn) || pfn + (1ul << o) > zone_end_pfn(zone) ||
-	    page_zone(page) != zone)
-		errors += verify_fail("%s: free block pfn 0x%lx order %u (node %u zone %u) outside "
-				      "the zone of node %d\n", zone->name, pfn, o, page->nid,
-				      page->zone, zone->node->nid);
+	if (!verify_in_span(zone, end, pfn, 1ul << o) || page_zone(page) != zone)
+		return errors + verify_fail("%s: free block pfn 0x%lx order %u (node %u zone %u) "
+					    "outside the zone of node %d\n", zone->name, pfn, o,
+					    page->nid, page->zone, zone->node->nid);
 	return errors + verify_mark_block("buddy", page, o);
 }
 
 /* Every block on every free list: right flags, order, alignment, zone; counters agree. */
-static unsigned long verify_free_lists(struct zone *zone, unsigned long *free)
+static unsigned long verify_free_lists(struct zone *zone, unsigned long end, unsigned long *free)
 {
 	unsigned long errors = 0;
 
@@ -130,7 +142,7 @@ static unsigned long verify_free_lists(struct zone *zone, unsigned long *free)
 				if (++blocks > zone->spanned_pages)
 					return errors + verify_fail("%s: free list loops\n",
 								    zone->name);
-				errors += verify_free_block(zone, page, o, mt);
+				errors += verify_free_block(zone, end, page, o, mt);
 				*free += 1ul << o;
 			}
 		}
@@ -145,9 +157,9 @@ static unsigned long verify_free_lists(struct zone *zone, unsigned long *free)
 }
 
 /* One pfn not marked seen: it must be reserved or the head of an allocated block. Returns
- * how many pfns it accounts for (a whole allocated block). */
-static unsigned long verify_unlisted(struct zone *zone, struct page *page, unsigned long *alloc,
-				     unsigned long *errors)
+ * how many pfns it accounts for (a whole allocated block, below end). */
+static unsigned long verify_unlisted(struct zone *zone, unsigned long end, struct page *page,
+				     unsigned long *alloc, unsigned long *errors)
 {
 	unsigned long nr;
 
@@ -160,7 +172,7 @@ static unsigned long verify_unlisted(struct zone *zone, struct page *page, unsig
 		return 1;
 	}
 	nr = 1ul << MIN(page->order, MAX_ORDER);
-	for (unsigned long i = 1; i < nr && page->pfn + i < zone_end_pfn(zone); i++) {
+	for (unsigned long i = 1; i < nr && page->pfn + i < end; i++) {
 		struct page *t = page + i;
 
 		if (page_count(t) || (page_flags(t) & (PG_buddy | PG_pcp | PG_reserved | PG_seen)))
@@ -169,19 +181,21 @@ static unsigned long verify_unlisted(struct zone *zone, struct page *page, unsig
 					       (unsigned long)t->pfn, page->order,
 					       (unsigned long)page->pfn, page_flags(t),
 					       page_count(t));
+		if (page_flags(t) & PG_seen)	/* listed too: reported, and its mark goes */
+			__clear_page_flag(t, PG_seen);
 	}
 	*alloc += nr;
 	return nr;
 }
 
 /* Second pass over the zone's span: clear marks, account for everything unlisted. Struct
- * pages the deferred init has not written yet are not looked at: those above the cursor
- * (and verify_zone() does not come here while a claimed chunk below it is being written). */
-static unsigned long verify_span(struct zone *zone, unsigned long *alloc)
+ * pages the deferred init has not written yet are not looked at: those from end (the
+ * cursor) up (and verify_zone() does not come here while a claimed chunk below it is being
+ * written). */
+static unsigned long verify_span(struct zone *zone, unsigned long end, unsigned long *alloc)
 {
 	struct pglist_data *pgdat = zone->node;
 	unsigned long errors = 0, pfn = zone->zone_start_pfn;
-	unsigned long end = MIN(zone_end_pfn(zone), READ_ONCE(zone->deferred_pfn));
 
 	while (pfn < end) {
 		struct page *page;
@@ -196,13 +210,13 @@ static unsigned long verify_span(struct zone *zone, unsigned long *alloc)
 			pfn++;
 			continue;
 		}
-		pfn += verify_unlisted(zone, page, alloc, &errors);
+		pfn += verify_unlisted(zone, end, page, alloc, &errors);
 	}
 	return errors;
 }
 
-static unsigned long verify_pcp_list(struct zone *zone, unsigned int cpu, unsigned int pindex,
-				     unsigned long *pages)
+static unsigned long verify_pcp_list(struct zone *zone, unsigned long end, unsigned int cpu,
+				     unsigned int pindex, unsigned long *pages)
 {
 	unsigned int order = pindex_to_order(pindex);
 	unsigned long errors = 0, n = 0;
@@ -212,29 +226,32 @@ static unsigned long verify_pcp_list(struct zone *zone, unsigned int cpu, unsign
 		if (++n > zone->spanned_pages)
 			return errors + 1 + (printk("mm_verify: cpu%u pcp list %u loops\n", cpu,
 						    pindex), 0);
+		bool in_span = verify_in_span(zone, end, page->pfn, 1ul << order);
+
 		if (!PagePcp(page) || PageBuddy(page) || page->order != order || page_count(page) ||
 		    (pindex < NR_LOWORDER_PCP_LISTS && page->mt != pindex % MIGRATE_PCPTYPES) ||
-		    (page->pfn & ((1u << order) - 1)) || !zone_spans_pfn(zone, page->pfn) ||
-		    page_zone(page) != zone) {
+		    (page->pfn & ((1u << order) - 1)) || !in_span || page_zone(page) != zone) {
 			printk("mm_verify: %s cpu%u pcp list %u: pfn 0x%lx flags 0x%x order %u mt "
 			       "%u refcount %d\n", zone->name, cpu, pindex, (unsigned long)page->pfn,
 			       page_flags(page), page->order, page->mt, page_count(page));
 			errors++;
 		}
-		errors += verify_mark_block("pcp", page, order);
+		if (in_span)
+			errors += verify_mark_block("pcp", page, order);
 		*pages += 1ul << order;
 	}
 	return errors;
 }
 
 /* One CPU's lists, held as their model protects them: their pages and count. */
-static unsigned long verify_pcp(struct zone *zone, unsigned int cpu, unsigned long *pages)
+static unsigned long verify_pcp(struct zone *zone, unsigned long end, unsigned int cpu,
+			       unsigned long *pages)
 {
 	unsigned long errors = 0, before = *pages;
 	struct per_cpu_pages *pcp = &zone->pcp[cpu];
 
 	for (unsigned int i = 0; i < NR_PCP_LISTS; i++)
-		errors += verify_pcp_list(zone, cpu, i, pages);
+		errors += verify_pcp_list(zone, end, cpu, i, pages);
 	if (*pages - before != (unsigned long)pcp->count) {
 		printk("mm_verify: %s cpu%u pcp count %d but %lu pages listed\n", zone->name, cpu,
 		       pcp->count, *pages - before);
@@ -250,7 +267,7 @@ static unsigned long verify_pcp(struct zone *zone, unsigned int cpu, unsigned lo
  * pcp operation in flight. irqoff: interrupts off shields only this CPU's own lists; the
  * others rely on the quiet rule alone.
  */
-static unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
+static unsigned long pcp_verify_zone(struct zone *zone, unsigned long end, unsigned long *pages)
 {
 	unsigned long errors = 0;
 
@@ -258,32 +275,40 @@ static unsigned long pcp_verify_zone(struct zone *zone, unsigned long *pages)
 		struct per_cpu_pages *pcp = &zone->pcp[cpu];
 		unsigned long flags = 0;	/* the trylock model leaves it alone */
 
-		if (!pcp_trylock(pcp, zone->pcp_lock, &flags)) {
+		if (!pcp_lock(zone, pcp, PCP_TRY, &flags)) {
 			printk("mm_verify: %s cpu%u pcp busy: a pcp operation is in flight, the "
 			       "allocator is not quiet\n", zone->name, cpu);
 			errors++;
 			continue;
 		}
-		errors += verify_pcp(zone, cpu, pages);
-		pcp_unlock(pcp, zone->pcp_lock, flags);
+		errors += verify_pcp(zone, end, cpu, pages);
+		pcp_unlock(zone, pcp, flags);
 	}
 	return errors;
 }
 
+/*
+ * The free lists and the per-CPU lists mark each page they hold PG_seen; the span walk then
+ * clears every mark and accounts for the rest. Every page marked is one the walk visits
+ * (verify_in_span()), and a zone the walk may not visit (a chunk of the deferred init being
+ * written) is reported before anything is marked: no return leaves a mark behind, which
+ * the allocator would take for a free page in use.
+ */
 static unsigned long verify_zone(struct zone *zone)
 {
-	unsigned long errors, flags, free = 0, pcp = 0, alloc = 0;
+	unsigned long errors, flags, free = 0, pcp = 0, alloc = 0, end;
 	unsigned int busy;
 
-	errors = pcp_verify_zone(zone, &pcp);
 	flags = spin_lock_irqsave(&zone->lock);
 	busy = zone->deferred_busy;
-	errors += verify_free_lists(zone, &free);
+	end = MIN(zone_end_pfn(zone), zone->deferred_pfn);
+	errors = busy ? 0 : verify_free_lists(zone, end, &free);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	if (busy)	/* claimed chunks, below the cursor, not all written: no span walk */
-		return errors + verify_fail("%s: %u chunks of the deferred init are being written; "
-					    "mm_verify needs a quiet node\n", zone->name, busy);
-	errors += verify_span(zone, &alloc);
+		return verify_fail("%s: %u chunks of the deferred init are being written; "
+				   "mm_verify needs a quiet node\n", zone->name, busy);
+	errors += pcp_verify_zone(zone, end, &pcp);
+	errors += verify_span(zone, end, &alloc);
 	if (free + pcp + alloc != zone->managed_pages)
 		errors += verify_fail("%s: managed %lu != free %lu + pcp %lu + allocated %lu\n",
 				      zone->name, zone->managed_pages, free, pcp, alloc);
@@ -303,19 +328,6 @@ unsigned long mm_verify(struct pglist_data *pgdat)
 }
 
 /* ---- counters and dumps ---- */
-
-/* For tests: hold this CPU's pcp of zone as a hit path would, in the zone's model. */
-struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags)
-{
-	struct per_cpu_pages *pcp = this_cpu_pcp(zone);
-
-	return pcp_trylock(pcp, zone->pcp_lock, flags) ? pcp : NULL;
-}
-
-void pcp_unlock_this_cpu(struct zone *zone, struct per_cpu_pages *pcp, unsigned long flags)
-{
-	pcp_unlock(pcp, zone->pcp_lock, flags);
-}
 
 unsigned long zone_pcp_count(struct zone *zone)
 {
@@ -345,7 +357,7 @@ static void node_pcp_stats_add(struct pglist_data *pgdat, int cpu, struct pcp_st
 
 		for (unsigned int c = 0; zone->pcp && c < pgdat->nr_cpus; c++)
 			if (cpu < 0 || c == (unsigned int)cpu)
-				pcp_stats_add(sum, &zone->pcp[c].stats);
+				pcp_stats_add(sum, pcp_stats_of(&zone->pcp[c]));
 	}
 }
 
@@ -355,8 +367,8 @@ void pcp_stats_reset(const struct mm_machine *m)
 		for (int z = 0; z < MAX_NR_ZONES; z++) {
 			struct zone *zone = &m->node[nid]->node_zones[z];
 
-			for (unsigned int c = 0; zone->pcp && c < m->nr_cpus; c++) {
-				struct pcp_stats *s = &zone->pcp[c].stats;
+			for (unsigned int c = 0; CONFIG_PCP_STATS && zone->pcp && c < m->nr_cpus; c++) {
+				struct pcp_stats *s = (struct pcp_stats *)pcp_stats_of(&zone->pcp[c]);
 
 				*s = (struct pcp_stats){ .numa_hit = s->numa_hit,
 							 .numa_miss = s->numa_miss,

@@ -130,6 +130,7 @@ bool __should_fail_alloc_page(gfp_t gfp, unsigned int order, void *caller)
 	struct fail_cpu *c;
 	u64 pos;
 
+	VM_BUG_ON(order > MAX_ORDER);	/* the allocator refused it before asking */
 	if (order < a->min_order || (a->ignore_gfp_wait && (gfp & __GFP_DIRECT_RECLAIM)) ||
 	    (a->irq_only && !in_irq_context()) || READ_ONCE(fpa.paused))
 		return false;

@@ -375,6 +375,8 @@ static long gup_fast(struct mm_struct *mm, u64 start, unsigned long nr, unsigned
  *   commit:  a page that nobody else holds is copied and its entry points at the copy; a
  *            held one (a pin, or a reference taken before the shootdown) cannot move, and
  *            its old entry is put back.
+ * A 4 KiB entry of a split 2 MiB page (mm/vm.c) moves alone, to an order-0 copy: it drops
+ * its reference on the 2 MiB page, which is freed when its last entry has gone.
  * Only the migrator replaces a migration entry, under mm->lock, so commit may store over it.
  * One pass goes once through the range, so held pages cannot stop it from reaching the rest.
  * Held pages are tried again by the next pass, MIGRATE_PASSES in all (Linux's
@@ -385,6 +387,7 @@ struct migration {
 	pte_t *slot;
 	pte_t old_e;
 	int level;
+	unsigned int order;	/* of the copy: 9 for a 2 MiB leaf, else 0 */
 	struct page *new;
 };
 
@@ -397,20 +400,22 @@ static bool __migrate_prepare_one(struct mm_struct *mm, pte_t *slot, int level,
 {
 	pte_t e = ptep_get(slot);
 	struct page *old, *new;
+	unsigned int order;
 
 	if (!pte_present(e))
 		return false;
 	old = pfn_to_page(mm->node, pte_pfn(e));
 	if (page_longterm_pinnable(old))
 		return false;
+	order = level == 2 ? old->order : 0;
 	/* The copy stays on the page's node (Linux: alloc_migration_target(), .nid = the
 	 * folio's node): pinning moves a page out of the movable type, never off its node. */
-	if (!(new = alloc_pages_node(page_pgdat(old), GFP_KERNEL, old->order))) {
+	if (!(new = alloc_pages_node(page_pgdat(old), GFP_KERNEL, order))) {
 		*err = -ENOMEM;
 		return false;
 	}
-	prep_compound_page(new, old->order);
-	*m = (struct migration){ slot, e, level, new };
+	prep_compound_page(new, order);
+	*m = (struct migration){ slot, e, level, order, new };
 	set_pte(slot, mk_migration_entry(e));
 	return true;
 }
@@ -433,21 +438,55 @@ static unsigned int __migrate_prepare(struct mm_struct *mm, u64 *addr, u64 end,
 	return n;
 }
 
-/* Finish one prepared page: true if it moved, false if someone holds it. */
+/*
+ * The references that the mappings of head's block hold, all in this mm (nothing else maps
+ * a data page): 1 for an order-0 page or a 2 MiB leaf; for a split 2 MiB page, one per entry
+ * of its page table (m->slot's) that still maps one of its pages, migration entries too.
+ */
+static int __migrate_mapped_refs(struct migration *m, struct page *head)
+{
+	pte_t *table = (pte_t *)ALIGN_DOWN((uintptr_t)m->slot, PAGE_SIZE);
+	unsigned long first = page_to_pfn(head), nr = 1ul << head->order;
+	int refs = 0;
+
+	if (m->level == 2 || !page_is_large(head))
+		return 1;
+	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++) {
+		pte_t e = ptep_get(&table[i]);
+
+		refs += (pte_present(e) || is_migration_entry(e)) && pte_pfn(e) - first < nr;
+	}
+	return refs;
+}
+
+/*
+ * Finish one prepared page: true if it moved, false if someone holds it. Its count is
+ * checked, not frozen: Linux freezes a count (folio_ref_freeze()) where a lookup can still
+ * find the page and take a reference during the copy (the page cache); an anonymous page
+ * it only checks (folio_migrate_mapping()), as here. Once its entry is a migration entry and
+ * the shootdown is over, nothing can reach the page: every lockless walker that read the old
+ * entry has finished (and let go, on its re-check), a slow-path gup waits for mm->lock, and
+ * a fault waits for the entry. So the count cannot grow under the copy, but for a split
+ * 2 MiB page's: a walker may still take its block through another of its entries, for
+ * another of its 4 KiB pages, which does not move.
+ */
 static bool __migrate_commit(struct mm_struct *mm, struct migration *m)
 {
-	struct page *old = pfn_to_page(mm->node, pte_pfn(m->old_e));
-	unsigned int order = old->order;
+	struct page *old = pfn_to_page(mm->node, pte_pfn(m->old_e)), *head = compound_head(old);
+	int refs = __migrate_mapped_refs(m, head);
 
 	VM_BUG_ON(ptep_get(m->slot) != mk_migration_entry(m->old_e));
-	if (page_count(old) != 1) {	/* someone else holds it: it cannot move */
+	if (page_count(head) != refs) {	/* someone else holds it: it cannot move */
 		set_pte(m->slot, m->old_e);
-		__free_pages(m->new, order);
+		__free_pages(m->new, m->order);
 		return false;
 	}
-	memcpy(page_address(m->new), page_address(old), PAGE_SIZE << order);
+	memcpy(page_address(m->new), page_address(old), PAGE_SIZE << m->order);
+	VM_BUG_ON(refs == 1 && page_count(head) != 1);	/* nothing reached it during the copy */
+	if (m->level == 2)
+		pgtable_trans_huge_move(old, m->new);
 	set_pte(m->slot, mk_leaf_entry(page_to_pfn(m->new), pte_write(m->old_e), m->level == 2));
-	put_page(old);
+	put_page(head);
 	this_cpu_totals()->migrated++;
 	return true;
 }
@@ -487,23 +526,28 @@ static int __migrate_for_longterm(struct mm_struct *mm, u64 start, unsigned long
 
 /* ---- the slow path (mmap_lock for read, mm->lock) ---- */
 
-/* Take one page at addr under both locks, faulting it in as needed. */
+/*
+ * Take one page at addr under both locks, faulting it in until a present leaf maps it (as
+ * Linux's follow_page_mask()/faultin_page() loop): a fault that returns 0 may have found the
+ * slot taken, so the leaf is looked up again, and an empty slot is never read as a page.
+ * -EAGAIN: FOLL_LONGTERM found a MOVABLE page, one that a plain fault installed after the
+ * migration pass (a fault of ours that lost its install to it, say).
+ */
 static int __gup_slow_one(struct mm_struct *mm, u64 addr, unsigned int flags, struct page **out)
 {
+	gfp_t gfp = (flags & FOLL_LONGTERM) ? GFP_KERNEL : GFP_USER;
 	int level, err;
-	pte_t *slot = __mm_find_leaf(mm, addr, &level);
+	pte_t *slot, e;
 	struct page *page;
 
-	if (!slot || !pte_present(ptep_get(slot))) {
-		if ((err = __handle_mm_fault(mm, addr, (flags & FOLL_LONGTERM) ? GFP_KERNEL : GFP_USER)))
+	while (!(slot = __mm_find_leaf(mm, addr, &level)) || !pte_present(e = ptep_get(slot)))
+		if ((err = __handle_mm_fault(mm, addr, gfp)))
 			return err;
-		slot = __mm_find_leaf(mm, addr, &level);
-	}
-	if ((flags & FOLL_WRITE) && !pte_write(ptep_get(slot)))
+	if ((flags & FOLL_WRITE) && !pte_write(e))
 		return -EFAULT;
-	page = pfn_to_page(mm->node, pte_pfn(ptep_get(slot)));
+	page = pfn_to_page(mm->node, pte_pfn(e));
 	if ((flags & FOLL_LONGTERM) && !page_longterm_pinnable(page))
-		return -EBUSY;	/* migration could not move it */
+		return -EAGAIN;
 	if (level == 2)
 		page += (addr & (HUGE_SIZE - 1)) >> PAGE_SHIFT;
 	/* Mapped, so not being freed: only an overflow (-ENOMEM) can refuse it. */
@@ -513,24 +557,35 @@ static int __gup_slow_one(struct mm_struct *mm, u64 addr, unsigned int flags, st
 	return 0;
 }
 
+/*
+ * FOLL_LONGTERM first moves what is MOVABLE in the range, then pins. A MOVABLE page found
+ * while pinning was installed after the pass (plain faults hold only mmap_lock for read):
+ * the pass runs again from that page, as Linux's __gup_longterm_locked() retries on
+ * -EAGAIN. Each retry moves that page for good (an installed page stays until a munmap,
+ * which waits for us), so the retries end; a pass that could not move everything ends them
+ * with its error.
+ */
 static long gup_slow(struct mm_struct *mm, u64 start, unsigned long nr, unsigned int flags,
 		     struct page **pages)
 {
-	unsigned long i;
-	int err = 0, migrate_err = 0;
+	unsigned long i = 0;
+	int err, migrate_err = 0;
 
+	VM_BUG_ON(arch_irqs_disabled());	/* waiters must answer the holders' shootdowns */
 	read_lock(&mm->mmap_lock);	/* the VMAs, for the faults */
 	spin_lock(&mm->lock);
-	if (flags & FOLL_LONGTERM)
-		migrate_err = __migrate_for_longterm(mm, start, nr);
-	for (i = 0; i < nr; i++)
-		if ((err = __gup_slow_one(mm, start + i * PAGE_SIZE, flags, &pages[i])))
-			break;
+	do {
+		if (flags & FOLL_LONGTERM)
+			migrate_err = __migrate_for_longterm(mm, start + i * PAGE_SIZE, nr - i);
+		for (err = 0; i < nr; i++)
+			if ((err = __gup_slow_one(mm, start + i * PAGE_SIZE, flags, &pages[i])))
+				break;
+	} while (err == -EAGAIN && !migrate_err);
 	spin_unlock(&mm->lock);
 	read_unlock(&mm->mmap_lock);
 	mm_this_cpu_stats(mm)->slow_pages += i;
-	if (err == -EBUSY && migrate_err)
-		err = migrate_err;	/* say why the page did not move */
+	if (err == -EAGAIN)
+		err = migrate_err;	/* say why the page did not move: -EBUSY, -ENOMEM */
 	return i ? (long)i : err;
 }
 

@@ -28,7 +28,9 @@
 /*
  * A large data page (mm/vm.c maps 2 MiB pages) is one allocated block: its tails record their
  * distance from the head in compound_off (set when the page is faulted in), and page[1]
- * holds the exact pin count. Order-0 pages are their own head.
+ * holds the exact pin count. Order-0 pages are their own head. The head's lru belongs to
+ * mm/vm.c while the page is mapped: the page table deposited with a 2 MiB leaf, then
+ * munmap's queue of references to drop after its shootdown; empty otherwise.
  */
 static inline struct page *compound_head(struct page *page)
 {
@@ -44,6 +46,7 @@ static inline u32 *compound_pincount_ptr(struct page *head)
 static inline void prep_compound_page(struct page *head, unsigned int order)
 {
 	WRITE_ONCE(head->compound_off, 0);
+	INIT_LIST_HEAD(&head->lru);
 	for (unsigned long i = 1; i < (1ul << order); i++)
 		WRITE_ONCE(head[i].compound_off, (u16)i);
 	if (order)

@@ -1,12 +1,13 @@
 /*
  * mm/ internal definitions shared by the mm/ sources; not an API, and included by nothing
- * outside mm/ (tests/check_boundary.py). What tests may reach is mm/mm_test.h.
+ * outside mm/ (tests/check_boundary.py). What tests may reach is mm/mm_test.h, which the
+ * mm/ files that define its functions include, so that each definition is checked against
+ * its declaration.
  */
 #ifndef MM_INTERNAL_H
 #define MM_INTERNAL_H
 
 #include "mm/mm.h"
-#include "mm/mm_test.h"	/* declarations of what mm/ exports to tests, checked here */
 #include "kernel/panic.h"
 #include "kernel/printk.h"
 
@@ -66,19 +67,6 @@ bool zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
 bool check_new_block(struct page *page, unsigned int order);
 __returns_nonnull struct page *prep_new_block(struct page *page, unsigned int order, gfp_t gfp);
 
-/* The migratetype gfp asks for: its two mobility bits are the type, as in Linux (asking for
- * both is a bug). */
-#define GFP_MOVABLE_MASK (__GFP_MOVABLE | __GFP_RECLAIMABLE)
-#define GFP_MOVABLE_SHIFT 2
-BUILD_BUG_ON(__GFP_MOVABLE >> GFP_MOVABLE_SHIFT != MIGRATE_MOVABLE ||
-	     __GFP_RECLAIMABLE >> GFP_MOVABLE_SHIFT != MIGRATE_RECLAIMABLE);
-
-static inline int gfp_migratetype(gfp_t gfp)
-{
-	VM_BUG_ON((gfp & GFP_MOVABLE_MASK) == GFP_MOVABLE_MASK);
-	return (int)((gfp & GFP_MOVABLE_MASK) >> GFP_MOVABLE_SHIFT);
-}
-
 /*
  * May a block just taken off a free list (PG_buddy or PG_pcp already cleared) be handed out?
  * Every page must be unused: refcount 0, no flag but PG_poisoned. If one is not, someone
@@ -131,24 +119,24 @@ static inline void zone_statistics(struct zone *preferred, struct zone *zone,
 				   struct per_cpu_pages *pcp)
 {
 	if (likely(zone->node == preferred->node)) {
-		pcp->stats.numa_hit++;
+		__count_pcp_event(pcp, numa_hit, 1);
 		return;
 	}
-	pcp->stats.numa_miss++;
-	preferred->pcp[pcp - zone->pcp].stats.numa_foreign++;
+	__count_pcp_event(pcp, numa_miss, 1);
+	__count_pcp_event(&preferred->pcp[pcp - zone->pcp], numa_foreign, 1);
 }
 
-/* ---- pcp.c (the hit paths are inline in mm/pcp.h; more in mm/mm_test.h) ---- */
+/* ---- page_alloc.c: the per-CPU lists' traffic with the buddy lists ---- */
+
+/* Give count base pages of pcp back to the buddy lists (whole blocks, from the coldest,
+ * starting with list pindex); caller holds pcp (mm/pcp.h pcp_lock()). */
+void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_pages *pcp, int pindex);
+
+/* ---- pcp.c ---- */
 
 /* Allocate the per-CPU lists of every zone from mb, with the boot pageset values, in the
  * machine's lock model. */
 int pcp_node_init(struct pglist_data *pgdat, struct memblock *mb);
-/* What the hit paths of mm/pcp.h leave out of line: a refill (it takes this CPU's pcp itself),
- * a spill (under the caller's hold, which it releases). */
-struct page *rmqueue_pcplist_refill(struct zone *preferred, struct zone *zone,
-				    unsigned int order, int mt);
-void free_unref_page_spill(struct zone *zone, struct per_cpu_pages *pcp, unsigned int order,
-			   int mt, enum pcp_lock_model model, unsigned long flags);
 /* The CPUs among the first nr_cpus that share node pgdat's zones' high (zone_pcp_update()). */
 unsigned int node_split_cpus(const struct pglist_data *pgdat, unsigned int nr_cpus);
 

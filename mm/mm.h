@@ -25,6 +25,19 @@ typedef unsigned int gfp_t;
 #define __GFP_NOWARN		0x100u	/* no message on failure */
 #define __GFP_THISNODE		0x200u	/* only the node asked for: no fallback to others */
 
+/* The migratetype gfp asks for: its two mobility bits are the type, as in Linux (asking for
+ * both is a bug). */
+#define GFP_MOVABLE_MASK (__GFP_MOVABLE | __GFP_RECLAIMABLE)
+#define GFP_MOVABLE_SHIFT 2
+BUILD_BUG_ON(__GFP_MOVABLE >> GFP_MOVABLE_SHIFT != MIGRATE_MOVABLE ||
+	     __GFP_RECLAIMABLE >> GFP_MOVABLE_SHIFT != MIGRATE_RECLAIMABLE);
+
+static inline int gfp_migratetype(gfp_t gfp)
+{
+	VM_BUG_ON((gfp & GFP_MOVABLE_MASK) == GFP_MOVABLE_MASK);
+	return (int)((gfp & GFP_MOVABLE_MASK) >> GFP_MOVABLE_SHIFT);
+}
+
 #define GFP_KERNEL	(__GFP_DIRECT_RECLAIM)
 #define GFP_ATOMIC	(__GFP_HIGH)	/* never waits: usable with IRQs off / in IRQ handlers */
 #define GFP_NOWAIT	(0u)
@@ -165,7 +178,7 @@ int pcp_lock_model_parse(const char *name);
  */
 void drain_local_pages(struct zone *zone);		/* this CPU's lists of zone */
 void drain_cpu_pages(struct mm_machine *m, unsigned int cpu);	/* cpu's, every zone of m */
-/* Every CPU's lists of zone; of every zone of m (returns if another such drain runs). */
+/* Every CPU's lists of zone; of every zone of m (after any other drain running). */
 void drain_all_pages(struct zone *zone);
 void drain_all_pages_machine(struct mm_machine *m);
 /* Memory-offline style: high 0, batch 1, every CPU drained (waits); nests. Interrupts on. */

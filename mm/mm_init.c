@@ -5,6 +5,7 @@
  * kernel's machine. Run-time allocation: page_alloc.c.
  */
 #include "mm/internal.h"
+#include "mm/mm_test.h"
 #include "mm/memblock.h"
 #include "mm/fail_page_alloc.h"
 #include "mm/arch_mm.h"
@@ -589,7 +590,8 @@ void setup_lowmem_reserve(struct pglist_data *pgdat)
 }
 
 /* Watermarks, reserves and pageset sizes of every node for the pages managed now (the
- * watermarks share out min_free_kbytes over the whole machine's memory). */
+ * watermarks share out min_free_kbytes over the whole machine's memory), high split among
+ * the machine's CPUs (the kernel's: again by mm_cpus_online(), for those that came up). */
 static void machine_size_limits(struct mm_machine *m)
 {
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++) {
@@ -597,7 +599,7 @@ static void machine_size_limits(struct mm_machine *m)
 		setup_lowmem_reserve(m->node[nid]);
 	}
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
-		zone_pcp_update(m->node[nid], 1);
+		zone_pcp_update(m->node[nid], m->nr_cpus);
 }
 
 /* The node's span, from its RAM in mb (0 .. 0 for a memoryless node). */
@@ -908,8 +910,8 @@ static void zone_lock_stats(const struct mm_machine *m, u64 *acquired, u64 *cont
 		for (int z = 0; z < MAX_NR_ZONES; z++) {
 			const struct spinlock *lock = &m->node[nid]->node_zones[z].lock;
 
-			*acquired += READ_ONCE(lock->stats.acquisitions);
-			*contended += READ_ONCE(lock->stats.contended);
+			*acquired += READ_ONCE(lock_stat(lock)->acquisitions);
+			*contended += READ_ONCE(lock_stat(lock)->contended);
 		}
 }
 

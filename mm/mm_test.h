@@ -1,9 +1,9 @@
 /*
  * The white-box window into mm/: what the lab (tests/) may reach inside the page allocator
  * beyond the API of mm/mm.h, as Linux exposes internals to KUnit with VISIBLE_IF_KUNIT.
- * Declared here and nowhere else; only tests/ includes this file (and mm/internal.h, so that
- * the definitions are checked against these declarations). Not an API: nothing in boot/,
- * arch/ or kernel/ may use it (tests/check_boundary.py).
+ * Declared here; the tests include this file, and so do the mm/ files that define what it
+ * declares, so that each definition is checked against its declaration. Not an API: nothing
+ * in boot/, arch/ or kernel/ may use it (tests/check_boundary.py).
  */
 #ifndef MM_MM_TEST_H
 #define MM_MM_TEST_H
@@ -73,18 +73,20 @@ extern void (*deferred_init_race_hook)(struct zone *zone, unsigned long spfn);
 int zone_batchsize(const struct zone *zone);
 int zone_highsize(const struct zone *zone, int batch, unsigned int nr_cpus);
 
-/*
- * Fill the NULL entries of pages[nr] with order-0 pages under one pcp lock hold; returns how
- * many entries are non-NULL afterwards. Linux's alloc_pages_bulk(); no kernel code here
- * needs a batch yet, so only the lab calls it (it stays exercised for when one does).
- */
-unsigned int alloc_pages_bulk_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int nr,
-				   struct page **pages);
-
 /* Hold this CPU's pcp of zone as a hit path does, in the zone's model (NULL if busy), to
  * race it in tests; flags: the interrupt state to give back. */
 struct per_cpu_pages *pcp_lock_this_cpu(struct zone *zone, unsigned long *flags);
 void pcp_unlock_this_cpu(struct zone *zone, struct per_cpu_pages *pcp, unsigned long flags);
+
+/* ---- page_alloc.c: what a batch allocation under one hold needs (tests/lab/pcp_bulk.c) ---- */
+
+/* The head of list, this CPU's list of zone for (mt, order), refilled from the buddy lists if
+ * empty; NULL if they have none. pcp held (pcp_lock_this_cpu()). */
+struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int mt,
+			       struct per_cpu_pages *pcp, struct list_head *list);
+/* A block taken off a list made ready to hand out for gfp: poison checked, first reference,
+ * zeroed if asked (mm/internal.h prep_new_page(), which also declares it). */
+__returns_nonnull struct page *prep_new_block(struct page *page, unsigned int order, gfp_t gfp);
 
 /* ---- debug.c: the per-CPU list counters, read racily (summary, soak, monitor, tests) ---- */
 

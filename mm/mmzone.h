@@ -8,9 +8,9 @@
  *   mm_struct.mmap_lock       (reader/writer, mm/vm.h: faults and gup's slow path read it,
  *                             mmap and munmap write it; keeps a fault's VMA and tables)
  *     mm_struct.lock          (entries removed or replaced: munmap, FOLL_LONGTERM migration)
- *       mm_machine.pcp_drain_lock (drains of other CPUs' lists, mm/pcp.c; a 2nd drain of
- *                             every zone returns, callers that need the lists empty wait;
- *                             faults and migration allocate under the two above)
+ *       mm_machine.pcp_drain_lock (drains of other CPUs' lists, mm/pcp.c; a 2nd drain
+ *                             waits its turn; faults and migration allocate under the
+ *                             two above)
  *         per_cpu_pages.lock  (one per zone per CPU; its owner only ever trylocks it)
  *           zone.lock         (IRQ-safe: always spin_lock_irqsave)
  *   zone.pcp_batch_high_lock  (pageset updates; a leaf, held only for high/batch writes)
@@ -134,7 +134,7 @@ enum zone_watermarks { WMARK_MIN, WMARK_LOW, WMARK_HIGH, NR_WMARK };
 /*
  * How a CPU's per-CPU lists are protected: one of Linux's three designs, chosen when an
  * allocator instance is created (the kernel's: `pcp.lock=`) and never changed while it
- * lives. mm/pcp.h has each one's take and release.
+ * lives. mm/pcp.h has each one's take and release, pcp_lock() and pcp_unlock().
  */
 enum pcp_lock_model {
 	PCP_LOCK_IRQOFF,	/* up to 5.19: interrupts off, no lock; remote drains by IPI */
@@ -165,8 +165,11 @@ static inline unsigned int pindex_to_order(unsigned int pindex)
 }
 
 /*
- * Per-CPU event counters of one zone, summed on read. Who writes what: the list events
- * (alloc_hit, free_hit, refill, spill, drained, remote_home) under the pcp's hold, by
+ * Per-CPU event counters of one zone, summed on read: Linux keeps the like of them apart
+ * from struct per_cpu_pages (the NUMA ones in per_cpu_zonestats, the rest as vm events); here
+ * they follow Linux's fields of the pcp, behind their own switch, CONFIG_PCP_STATS (on by
+ * default: the tests, the summary and the benchmarks read them). Who writes what: the list
+ * events (alloc_hit, free_hit, refill, spill, drained, remote_home) under the pcp's hold, by
  * whoever holds it (a remote drainer too); the rest (numa_*, trylock_fail_*, ipi_drain) by
  * the CPU they belong to alone, outside any hold, as Linux counts its per-CPU events (an
  * interrupt on that CPU may count in between: each count is one add to memory). Two cache
@@ -179,7 +182,7 @@ static inline unsigned int pindex_to_order(unsigned int pindex)
  */
 struct pcp_stats {
 	u64 refill;		/* refills from the buddy lists (rmqueue_bulk calls) */
-	u64 spill;		/* spills to them from the free path (free_unref_page_spill) */
+	u64 spill;		/* spills to them from the free path (free_unref_page_commit) */
 	u64 numa_miss;		/* allocated here although another node was preferred */
 	u64 numa_foreign;	/* preferred here, but allocated on another node (this zone was
 				 * the zonelist's first) */
@@ -194,6 +197,11 @@ struct pcp_stats {
 	u64 free_hit;		/* frees put on the list */
 	u64 numa_hit;		/* allocated here, on the node the allocation preferred */
 };
+BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
+
+#ifndef CONFIG_PCP_STATS
+#define CONFIG_PCP_STATS 1
+#endif
 
 /*
  * The padding of struct per_cpu_pages below, as one switch: 1 (the default) gives every
@@ -205,20 +213,16 @@ struct pcp_stats {
 #endif
 #if CONFIG_PCP_PADDING
 #define __pcp_padded __cacheline_aligned
-#define PCP_PAD_WORDS (CACHELINE_SIZE / sizeof(u64))
 #else
 #define __pcp_padded
-#define PCP_PAD_WORDS 0
 #endif
 
 /*
- * One per (zone, CPU), cache-line aligned so that CPUs never share a line: the 64-byte
- * spinlock (16 bytes of lock, 48 of statistics, which release builds leave unused on this
- * lock), 16 bytes of counters and 13 list heads of 16 bytes = 288 bytes, padded to 320:
- * 5 cache lines (Linux's, without lock statistics, is 256 bytes, 4 lines); then the event
- * counters, 2 lines. They sit in the same struct, so one page holds everything a hit
- * touches of its CPU (Linux keeps both in the CPU's per-CPU area for the same reason).
- * Padded to 8 lines, 512 bytes, so that finding this CPU's, &zone->pcp[cpu], is a shift.
+ * One per (zone, CPU): Linux v6.1's fields in Linux's order (its NUMA-only expire aside),
+ * then this CPU's counters of this zone (struct pcp_stats, CONFIG_PCP_STATS), each part
+ * cache-line aligned so that CPUs never share a line: with the spinlock's statistics
+ * (CONFIG_LOCK_STAT) 64 + 16 + 13 list heads of 16 bytes = 288 bytes, 5 lines; the
+ * counters 2 more, 448 bytes (Linux's pcp, without lock statistics, is 256 bytes).
  */
 struct per_cpu_pages {
 	/*
@@ -232,14 +236,21 @@ struct per_cpu_pages {
 	int high;		/* spill when count >= high (0: every free spills) */
 	int batch;		/* refill/spill chunk */
 	short free_factor;	/* batch-free scaling shift: ++ on spill, >>= 1 on alloc */
-	short _pad;
 	struct list_head lists[NR_PCP_LISTS];
+#if CONFIG_PCP_STATS
 	struct pcp_stats stats __pcp_padded;	/* this CPU's counters of this zone */
-	u64 _pad_to_512[PCP_PAD_WORDS];		/* (see above) */
+#endif
 } __pcp_padded;
-BUILD_BUG_ON(CONFIG_PCP_PADDING && offsetof(struct per_cpu_pages, stats) != 5 * CACHELINE_SIZE);
-BUILD_BUG_ON(CONFIG_PCP_PADDING && sizeof(struct per_cpu_pages) != 8 * CACHELINE_SIZE);
-BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
+
+/* Count an event of pcp's (Linux's __count_vm_event()); nothing without CONFIG_PCP_STATS. */
+#if CONFIG_PCP_STATS
+#define __count_pcp_event(pcp, item, n)	((pcp)->stats.item += (n))
+#define pcp_stats_of(pcp)		((const struct pcp_stats *)&(pcp)->stats)
+#else
+#define __count_pcp_event(pcp, item, n)	do { (void)(pcp); } while (0)
+extern const struct pcp_stats pcp_no_stats;	/* all zero (mm/pcp.c) */
+#define pcp_stats_of(pcp)		((void)(pcp), &pcp_no_stats)
+#endif
 
 /*
  * A zone: a physically contiguous range of a node with its own free lists.
@@ -256,17 +267,10 @@ BUILD_BUG_ON(sizeof(struct pcp_stats) != 2 * CACHELINE_SIZE);
  *   and counters, which tolerate staleness.
  */
 struct zone {
-	struct pglist_data *node;
-	const char *name;
-	enum zone_type idx;
-	unsigned long zone_start_pfn;	/* first pfn of the zone's range */
-	unsigned long spanned_pages;	/* length of the range, holes included */
-	unsigned long present_pages;	/* RAM pages in the range */
-	unsigned long managed_pages;	/* pages handed to the buddy allocator so far */
-	unsigned long deferred_end_pfn;	/* end of the pfns this zone's deferred init covers */
+	/* Read-mostly fields, in Linux's order */
 	unsigned long _watermark[NR_WMARK];
 	unsigned long lowmem_reserve[MAX_NR_ZONES]; /* kept free from allocs that could use zone[j] */
-
+	struct pglist_data *node;	/* Linux's zone_pgdat */
 	/* Per-CPU pages (mm/pcp.c); pcp[cpu], each is cache-line aligned. */
 	struct per_cpu_pages *pcp;
 	/* Their lock model: the machine's (a copy, on the line the hit paths read anyway). */
@@ -281,13 +285,22 @@ struct zone {
 	 * zone_pcp_disable() to zone_pcp_enable(); without sleeping locks a second disabler
 	 * would spin for the whole disabled period, so here disables nest instead.
 	 */
-	spinlock_t pcp_batch_high_lock;
 	int pageset_high, pageset_batch;	/* values copied into every pcp while enabled */
 	int pcp_disable_depth;			/* zone_pcp_disable() calls not yet undone */
+	spinlock_t pcp_batch_high_lock;
+	unsigned long zone_start_pfn;	/* first pfn of the zone's range */
+	unsigned long managed_pages;	/* pages handed to the buddy allocator so far */
+	unsigned long spanned_pages;	/* length of the range, holes included */
+	unsigned long present_pages;	/* RAM pages in the range */
+	unsigned long deferred_end_pfn;	/* end of the pfns this zone's deferred init covers */
+	const char *name;
+	enum zone_type idx;
 
+	/* Write-intensive fields of the allocator, on lines of their own (Linux's ZONE_PADDING);
+	 * the lock on one line, the free lists from the next. */
 	spinlock_t lock __cacheline_aligned;
 	/* Protected by lock: */
-	struct free_area free_area[NR_ORDERS];
+	struct free_area free_area[NR_ORDERS] __cacheline_aligned;
 	long free_pages;
 	u64 stat_steal_block;		/* pageblocks whose migratetype changed by stealing */
 	u64 stat_fallback;		/* allocations served from another migratetype */
@@ -374,21 +387,10 @@ struct mm_machine {
  * firmware's numbers); a test machine's nodes take the next free slots, consecutive ones.
  */
 struct pglist_data {
-	/*
-	 * What the order-0 fast paths read of the node comes first, next to the zones, so that
-	 * on a page-aligned node (the kernel's) one page holds it and the hot fields of the
-	 * first zones: a hit touches as few pages as it can (each one is a TLB entry; under
-	 * QEMU's direct-mapped soft TLB, two hot pages 256 KiB apart evict each other).
-	 */
-	/* Where the order-0 fast path allocates when gfp's highest zone is i: the first zone of
-	 * the fallback zonelist at or below i (on another node if this one has no memory there),
-	 * or the empty node_zones[0] if there is none. Set with the zonelists. */
-	struct zone *preferred_zone[MAX_NR_ZONES];
-	struct mem_section *sections;		/* the machine's: [nr_sections], from pfn 0 */
-	u8 *pageblock_mt;			/* the machine's (struct mm_machine) */
-	bool poison;				/* fill freed pages, check on allocation */
 	struct zone node_zones[MAX_NR_ZONES];
 	struct zonelist node_zonelists[MAX_ZONELISTS];
+	unsigned long node_start_pfn;		/* first pfn with RAM */
+	unsigned long node_end_pfn;		/* one past the last pfn with RAM */
 	int nid;				/* the node id: node_data[nid] == this, page->nid */
 	struct mm_machine *machine;
 	struct mm_machine own_machine;		/* the machine, when this node is one alone
@@ -396,9 +398,10 @@ struct pglist_data {
 	struct pglist_data *mem_node;		/* itself, or if it has no memory, the node its
 						 * fallback zonelist starts with (mm_node()) */
 	char name[16];				/* "node1"; a test's: what it was called */
-	unsigned long node_start_pfn;		/* first pfn with RAM */
-	unsigned long node_end_pfn;		/* one past the last pfn with RAM */
+	struct mem_section *sections;		/* the machine's: [nr_sections], from pfn 0 */
 	unsigned long nr_sections;
+	u8 *pageblock_mt;			/* the machine's (struct mm_machine) */
+	bool poison;				/* fill freed pages, check on allocation */
 	unsigned long min_free_kbytes;
 	unsigned int nr_cpus;			/* CPUs with a pcp in every zone */
 	unsigned long memmap_bytes;		/* this node's memory map, for the overhead report */

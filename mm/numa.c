@@ -88,11 +88,6 @@ static void build_zonelists(struct mm_machine *m, unsigned int nid)
 	fb->_zonerefs[n] = (struct zoneref){ NULL, 0 };
 	own->_zonerefs[add_node_zones(own, 0, pgdat)] = (struct zoneref){ NULL, 0 };
 	pgdat->mem_node = fb->_zonerefs[0].zone ? fb->_zonerefs[0].zone->node : pgdat;
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *first = first_zones_zonelist(fb, (enum zone_type)z)->zone;
-
-		pgdat->preferred_zone[z] = first ? first : &pgdat->node_zones[0];
-	}
 }
 
 void build_all_zonelists(struct mm_machine *m)
@@ -153,7 +148,7 @@ void zone_numa_stats(const struct zone *zone, struct numa_stats *out)
 
 	memset(out, 0, sizeof(*out));
 	for (unsigned int cpu = 0; zone->pcp && cpu < m->nr_cpus; cpu++) {
-		const struct pcp_stats *s = &zone->pcp[cpu].stats;
+		const struct pcp_stats *s = pcp_stats_of(&zone->pcp[cpu]);
 		u64 allocs = READ_ONCE(s->numa_hit) + READ_ONCE(s->numa_miss);
 		bool local = machine_cpu_nid(m, cpu) == (unsigned int)zone->node->nid;
 

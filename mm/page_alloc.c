@@ -1,11 +1,13 @@
 /*
- * The page allocator at run time: buddy free lists, migratetype fallback, watermarks, and
- * the alloc_pages/__free_pages API. Boot-time setup is in mm_init.c, the per-CPU lists in
- * pcp.h (their hit paths) and pcp.c, checks and dumps in debug.c. Not a byte allocator.
+ * The page allocator at run time: buddy free lists, migratetype fallback, watermarks, the
+ * per-CPU lists' hit paths with their refills and spills, and the alloc_pages/__free_pages
+ * API, in Linux v6.1's functions. The per-CPU lists' lock is mm/pcp.h, their sizing and
+ * drains mm/pcp.c; boot-time setup is mm_init.c, checks and dumps debug.c. Not a byte
+ * allocator.
  */
 #include "mm/pcp.h"
+#include "mm/mm_test.h"
 #include "mm/fail_page_alloc.h"
-#include "mm/gup.h"
 #include "kernel/string.h"
 
 struct pglist_data *node_data[MAX_NUMNODES] __read_mostly;
@@ -120,9 +122,9 @@ void __free_one_page(struct page *page, unsigned long pfn, struct zone *zone,
 	add_to_free_list(page, zone, order, mt, buddy_merge_likely(pfn, page, order));
 }
 
-/* The buddy lists' free, zone->lock taken here; out of line: the per-CPU free falls back on
- * it (lists off or busy), and its call must not give the hit path a stack frame. */
-__noinline void free_one_page(struct zone *zone, struct page *page, unsigned int order, int mt)
+/* The buddy lists' free, zone->lock taken here (the per-CPU free falls back on it when the
+ * lists are off or busy). */
+void free_one_page(struct zone *zone, struct page *page, unsigned int order, int mt)
 {
 	unsigned long flags = spin_lock_irqsave(&zone->lock);
 
@@ -371,32 +373,347 @@ bool zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
 				   (long)zone_free_pages(z));
 }
 
-/* Order 0 with more free pages than mark and the reserve: one comparison, which passes
- * whatever the reserve flags (free_pages is read racily, and may be stale). */
-static inline bool zone_order0_above_mark(const struct zone *z, unsigned long mark,
-					  enum zone_type highest_zoneidx)
-{
-	return READ_ONCE(z->free_pages) > (long)(mark + z->lowmem_reserve[highest_zoneidx]);
-}
-
-/* The common case first: order 0 with plenty free. */
+/* The common case first: order 0 above mark and the reserve passes whatever the reserve
+ * flags (free_pages is read racily, and may be stale). */
 static inline bool zone_watermark_fast(struct zone *z, unsigned int order, unsigned long mark,
 				       enum zone_type highest_zoneidx, unsigned int alloc_flags)
 {
-	if (!order && zone_order0_above_mark(z, mark, highest_zoneidx))
+	long free = READ_ONCE(z->free_pages);
+
+	if (!order && free > (long)(mark + z->lowmem_reserve[highest_zoneidx]))
 		return true;
-	return __zone_watermark_ok(z, order, mark, highest_zoneidx, alloc_flags,
-				   (long)zone_free_pages(z));
+	return __zone_watermark_ok(z, order, mark, highest_zoneidx, alloc_flags, free);
+}
+
+/* ---- freeing: the checks before a block goes back ---- */
+
+/* Why free_ref_ok() refused a page, reported. */
+static __noinline void free_ref_bad(struct page *page)
+{
+	if (page_flags(page) & PG_reserved)
+		bad_page(page, "freeing a reserved page");
+	else
+		bad_page(page, "double free: refcount already %d%s", page_count(page),
+			 PageBuddy(page) ? " (page is on a buddy free list)" :
+			 PagePcp(page) ? " (page is on a per-CPU list)" : "");
+}
+
+/*
+ * Checks that must precede dropping the reference, in debug builds (release builds trust
+ * the caller, as Linux's put_page_testzero() does): refusing here loses nothing.
+ */
+static __always_inline bool free_ref_ok(struct page *page)
+{
+	if (!CONFIG_DEBUG_VM || likely(!(page_flags(page) & PG_reserved) && page_count(page) > 0))
+		return true;
+	free_ref_bad(page);
+	return false;
+}
+
+static void free_the_page(struct page *page, unsigned int order);
+
+/* A block freed with another order than it was allocated with: reported, then freed with the
+ * recorded one, so nothing is lost. */
+static __noinline void free_order_bad(struct page *page, unsigned int order)
+{
+	bad_page(page, "freed with order %u, allocated with order %u", order, page->order);
+	free_the_page(page, page->order);
+}
+
+/*
+ * The checks of a large block's free (order > 0): aligned, no pins left in page[1], no
+ * tail page in use. Each problem is reported; false if the block must not be freed. Each
+ * tail's compound_off goes back to 0 on the way (as Linux's free_tail_pages_check() clears
+ * compound_head): every page of every free block says 0, so whatever a later allocation
+ * takes off a list is its own head (prep_new_page()).
+ */
+static __noinline bool free_block_ok(struct page *page, unsigned int order)
+{
+	bool ok = true;
+
+	if (unlikely(page->pfn & ((1u << order) - 1))) {
+		bad_page(page, "block of order %u is not aligned", order);
+		return false;
+	}
+	if (unlikely(page[1].compound_pincount)) {	/* pins without references */
+		bad_page(page, "freed with a nonzero pin count (%u)", page[1].compound_pincount);
+		return false;
+	}
+	for (unsigned int i = 1; i < (1u << order); i++) {
+		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned))) {
+			bad_page(page + i, "tail page of an order-%u block is in use", order);
+			ok = false;
+		}
+		WRITE_ONCE(page[i].compound_off, 0);
+	}
+	return ok;
+}
+
+/*
+ * Last reference gone: check the block and poison it. Returns false if the caller must not
+ * free it: a wrong order (reported, and freed with the recorded one by free_order_bad()), or
+ * a block too damaged to free (leaked, as Linux does). An order-0 page has nothing more to
+ * check: its only state is the reference count, already dropped.
+ */
+static __always_inline bool free_pages_prepare(struct page *page, unsigned int order)
+{
+	if (unlikely(page->order != order)) {
+		free_order_bad(page, order);
+		return false;
+	}
+	if (unlikely(order) && !free_block_ok(page, order))
+		return false;
+	if (unlikely(page_pgdat(page)->poison))
+		poison_pages(page, 1u << order);
+	return true;
+}
+
+/* ---- the per-CPU lists: refill, spill, and the order-0..3 hit paths ---- */
+
+/*
+ * Move up to count blocks of order from the buddy lists to the tail of list, under one
+ * zone->lock hold (tail: they come out in physical order). Each block is checked on its way
+ * (check_new_pages): one found in use is discarded, left off every list. Returns how many
+ * blocks were listed. Caller holds the pcp of list.
+ */
+static int rmqueue_bulk(struct zone *zone, unsigned int order, int count,
+			struct list_head *list, int mt)
+{
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+	int listed = 0;
+
+	for (int i = 0; i < count; i++) {
+		struct page *page = __rmqueue(zone, order, mt);
+
+		if (!page)
+			break;
+		if (!check_new_pages(page, order))
+			continue;
+		__set_page_flag(page, PG_pcp);
+		list_add_tail(&page->lru, list);
+		listed++;
+	}
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return listed;
+}
+
+/*
+ * The pages a CPU frees go to its own list for the page's zone, whatever node the zone is
+ * on (free_unref_page()). Pages of a remote zone stay there until this CPU allocates from
+ * that zone, or they spill or are drained: count the pages that went home that way.
+ */
+static void count_remote_home(struct zone *zone, struct per_cpu_pages *pcp, int pages)
+{
+	unsigned int cpu = (unsigned int)(pcp - zone->pcp);
+
+	if (machine_cpu_nid(zone->node->machine, cpu) != (unsigned int)zone->node->nid)
+		__count_pcp_event(pcp, remote_home, (u64)pages);
+}
+
+/*
+ * Give `count` base pages of pcp back to the buddy lists under one zone->lock hold. Lists
+ * are visited round-robin starting with pindex (the one just freed to), each emptied from
+ * its tail (the coldest pages) before moving on; empty lists at either end shrink the
+ * window. count is clamped to pcp->count, or the loop would spin on empty lists.
+ * Caller holds pcp (its lock, or interrupts off in the irqoff model).
+ */
+void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_pages *pcp, int pindex)
+{
+	int min_pindex = 0, max_pindex = NR_PCP_LISTS - 1, listed = pcp->count;
+	unsigned long flags;
+
+	pcp_assert_held(zone, pcp);
+	count = MIN(pcp->count, count);
+	pindex--;
+	flags = spin_lock_irqsave(&zone->lock);
+	while (count > 0) {
+		struct list_head *list;
+		int nr_pages;
+
+		for (;;) {
+			if (++pindex > max_pindex)
+				pindex = min_pindex;
+			list = &pcp->lists[pindex];
+			if (!list_empty(list))
+				break;
+			if (pindex == max_pindex)
+				max_pindex--;
+			if (pindex == min_pindex)
+				min_pindex++;
+		}
+		nr_pages = 1 << pindex_to_order((unsigned int)pindex);
+		do {
+			struct page *page = list_last_entry(list, struct page, lru);
+
+			list_del(&page->lru);
+			__clear_page_flag(page, PG_pcp);
+			count -= nr_pages;
+			WRITE_ONCE(pcp->count, pcp->count - nr_pages);
+			__free_one_page(page, page->pfn, zone, pindex_to_order((unsigned int)pindex),
+					page->mt);
+		} while (count > 0 && !list_empty(list));
+	}
+	spin_unlock_irqrestore(&zone->lock, flags);
+	count_remote_home(zone, pcp, listed - pcp->count);	/* whole blocks: may be > count */
+}
+
+/*
+ * Take the head of list (the hottest block), this CPU's list of zone for (mt, order); an
+ * empty list is first refilled from the buddy lists with max(batch >> order, 2) blocks (1
+ * with the boot pageset): enough to amortise zone->lock over several allocations, fewer for
+ * big orders so a CPU does not hoard them. NULL if the buddy lists have none. Every block
+ * was checked when a refill brought it; debug builds check it again as it leaves (a page
+ * someone used while it sat here is discarded, left off every list, and the next taken), as
+ * Linux does (check_pcp_refill, check_new_pcp). Caller holds pcp.
+ */
+__always_inline struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int mt,
+					       struct per_cpu_pages *pcp, struct list_head *list)
+{
+	struct page *page;
+
+	pcp_assert_held(zone, pcp);
+	do {
+		if (list_empty(list)) {
+			int batch = READ_ONCE(pcp->batch);
+
+			if (batch > 1)
+				batch = MAX(batch >> order, 2);
+			WRITE_ONCE(pcp->count, pcp->count +
+				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
+			__count_pcp_event(pcp, refill, 1);
+			if (unlikely(list_empty(list)))
+				return NULL;
+		} else {
+			__count_pcp_event(pcp, alloc_hit, 1);
+		}
+		page = list_first_entry(list, struct page, lru);
+		list_del(&page->lru);
+		__clear_page_flag(page, PG_pcp);
+		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
+	} while (CONFIG_DEBUG_VM && unlikely(!check_new_pages(page, order)));
+	return page;
+}
+
+/*
+ * Lock and take a block from this CPU's list of zone, or NULL: its lock was busy (an
+ * interrupted holder, a remote drain; counted), or the buddy lists had nothing to refill it
+ * with. An allocation halves free_factor: frees that follow it spill less. The NUMA
+ * counters (preferred: the zone the zonelist walk started at) are counted after the hold.
+ */
+static __always_inline struct page *rmqueue_pcplist(struct zone *preferred,
+						    struct zone *zone, unsigned int order, int mt)
+{
+	struct per_cpu_pages *pcp = this_cpu_pcp(zone);
+	unsigned long flags;
+	struct page *page;
+
+	if (unlikely(!pcp_lock(zone, pcp, PCP_TRY, &flags))) {
+		__count_pcp_event(pcp, trylock_fail_alloc, 1);
+		return NULL;
+	}
+	pcp->free_factor >>= 1;
+	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
+	pcp_unlock(zone, pcp, flags);
+	if (page)
+		zone_statistics(preferred, zone, pcp);
+	return page;
+}
+
+/* When count reaches this, spill. 0 (boot pageset, pcp disabled, free_high) spills now. */
+static int nr_pcp_high(struct per_cpu_pages *pcp, bool free_high)
+{
+	int high = READ_ONCE(pcp->high);
+
+	return (!high || free_high) ? 0 : high;
+}
+
+/*
+ * How much to spill. free_high: everything. Boot pageset (high < batch): one block.
+ * Otherwise batch << free_factor, clamped to [batch, high - batch] so at least batch pages
+ * stay for the next allocations; while that doubling still fits, free_factor grows, so a
+ * run of frees without allocations spills batch, 2 batch, 4 batch, ... (at most
+ * batch << PCP_BATCH_SCALE_MAX).
+ */
+static int nr_pcp_free(struct per_cpu_pages *pcp, int high, bool free_high)
+{
+	int batch = READ_ONCE(pcp->batch), min_nr_free, max_nr_free;
+
+	if (free_high)
+		return pcp->count;
+	if (high < batch)
+		return 1;
+	min_nr_free = batch;
+	max_nr_free = high - batch;
+	batch <<= pcp->free_factor;
+	if (batch < max_nr_free && pcp->free_factor < PCP_BATCH_SCALE_MAX)
+		pcp->free_factor++;
+	return CLAMP(batch, min_nr_free, max_nr_free);
+}
+
+/*
+ * Put the block at the head of its list (LIFO: the hottest page is reused first), marked
+ * with its list's order and type; then, if count reached high (high 0, the boot pageset or
+ * a disabled zone, spills every free), spill nr_pcp_free() pages, starting with the list
+ * just freed to. free_high (v6.4): an order 1..3 free while frees dominate (free_factor > 0)
+ * empties the whole pcp, so that a CPU that mostly frees does not sit on high-order pages
+ * another CPU could use while they are still cache-hot. Caller holds pcp: the spill runs
+ * under the hold that reached high, so no other holder ever sees the list at or above it
+ * (zone_pcp_disable() relies on it: high 0 must mean empty lists).
+ */
+static void free_unref_page_commit(struct zone *zone, struct per_cpu_pages *pcp,
+				   struct page *page, int mt, unsigned int order)
+{
+	unsigned int pindex = order_to_pindex(mt, order);
+	bool free_high;
+	int high;
+
+	pcp_assert_held(zone, pcp);
+	page->order = (u8)order;
+	WRITE_ONCE(page->mt, (u8)mt);
+	__set_page_flag(page, PG_pcp);
+	list_add(&page->lru, &pcp->lists[pindex]);
+	WRITE_ONCE(pcp->count, pcp->count + (1 << order));
+	__count_pcp_event(pcp, free_hit, 1);
+	free_high = pcp->free_factor && order && order <= PAGE_ALLOC_COSTLY_ORDER;
+	high = nr_pcp_high(pcp, free_high);
+	if (pcp->count >= high) {
+		free_pcppages_bulk(zone, nr_pcp_free(pcp, high, free_high), pcp, (int)pindex);
+		__count_pcp_event(pcp, spill, 1);
+	}
+}
+
+/*
+ * Free a block of a pcp order whose last reference is gone: prepared, then to this CPU's
+ * list for the page's own zone, whatever node that is on; straight to the buddy lists if the
+ * lists are off or the lock is busy (counted).
+ */
+static void free_unref_page(struct page *page, unsigned int order)
+{
+	struct per_cpu_pages *pcp;
+	unsigned long flags;
+	struct zone *zone;
+	int mt;
+
+	if (!free_pages_prepare(page, order))
+		return;
+	zone = page_zone(page);
+	mt = get_pageblock_migratetype(page);
+	if (likely(pcp_enabled)) {
+		pcp = this_cpu_pcp(zone);
+		if (likely(pcp_lock(zone, pcp, PCP_TRY, &flags))) {
+			free_unref_page_commit(zone, pcp, page, mt, order);
+			pcp_unlock(zone, pcp, flags);
+			return;
+		}
+		__count_pcp_event(pcp, trylock_fail_free, 1);
+	}
+	free_one_page(zone, page, order, mt);
 }
 
 /* ---- allocation ---- */
 
-/*
- * The highest zone gfp allows: its zone bits as an index (__GFP_DMA wins over __GFP_DMA32).
- * Never written, but not const: it sits with the fast path's other globals in the
- * read-mostly page (a const table would take a page of .rodata of its own on the hit path).
- */
-static u8 gfp_zone_table[4] __read_mostly = {
+/* The highest zone gfp allows: its zone bits as an index (__GFP_DMA wins over __GFP_DMA32). */
+static const u8 gfp_zone_table[4] = {
 	[0] = ZONE_NORMAL,
 	[__GFP_DMA] = ZONE_DMA,
 	[__GFP_DMA32] = ZONE_DMA32,
@@ -411,21 +728,17 @@ static inline enum zone_type gfp_zone(gfp_t gfp)
 
 /*
  * The allocation from one zone, as every zone of the zonelist walk takes it: this CPU's
- * list for a pcp order (mm/pcp.h rmqueue_pcplist(), the hit, which the order-0 first attempt
- * in alloc_pages_node() takes too; then rmqueue_pcplist_refill()), else the buddy lists.
- * The pcp functions count the NUMA statistics themselves.
+ * list for a pcp order (rmqueue_pcplist(), which refills it under the same hold), else, or
+ * if that gave nothing, the buddy lists.
  */
-static struct page *rmqueue(struct zone *preferred, struct zone *zone, unsigned int order,
-			    int mt)
+static __always_inline struct page *rmqueue(struct zone *preferred, struct zone *zone,
+					    unsigned int order, int mt)
 {
 	struct page *page;
 
 	if (likely(pcp_allowed_order(order) && pcp_enabled)) {
-		page = pcp_model_call(zone, rmqueue_pcplist, preferred, zone, order, mt);
+		page = rmqueue_pcplist(preferred, zone, order, mt);
 		if (likely(page))
-			return page;
-		page = rmqueue_pcplist_refill(preferred, zone, order, mt);
-		if (page)
 			return page;
 	}
 	page = rmqueue_buddy(zone, order, mt);
@@ -435,13 +748,13 @@ static struct page *rmqueue(struct zone *preferred, struct zone *zone, unsigned 
 }
 
 /*
- * The general path: walk the zonelist from the preferred zone (this node's zones first,
- * then the other nodes' by distance) and take from the first zone above its watermark, from
- * this CPU's list (refilled if empty) or the buddy lists.
- * A zone whose memory map is still partly deferred grows instead of failing.
+ * Walk the zonelist from the preferred zone (this node's zones first, then the other nodes'
+ * by distance) and take from the first zone above its watermark. A zone whose memory map is
+ * still partly deferred grows instead of failing.
  */
-static struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
-					   unsigned int alloc_flags, const struct alloc_context *ac)
+static __always_inline struct page *get_page_from_freelist(gfp_t gfp, unsigned int order,
+							   unsigned int alloc_flags,
+							   const struct alloc_context *ac)
 {
 	for (struct zoneref *z = ac->preferred_zoneref; z->zone; z++) {
 		struct zone *zone = z->zone;
@@ -477,7 +790,7 @@ static unsigned int gfp_to_alloc_flags(gfp_t gfp)
 }
 
 /*
- * The general path failed at the low watermark. Try again at min (less for __GFP_HIGH).
+ * The first attempt failed at the low watermark. Try again at min (less for __GFP_HIGH).
  * Then, only if the caller may wait (__GFP_DIRECT_RECLAIM, interrupts on), drain every
  * CPU's lists once and retry, as Linux does after direct reclaim
  * (__alloc_pages_direct_reclaim() -> drain_all_pages()).
@@ -488,196 +801,78 @@ static unsigned int gfp_to_alloc_flags(gfp_t gfp)
  * for the code it interrupted, forever. It fails instead, or succeeds from the reserves its
  * flags allow. (A remote drain may also wait for other CPUs: IPIs in the irqoff model.)
  */
-static struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order,
-					   const struct alloc_context *ac)
+static __noinline struct page *__alloc_pages_slowpath(gfp_t gfp, unsigned int order,
+						      const struct alloc_context *ac)
 {
 	unsigned int alloc_flags = gfp_to_alloc_flags(gfp);
-	struct page *page = get_page_from_freelist(gfp, order, alloc_flags, ac);
-
-	if (page || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
-		return page;
-	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
-	drain_all_pages_machine(ac->pgdat->machine);
-	return get_page_from_freelist(gfp, order, alloc_flags, ac);
-}
-
-/* Everything but an order-0 hit of the first attempt: the general path at the low
- * watermark, then the slow path. */
-static __noinline struct page *__alloc_pages(struct pglist_data *pgdat, gfp_t gfp,
-					     unsigned int order)
-{
-	struct alloc_context ac = { .pgdat = pgdat, .highest_zoneidx = gfp_zone(gfp),
-				    .migratetype = gfp_migratetype(gfp) };
+	bool drained = false;
 	struct page *page;
 
-	if (unlikely(order > MAX_ORDER)) {
-		if (!(gfp & __GFP_NOWARN))
-			pr_warn("alloc_pages: order %u > MAX_ORDER %u\n", order, MAX_ORDER);
-		return NULL;
+	for (;;) {
+		page = get_page_from_freelist(gfp, order, alloc_flags, ac);
+		if (page || drained || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
+			break;
+		__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
+		drain_all_pages_machine(ac->pgdat->machine);
+		drained = true;
 	}
-	ac.zonelist = &pgdat->node_zonelists[(gfp & __GFP_THISNODE) ? ZONELIST_NOFALLBACK :
-									ZONELIST_FALLBACK];
-	ac.preferred_zoneref = first_zones_zonelist(ac.zonelist, ac.highest_zoneidx);
-
-	page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, &ac);
-	if (unlikely(!page))
-		page = __alloc_pages_slowpath(gfp, order, &ac);
-	if (unlikely(!page)) {
-		__atomic_fetch_add(&pgdat->alloc_fail, 1, __ATOMIC_RELAXED);
+	if (!page) {
+		__atomic_fetch_add(&ac->pgdat->alloc_fail, 1, __ATOMIC_RELAXED);
 		if (!(gfp & __GFP_NOWARN))
-			pr_warn("%s: page allocation failure: order %u gfp 0x%x\n", pgdat->name,
-				order, gfp);
+			pr_warn("%s: page allocation failure: order %u gfp 0x%x\n",
+				ac->pgdat->name, order, gfp);
 	}
 	return page;
 }
 
 /*
- * The first attempt of an order-0 allocation, in one lock model (pcp_model_call() makes one
- * copy per model, each with its own way out): a hit on this CPU's list of zone, prepared;
- * on a miss (the list empty or busy) the general path.
- */
-static __always_inline struct page *alloc_page_first(struct pglist_data *pgdat,
-						     struct zone *zone, gfp_t gfp,
-						     enum pcp_lock_model model)
-{
-	struct page *page = rmqueue_pcplist(zone, zone, 0, gfp_migratetype(gfp), model);
-
-	if (likely(page))
-		return prep_new_page(page, 0, gfp);
-	return __alloc_pages(pgdat, gfp, 0);
-}
-
-/*
- * Order 0 first tries the first zone of this node's fallback zonelist that gfp allows
- * (pgdat->preferred_zone[]), checked against its low watermark with one comparison, for a
- * hit on this CPU's list of it: rmqueue_pcplist() (mm/pcp.h), the head of every zone's
- * rmqueue(), is the common case and the only code it runs. It is a NUMA hit by construction
- * (the zone heads the zonelist). The rest, and order 0 when that attempt misses (the zone
- * near its watermark, the lists off, the list empty or busy, __GFP_THISNODE and the zone on
- * another node: a memoryless node), go to __alloc_pages(), which walks the whole zonelist
- * with rmqueue(): refills, the buddy lists, the other zones and nodes.
+ * The allocator's entry (Linux's __alloc_pages()): refuse an order above MAX_ORDER, let
+ * fail_page_alloc fail it on purpose, set up the allocation context (the zonelist: the
+ * node's own zones only with __GFP_THISNODE; where it starts for gfp's highest zone), then
+ * the zonelist walk at the low watermark, and the slow path if that fails.
  */
 struct page *alloc_pages_node(struct pglist_data *pgdat, gfp_t gfp, unsigned int order)
 {
+	struct alloc_context ac;
+	struct page *page;
+
+	if (unlikely(order > MAX_ORDER)) {	/* first: everything below trusts the order */
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("alloc_pages: order %u > MAX_ORDER %u\n", order, MAX_ORDER);
+		return NULL;
+	}
 	if (should_fail_alloc_page(gfp, order))
 		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
-	if (likely(!order)) {
-		enum zone_type highest = gfp_zone(gfp);
-		struct zone *zone = pgdat->preferred_zone[highest];
-
-		if (likely(zone_order0_above_mark(zone, wmark_pages(zone, ALLOC_WMARK_LOW),
-						  highest)) &&
-		    !((gfp & __GFP_THISNODE) && zone->node != pgdat) && likely(pcp_enabled))
-			return pcp_model_call(zone, alloc_page_first, pgdat, zone, gfp);
-	}
-	return __alloc_pages(pgdat, gfp, order);
+	ac.pgdat = pgdat;
+	ac.highest_zoneidx = gfp_zone(gfp);
+	ac.migratetype = gfp_migratetype(gfp);
+	ac.zonelist = &pgdat->node_zonelists[(gfp & __GFP_THISNODE) ? ZONELIST_NOFALLBACK :
+									ZONELIST_FALLBACK];
+	ac.preferred_zoneref = first_zones_zonelist(ac.zonelist, ac.highest_zoneidx);
+	page = get_page_from_freelist(gfp, order, ALLOC_WMARK_LOW, &ac);
+	if (unlikely(!page))
+		page = __alloc_pages_slowpath(gfp, order, &ac);
+	return page;
 }
 
 /* ---- freeing ---- */
 
-/* Why free_ref_ok() refused a page, reported. */
-static __noinline void free_ref_bad(struct page *page)
+/* A block of an order without per-CPU lists: prepared, then to the buddy lists. */
+static void __free_pages_ok(struct page *page, unsigned int order)
 {
-	if (page_flags(page) & PG_reserved)
-		bad_page(page, "freeing a reserved page");
-	else
-		bad_page(page, "double free: refcount already %d%s", page_count(page),
-			 PageBuddy(page) ? " (page is on a buddy free list)" :
-			 PagePcp(page) ? " (page is on a per-CPU list)" : "");
-}
-
-/*
- * Checks that must precede dropping the reference, in debug builds (release builds trust
- * the caller, as Linux's put_page_testzero() does): refusing here loses nothing.
- */
-static __always_inline bool free_ref_ok(struct page *page)
-{
-	if (!CONFIG_DEBUG_VM || likely(!(page_flags(page) & PG_reserved) && page_count(page) > 0))
-		return true;
-	free_ref_bad(page);
-	return false;
-}
-
-/* A block freed with another order than it was allocated with: reported; the recorded one
- * is used, so nothing is lost. */
-static __noinline unsigned int free_order_bad(struct page *page, unsigned int order)
-{
-	bad_page(page, "freed with order %u, allocated with order %u", order, page->order);
-	return page->order;
-}
-
-/*
- * The checks of a large block's free (order > 0): aligned, no pins left in page[1], no
- * tail page in use. Each problem is reported; false if the block must not be freed. Each
- * tail's compound_off goes back to 0 on the way (as Linux's free_tail_pages_check() clears
- * compound_head): every page of every free block says 0, so whatever a later allocation
- * takes off a list is its own head (prep_new_page()).
- */
-static __noinline bool free_block_ok(struct page *page, unsigned int order)
-{
-	bool ok = true;
-
-	if (unlikely(page->pfn & ((1u << order) - 1))) {
-		bad_page(page, "block of order %u is not aligned", order);
-		return false;
-	}
-	if (unlikely(page[1].compound_pincount)) {	/* pins without references */
-		bad_page(page, "freed with a nonzero pin count (%u)", page[1].compound_pincount);
-		return false;
-	}
-	for (unsigned int i = 1; i < (1u << order); i++) {
-		if (unlikely(page_count(page + i) || (page_flags(page + i) & ~PG_poisoned))) {
-			bad_page(page + i, "tail page of an order-%u block is in use", order);
-			ok = false;
-		}
-		WRITE_ONCE(page[i].compound_off, 0);
-	}
-	return ok;
-}
-
-/*
- * Last reference gone: check the block, poison it, and decide its true order (a wrong one
- * is reported, free_order_bad()). Returns false if the block is too damaged to free (it is
- * then leaked, as Linux does). An order-0 page has nothing more to check: its only state is
- * the reference count, already dropped.
- */
-static bool free_pages_prepare(struct page *page, unsigned int *order)
-{
-	if (unlikely(page->order != *order))
-		*order = free_order_bad(page, *order);
-	if (unlikely(*order) && !free_block_ok(page, *order))
-		return false;
-	if (unlikely(page_pgdat(page)->poison))
-		poison_pages(page, 1u << *order);
-	return true;
-}
-
-/* The general free: prepare the block, then this CPU's list for a pcp order
- * (free_unref_page()), else the buddy lists. */
-static __noinline void free_pages_general(struct page *page, unsigned int order)
-{
-	if (!free_pages_prepare(page, &order))
-		return;
-	if (pcp_allowed_order(order))
-		free_unref_page(page, order);
-	else
+	if (free_pages_prepare(page, order))
 		free_one_page(page_zone(page), page, order, get_pageblock_migratetype(page));
 }
 
-/*
- * An order-0 page without poisoning has nothing to prepare: straight to this CPU's list
- * (mm/pcp.h free_unref_page()), the common case; with the lists off, free_pages_general().
- * Debug builds also check that it was allocated as order 0 (a mismatch is reported by the
- * general path, free_order_bad()); release builds trust the caller's order, as Linux does
- * (it records none for a block that is not compound).
- */
+/* The last reference to a block is gone: a pcp order goes to this CPU's list
+ * (free_unref_page()), the rest to the buddy lists. */
 static __always_inline void free_the_page(struct page *page, unsigned int order)
 {
-	if (likely(!order && (!CONFIG_DEBUG_VM || !page->order) && !page_pgdat(page)->poison &&
-		   pcp_enabled))
-		free_unref_page(page, 0);
+	VM_BUG_ON(order > MAX_ORDER);
+	if (pcp_allowed_order(order))
+		free_unref_page(page, order);
 	else
-		free_pages_general(page, order);
+		__free_pages_ok(page, order);
 }
 
 /*

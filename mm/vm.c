@@ -11,10 +11,17 @@
 #include "kernel/printk.h"
 
 #define HUGE_ORDER pageblock_order	/* a 2 MiB page: one level-2 leaf */
+#define HUGE_SIZE PT_LEVEL_SIZE(2)
 
 static pte_t *pt_table(pte_t e)
 {
 	return arch_phys_to_virt((u64)pte_pfn(e) << PAGE_SHIFT);
+}
+
+/* An entry above the leaves that points at a table (not a 2 MiB leaf, not one being moved). */
+static bool pte_is_table(pte_t e)
+{
+	return pte_present(e) && !pte_huge(e);
 }
 
 static unsigned int order_for_bytes(size_t bytes)
@@ -116,10 +123,18 @@ int mm_mmap_anon(struct mm_struct *mm, u64 start, u64 len, bool writable, bool h
 	return err;
 }
 
-/* Remove [start, end) from the VMA table, trimming or splitting regions that overlap it. */
-static void __mm_remove_vmas(struct mm_struct *mm, u64 start, u64 end)
+/*
+ * Remove [start, end) from the VMA table, trimming or splitting regions that overlap it. A
+ * hole inside one region splits it in two, which takes a second entry: with the table full
+ * that is -ENOMEM, returned before anything changed (Linux's munmap refuses a split past
+ * max_map_count the same way, before it touches a VMA).
+ */
+static int __mm_remove_vmas(struct mm_struct *mm, u64 start, u64 end)
 {
 	assert_write_locked(&mm->mmap_lock);
+	for (unsigned int i = 0; i < mm->nr_vmas && mm->nr_vmas == MM_MAX_VMAS; i++)
+		if (mm->vmas[i].start < start && end < mm->vmas[i].end)
+			return -ENOMEM;
 	for (unsigned int i = 0; i < mm->nr_vmas;) {
 		struct vm_area *v = &mm->vmas[i];
 
@@ -131,9 +146,10 @@ static void __mm_remove_vmas(struct mm_struct *mm, u64 start, u64 end)
 			*v = mm->vmas[--mm->nr_vmas];
 			continue;
 		}
-		if (v->start < start && end < v->end && mm->nr_vmas < MM_MAX_VMAS) {
+		if (v->start < start && end < v->end) {	/* hole in the middle: split */
+			VM_BUG_ON(mm->nr_vmas == MM_MAX_VMAS);
 			mm->vmas[mm->nr_vmas++] = (struct vm_area){ end, v->end, v->writable, v->huge };
-			v->end = start;		/* hole in the middle: split */
+			v->end = start;
 		} else if (v->start < start) {
 			v->end = start;
 		} else {
@@ -141,29 +157,63 @@ static void __mm_remove_vmas(struct mm_struct *mm, u64 start, u64 end)
 		}
 		i++;
 	}
+	return 0;
 }
 
 /* ---- faults: mmap_lock held for read; entries installed with cmpxchg ---- */
 
-/* The table below *slot, installing a zeroed one if there is none. NULL: out of memory. */
-static pte_t *pt_get_or_alloc(struct mm_struct *mm, pte_t *slot)
+/* A zeroed page-table page from the faulting CPU's node of mm's machine. */
+static struct page *pt_alloc(struct mm_struct *mm)
 {
-	pte_t old = smp_load_acquire(slot);
+	return alloc_pages_node(local_node(mm->node), GFP_KERNEL | __GFP_ZERO, 0);
+}
+
+/*
+ * The entry of *slot, above the leaves, with a zeroed table installed there if it was empty:
+ * a table entry, or a 2 MiB leaf (present, or a migration entry), which the caller must not
+ * walk through as a table: the page it looks for is that leaf's. 0: out of memory.
+ */
+static pte_t pt_get_or_alloc(struct mm_struct *mm, pte_t *slot)
+{
+	pte_t old = smp_load_acquire(slot), e;
 	struct page *page;
 
-	if (pte_present(old))
-		return pt_table(old);
-	page = alloc_pages_node(local_node(mm->node), GFP_KERNEL | __GFP_ZERO, 0);
-	if (!page)
-		return NULL;
-	old = 0;
-	if (__atomic_compare_exchange_n(slot, &old, mk_table_entry(page_to_pfn(page)), false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (old)
+		return old;
+	if (!(page = pt_alloc(mm)))
+		return 0;
+	e = mk_table_entry(page_to_pfn(page));
+	if (__atomic_compare_exchange_n(slot, &old, e, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		__atomic_fetch_add(&mm->nr_pt_pages, 1, __ATOMIC_RELAXED);
-		return page_address(page);
+		return e;
 	}
 	__free_pages(page, 0);	/* another CPU installed one first */
-	return pt_table(old);
+	return old;
+}
+
+/*
+ * A 2 MiB leaf carries the page table its split will need (munmap of part of it), allocated
+ * with it at the fault and counted in nr_pt_pages from then on, so that a split never has to
+ * allocate and never fails: Linux's pgtable_trans_huge_deposit()/withdraw(). It waits on the
+ * 2 MiB page's own lru (the head's; mm/gup.h), which nothing else uses while it is mapped.
+ */
+static void pgtable_trans_huge_deposit(struct page *head, struct page *table)
+{
+	list_add(&table->lru, &head->lru);
+}
+
+static struct page *pgtable_trans_huge_withdraw(struct page *head)
+{
+	struct page *table = list_first_entry(&head->lru, struct page, lru);
+
+	VM_BUG_ON(list_empty(&head->lru));
+	list_del(&table->lru);
+	return table;
+}
+
+void pgtable_trans_huge_move(struct page *from, struct page *to)
+{
+	pgtable_trans_huge_deposit(to, pgtable_trans_huge_withdraw(from));
 }
 
 /* A freshly allocated data page of the given order, its tails marked for compound_head(),
@@ -205,13 +255,17 @@ static inline void fault_race_point(struct mm_struct *mm, u64 addr)
 		hook(mm, addr);
 }
 
-/* Install a fresh page in the empty leaf *slot; 0 also if another CPU got there first. */
+/*
+ * Install a fresh page in the empty leaf *slot (a 2 MiB one, with its deposited table, at
+ * level 2); 0 also if the slot is taken: another CPU got there first, or a 2 MiB leaf above
+ * maps addr already.
+ */
 static int __fault_install(struct mm_struct *mm, u64 addr, pte_t *slot,
 			   const struct vm_area *vma, gfp_t gfp, int leaf)
 {
 	unsigned int order = leaf == 2 ? HUGE_ORDER : 0;
 	pte_t old = ptep_get(slot);
-	struct page *page;
+	struct page *page, *deposit = NULL;
 
 	if (is_migration_entry(old))
 		migration_entry_wait(mm, slot, old);
@@ -219,34 +273,67 @@ static int __fault_install(struct mm_struct *mm, u64 addr, pte_t *slot,
 		return 0;	/* present (or it is once migration is done) */
 	if (!(page = fault_alloc(mm, gfp, order)))
 		return -ENOMEM;
+	if (leaf == 2 && !(deposit = pt_alloc(mm))) {
+		__free_pages(page, order);
+		return -ENOMEM;
+	}
+	if (deposit)	/* before the install publishes the page: a migrator may move it then */
+		pgtable_trans_huge_deposit(page, deposit);
 	fault_race_point(mm, addr);
 	if (!__atomic_compare_exchange_n(slot, &old, mk_leaf_entry(page_to_pfn(page), vma->writable,
 				leaf == 2), false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
 		__free_pages(page, order);	/* another fault won (and maybe migration began) */
+		if (deposit)
+			__free_pages(deposit, 0);
 		if (is_migration_entry(old))
 			migration_entry_wait(mm, slot, old);
 		return 0;
 	}
+	if (deposit)
+		__atomic_fetch_add(&mm->nr_pt_pages, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&mm->rss, 1l << order, __ATOMIC_RELAXED);
 	mm_this_cpu_stats(mm)->faults++;
 	return 0;
 }
 
-/* mmap_lock held for read from the VMA lookup to the install: the VMA, and every table on
- * the way down, stay until the page is in (munmap waits to write). */
+/*
+ * A 2 MiB leaf may map addr: its VMA is huge and holds the whole aligned 2 MiB around it
+ * (Linux's transhuge_vma_suitable()). A huge VMA that munmap has cut gets 4 KiB pages where
+ * no 2 MiB fits, as Linux falls back.
+ */
+static bool vma_huge_fits(const struct vm_area *vma, u64 addr)
+{
+	u64 haddr = ALIGN_DOWN(addr, HUGE_SIZE);
+
+	return vma->huge && haddr >= vma->start && haddr + HUGE_SIZE <= vma->end;
+}
+
+/*
+ * mmap_lock held for read from the VMA lookup to the install: the VMA, and every table on
+ * the way down, stay until the page is in (munmap waits to write). The walk never goes
+ * through a leaf: an empty level-2 entry where a 2 MiB leaf fits gets one; a 2 MiB leaf
+ * found on the way (a migration entry included) already maps addr; anything else is a
+ * table to go down.
+ */
 static int __do_fault(struct mm_struct *mm, u64 addr, gfp_t gfp)
 {
 	const struct vm_area *vma = __mm_find_vma(mm, addr);
 	pte_t *table = mm->pgd;
-	int leaf;
 
 	if (!vma)
 		return -EFAULT;
-	leaf = vma->huge ? 2 : 1;
-	for (int level = PT_LEVELS; level > leaf; level--)
-		if (!(table = pt_get_or_alloc(mm, &table[pt_index_of(addr, level)])))
+	for (int level = PT_LEVELS; level > 1; level--) {
+		pte_t *slot = &table[pt_index_of(addr, level)], e;
+
+		if (level == 2 && vma_huge_fits(vma, addr) && !ptep_get(slot))
+			return __fault_install(mm, addr, slot, vma, gfp, 2);
+		if (!(e = pt_get_or_alloc(mm, slot)))
 			return -ENOMEM;
-	return __fault_install(mm, addr, &table[pt_index_of(addr, leaf)], vma, gfp, leaf);
+		if (!pte_is_table(e))
+			return __fault_install(mm, addr, slot, vma, gfp, level);
+		table = pt_table(e);
+	}
+	return __fault_install(mm, addr, &table[pt_index_of(addr, 1)], vma, gfp, 1);
 }
 
 int handle_mm_fault(struct mm_struct *mm, u64 addr)
@@ -302,7 +389,55 @@ static bool pt_table_empty(const pte_t *table)
 	return true;
 }
 
-/* Clear the entries of `table` (at `level`) covering [start, end); queue what they pointed to. */
+/*
+ * Split the 2 MiB leaf e at *pmd into a table of 512 4 KiB entries that map the same pages,
+ * as Linux's __split_huge_pmd_locked(), so that munmap of part of it clears only that part
+ * and the rest stays mapped with its data. The table is the one deposited with the leaf
+ * (the split never allocates, never fails). The 2 MiB page stays one block, and each entry
+ * holds a reference on it: the block is freed when its last entry goes. rss does not
+ * change. A lockless walker that read the old leaf sees it changed when it re-checks, and
+ * lets go. No fault is inside (mmap_lock held for write), no migration (mm->lock).
+ */
+static pte_t __split_huge_pmd(struct mm_struct *mm, pte_t *pmd, pte_t e)
+{
+	struct page *head = pfn_to_page(mm->node, pte_pfn(e));
+	struct page *table = pgtable_trans_huge_withdraw(head);
+	pte_t *ptes = page_address(table), entry = mk_table_entry(page_to_pfn(table));
+
+	assert_write_locked(&mm->mmap_lock);
+	assert_spin_locked(&mm->lock);
+	for (unsigned int i = 0; i < PTRS_PER_TABLE; i++)
+		ptes[i] = mk_leaf_entry(page_to_pfn(head) + i, pte_write(e), false);
+	__atomic_fetch_add(&head->refcount, PTRS_PER_TABLE - 1, __ATOMIC_RELAXED);
+	set_pte(pmd, entry);	/* a release: whoever reaches the table sees its entries */
+	return entry;
+}
+
+/*
+ * Clear the leaf e at *slot and queue the reference it held, to be dropped after the
+ * shootdown: a 2 MiB leaf's page (its deposited table is queued to be freed) or a 4 KiB
+ * entry's. Entries of a split 2 MiB page each hold a reference on its head, which is queued
+ * once: the entries after the first drop theirs at once, which cannot free it, since the
+ * queued reference holds it until the shootdown is over.
+ */
+static void zap_leaf(struct mm_struct *mm, pte_t *slot, pte_t e, int level, struct zap_lists *z)
+{
+	struct page *head = compound_head(pfn_to_page(mm->node, pte_pfn(e)));
+
+	set_pte(slot, 0);
+	if (level == 2)
+		list_add_tail(&pgtable_trans_huge_withdraw(head)->lru, &z->tables);
+	__atomic_fetch_sub(&mm->rss, level == 1 ? 1l : 1l << HUGE_ORDER, __ATOMIC_RELAXED);
+	if (list_empty(&head->lru))
+		list_add_tail(&head->lru, &z->data);
+	else
+		put_page(head);		/* queued already, by an earlier entry */
+}
+
+/*
+ * Clear the entries of `table` (at `level`) covering [start, end); queue what they pointed to.
+ * A 2 MiB leaf that the range covers in part is split first (Linux's zap_pmd_range()).
+ */
 static void zap_table(struct mm_struct *mm, pte_t *table, int level, u64 base, u64 start, u64 end,
 		      struct zap_lists *z)
 {
@@ -314,11 +449,10 @@ static void zap_table(struct mm_struct *mm, pte_t *table, int level, u64 base, u
 
 		if (hi <= start || lo >= end || !pte_present(e))
 			continue;
+		if (pte_huge(e) && (lo < start || end < hi))
+			e = __split_huge_pmd(mm, &table[i], e);
 		if (level == 1 || pte_huge(e)) {
-			struct page *page = pfn_to_page(mm->node, pte_pfn(e));
-			set_pte(&table[i], 0);
-			list_add_tail(&page->lru, &z->data);
-			__atomic_fetch_sub(&mm->rss, level == 1 ? 1l : 1l << HUGE_ORDER, __ATOMIC_RELAXED);
+			zap_leaf(mm, &table[i], e, level, z);
 			continue;
 		}
 		pte_t *child = pt_table(e);
@@ -346,24 +480,34 @@ void mm_tlb_shootdown(struct mm_struct *mm)
 	smp_call_function_all(mm_tlb_flush_ipi, NULL, true);
 }
 
-void mm_munmap(struct mm_struct *mm, u64 start, u64 len)
+int mm_munmap(struct mm_struct *mm, u64 start, u64 len)
 {
 	struct zap_lists z;
 	struct page *page, *next;
-	u64 end = MIN(start + len, USER_VA_END);
+	u64 end;
+	int err;
 
+	if (!IS_ALIGNED(start, PAGE_SIZE) || start > USER_VA_END || len > USER_VA_END - start ||
+	    !len)
+		return -EINVAL;
+	end = start + ALIGN_UP(len, PAGE_SIZE);
 	INIT_LIST_HEAD(&z.data);
 	INIT_LIST_HEAD(&z.tables);
 	write_lock(&mm->mmap_lock);	/* waits for the faults in flight to install */
-	__mm_remove_vmas(mm, start, end);
+	if ((err = __mm_remove_vmas(mm, start, end))) {
+		write_unlock(&mm->mmap_lock);
+		return err;
+	}
 	spin_lock(&mm->lock);
 	zap_table(mm, mm->pgd, PT_LEVELS, 0, start, end, &z);
 	/* Entries are gone; CPUs still walking with IRQs off hold up this shootdown. */
 	mm_tlb_shootdown(mm);
 	spin_unlock(&mm->lock);
-	write_unlock(&mm->mmap_lock);
+	/* Still under mmap_lock for write (Linux frees in tlb_finish_mmu(), under it too): the
+	 * next munmap of what is left of a split 2 MiB page finds its head off our queue. */
 	list_for_each_entry_safe(page, next, &z.data, lru) {
 		list_del(&page->lru);
+		INIT_LIST_HEAD(&page->lru);	/* still mapped if this is not the last put */
 		put_page(page);
 	}
 	list_for_each_entry_safe(page, next, &z.tables, lru) {
@@ -371,4 +515,6 @@ void mm_munmap(struct mm_struct *mm, u64 start, u64 len)
 		__atomic_fetch_sub(&mm->nr_pt_pages, 1, __ATOMIC_RELAXED);
 		__free_pages(page, 0);
 	}
+	write_unlock(&mm->mmap_lock);
+	return 0;
 }

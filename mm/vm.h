@@ -22,7 +22,9 @@ struct page;
 struct vm_area {
 	u64 start, end;		/* [start, end), page aligned */
 	bool writable;
-	bool huge;		/* populated with 2 MiB pages (order 9), mapped by level-2 leaves */
+	bool huge;		/* populated with 2 MiB pages (order 9), mapped by level-2 leaves,
+				 * where a whole aligned 2 MiB fits (after munmap cut it, the
+				 * rest gets 4 KiB pages, as Linux's THP fallback) */
 };
 
 /* Per-CPU counters of one address space, each CPU on its own cache line. */
@@ -57,10 +59,12 @@ struct mm_cpu_stats {
  *     overwrites a fault's page; a fault that finds one waits until it is gone, with IRQs on
  *     (the migrator holds mmap_lock for read too, so a writer waiting cannot stop it).
  *     Migration entries exist only while their migrator holds lock.
+ *   - 2 MiB leaf -> table of 4 KiB entries mapping the same pages: munmap of part of it,
+ *     under both locks (mmap_lock for write). The table was deposited with the leaf.
  *   Page tables are installed (empty -> table) by faults with cmpxchg; munmap detaches them,
  *   holding mmap_lock for write (so no fault is inside one), and frees them after the
- *   shootdown. The lockless walk (mm/gup.c) takes neither lock: it runs with IRQs off and so
- *   holds up that shootdown.
+ *   shootdown. No walk goes through a 2 MiB leaf as if it were a table. The lockless walk
+ *   (mm/gup.c) takes neither lock: it runs with IRQs off and so holds up that shootdown.
  */
 struct mm_struct {
 	unsigned long flags __cacheline_aligned;	/* MMF_* bits */
@@ -93,8 +97,14 @@ void mm_destroy(struct mm_struct *mm);
  * pins fill it in; munmap or mm_destroy frees it).
  */
 int mm_mmap_anon(struct mm_struct *mm, u64 start, u64 len, bool writable, bool huge, bool populate);
-/* Remove mappings in [start, start+len) and the VMAs there; frees pages and empty tables. */
-void mm_munmap(struct mm_struct *mm, u64 start, u64 len);
+/*
+ * Remove mappings in [start, start+len) and the VMAs there; frees pages and empty tables.
+ * A 2 MiB page the range covers in part is split (its other 4 KiB pages stay mapped, with
+ * their data). 0, or -EINVAL (start not page aligned, len 0, the range past USER_VA_END;
+ * len is rounded up to pages) or -ENOMEM (a region would be split in two with the VMA table
+ * full): on an error nothing has changed. As Linux's munmap().
+ */
+int mm_munmap(struct mm_struct *mm, u64 start, u64 len);
 
 /*
  * Fault in one page at addr: allocate a zeroed MOVABLE page (order 9 in a huge VMA) and
@@ -120,6 +130,9 @@ extern void (*fault_race_hook)(struct mm_struct *mm, u64 addr);
 
 /* Under mm->lock: the leaf entry for addr and its level (1, or 2 for a huge leaf), or NULL. */
 pte_t *__mm_find_leaf(struct mm_struct *mm, u64 addr, int *level);
+/* FOLL_LONGTERM migration (mm/gup.c), under mm->lock: a 2 MiB page's copy takes over the page
+ * table deposited with the old one (for its split; mm/vm.c). */
+void pgtable_trans_huge_move(struct page *from, struct page *to);
 /* Send a TLB shootdown to every CPU and wait until each has answered. IRQs must be on. */
 void mm_tlb_shootdown(struct mm_struct *mm);
 

@@ -43,8 +43,10 @@ EXERCISES = [
          "the CPU if it is 0", file="mm/pcp.c",
          edits=[("\tint count;\n\n\tdo {\n",
                  "\tint count = READ_ONCE(pcp->count);\n\n\tif (!count)\n\t\treturn;\n\tdo {\n")],
-         commands=[('make run SMP=8 CMDLINE="test=mm_pcp*"', None)]),
-    dict(id="6", says="`nr_pcp_high()` without its `free_high` case", file="mm/pcp.c",
+         commands=[('make run SMP=8 CMDLINE="test=mm_pcp*"', None),
+                   ("build/host/plain/mmtest --pct 1 --runs 100 zone_pcp_disable_vs_refill",
+                    (r"failed (\d+) of 100 runs", "seeds of 100 that fail"))]),
+    dict(id="6", says="`nr_pcp_high()` without its `free_high` case", file="mm/page_alloc.c",
          edits=[("return (!high || free_high) ? 0 : high;", "return !high ? 0 : high;")],
          commands=[('make run SMP=4 CMDLINE="test=mm_pcp*"', None),
                    ("build/host/plain/mmtest pcp", None)]),
@@ -56,6 +58,12 @@ EXERCISES = [
          commands=[("make host-test", None),
                    ('make run SMP=4 CMDLINE="test=mm_buddy.*"', (r"after: (\d+) pages LOST", "summary: pages LOST")),
                    ("make soak SMP=4 DURATION=30", None)]),
+    dict(id="10", says="`zone->lock` and `free_area[]` without `__cacheline_aligned` (Linux "
+         "before a368ab67aa55)", mutation="share-zone-lock-on-free-lists-line",
+         commands=[("make c2c-test", None)]),
+    dict(id="10b", says="`spin_trylock_irqsave()` of `zone->lock` before `spin_lock_irqsave()` "
+         "(Linux before c5bb27e2da3a)", mutation="share-zone-lock-trylock-then-lock",
+         commands=[("make c2c-test", None)]),
 ]
 
 BEGIN = "<!-- exercise-rates: begin (written by make exercise-rates) -->"
@@ -99,7 +107,8 @@ def run(tree, command, timeout, log):
 def what_failed(out):
     """The first failed cases, or the runner's error, in a few words."""
     names = re.findall(r"^FAILED (\S+)", out, re.M) or \
-        re.findall(r"^ {2,}not ok \d+ (\S+)", out, re.M)          # tests/runner.py; KTAP cases
+        re.findall(r"^ {2,}not ok \d+ (\S+)", out, re.M) or \
+        re.findall(r"^not ok \d+ (\w+)", out, re.M)    # tests/runner.py; KTAP cases; c2c-test
     if names:
         return ", ".join(list(dict.fromkeys(names))[:3])
     m = re.search(r"^(?:ERROR|soak: FAILED)\s*(.*)$", out, re.M)
@@ -144,7 +153,7 @@ def write_table(path, rows, ids):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5, help="runs of each command (default 5)")
-    ap.add_argument("--only", default="*", help="glob over exercise ids (1, 1b, 2, 6, 7)")
+    ap.add_argument("--only", default="*", help="glob over exercise ids (1, 1b, 2, 6, 7, 10, 10b)")
     ap.add_argument("--max-smp", type=int, default=0,
                     help="run commands that ask for more CPUs with this many (the table says so)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per run")
@@ -155,7 +164,7 @@ def main():
     chosen = [e for e in EXERCISES if fnmatch.fnmatchcase(e["id"], args.only)]
     base = os.path.join(args.build, "base")
     os.makedirs(base, exist_ok=True)
-    mutate.seed_base(base, {"kernel", "host"})
+    mutate.seed_base(base, {"kernel", "host", "conflict"})
     mutate.sync_base(base)
     for e in chosen:        # every planted text must be in the tree, once
         m = planted(e)

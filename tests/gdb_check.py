@@ -22,14 +22,14 @@ sys.path.insert(0, os.path.join(HERE, "bench"))
 import runner  # noqa: E402
 from pair_trace import free_port  # noqa: E402
 
-# The names this test stops at, in one place (mm/pcp.[ch] may rename them; docs/debugging.md
+# The names this test stops at, in one place (mm/page_alloc.c may rename them; docs/debugging.md
 # names the same functions). CASE: the test= filter of one case that allocates order-0 pages
 # from, frees them to and drains this CPU's per-CPU list; its function is the part after
 # the dot.
 CASE = "mm_pcp.mm_pcp_batch_high_rules"
 STOPS = [
-    ("order-0 allocation, this CPU's list tried first", "alloc_page_first"),
-    ("order-0 allocation, the list refilled", "rmqueue_pcplist_refill"),
+    ("order-0 allocation from this CPU's list", "rmqueue_pcplist"),
+    ("order-0 allocation, the list refilled", "rmqueue_bulk"),
     ("order-0 free to the per-CPU list", "free_unref_page_commit"),
     ("drain of this CPU's list", "drain_pages_zone"),
 ]

@@ -310,6 +310,17 @@ def numa_describe(nodes, dist):
              " / ".join(" ".join(str(v) for v in row) for row in dist)))
 
 
+def boot_media(args):
+    """QEMU's options that give it the kernel: the ISO as a CD, or a RAM-boot image (`make lnx`:
+    GRUB with the kernel in a memdisk, loaded by -kernel), with which no disk is read before the
+    kernel runs, so that -icount runs repeat exactly (BIOS only)."""
+    if args.iso.endswith(".lnx"):
+        if args.firmware != "bios":
+            raise SystemExit(f"runner: {args.iso} is a RAM-boot image (GRUB for BIOS): use --firmware bios")
+        return ["-kernel", args.iso]
+    return ["-cdrom", args.iso, "-boot", "d"]
+
+
 def qemu_command(args, tmpdir):
     """The QEMU command line of a run: every target that boots smpmm builds it here."""
     if args.shell:
@@ -323,7 +334,7 @@ def qemu_command(args, tmpdir):
     cmd = [args.qemu, "-M", args.machine, "-m", args.mem, "-smp", str(args.smp),
            "-accel", args.accel, "-display", "none", *serial,
            "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
-           "-cdrom", args.iso, "-boot", "d"]
+           *boot_media(args)]
     if args.cpu:
         cmd += ["-cpu", args.cpu]
     if args.numa_nodes:
@@ -855,7 +866,8 @@ def report(run, problems, out):
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--iso", default="build/smpmm.iso")
+    ap.add_argument("--iso", default="build/smpmm.iso",
+                    help="the ISO, or a RAM-boot image (.lnx, make lnx) booted with -kernel")
     ap.add_argument("--elf", default=None, help="kernel ELF for backtraces "
                     "(default: smpmm.elf beside the ISO)")
     ap.add_argument("--smp", type=int, default=40)
@@ -1048,10 +1060,89 @@ def run_one(args, out=sys.stdout):
     return passed, failed + missing + (1 if problems else 0), skipped, problems, run
 
 
+MONITOR_PROMPT = "smpmm> "
+
+
+class MonitorConsole:
+    """QEMU with the serial port (and its monitor, Ctrl-A C) on pipes: everything read is kept
+    (and copied to `echo`, a file, if given); expect() waits for a pattern, type() types a
+    line a character at a time, as a person does. Used by the scripted monitor below and by
+    tests/shell_test.py."""
+
+    def __init__(self, cmd, echo=None):
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self.buf = ""
+        self.echo = echo
+        self.lock = threading.Lock()
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _reader(self):
+        for chunk in iter(lambda: self.proc.stdout.read1(4096), b""):
+            text = chunk.decode(errors="replace").replace("\r", "")
+            with self.lock:
+                self.buf += text
+            if self.echo:
+                self.echo.write(text)
+                self.echo.flush()
+
+    def expect(self, pattern, since, timeout):
+        """The end of the first match of pattern after offset since, or None (timeout, or
+        QEMU gone)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                text = self.buf[since:]
+            m = re.search(pattern, text)
+            if m:
+                return since + m.end()
+            if self.proc.poll() is not None:
+                return None
+            time.sleep(0.05)
+        return None
+
+    def type(self, line):
+        for ch in line + "\r":
+            self.proc.stdin.write(ch.encode())
+            self.proc.stdin.flush()
+            time.sleep(0.002)
+
+
+def run_shell_script(args, lines):
+    """--shell with stdin not a terminal: type each line of the script at the monitor's prompt,
+    waiting for the prompt before each (QEMU would pass piped bytes on while the firmware,
+    GRUB or the kernel's UART set-up still drops them), then `exit` unless the script did.
+    The session goes to stdout (and, by QEMU, to the log); returns 0 if QEMU left by `exit`."""
+    with tempfile.TemporaryDirectory(prefix="smpmm-shell-") as tmpdir:
+        con = MonitorConsole(qemu_command(args, tmpdir), echo=sys.stdout)
+        pos, exited = 0, False
+        for line in lines + ["exit"]:
+            pos = con.expect(re.escape(MONITOR_PROMPT), pos, args.timeout)
+            if pos is None:
+                sys.stdout.write("\nrunner: no monitor prompt within %d s (--timeout); stopping\n" % args.timeout)
+                break
+            con.type(line)
+            exited = line.strip().lower() == "exit"
+            if exited:
+                break
+        try:
+            status = con.proc.wait(timeout=args.timeout if exited else 5)
+        except subprocess.TimeoutExpired:
+            con.proc.kill()
+            status = None
+    return 0 if status in (EXIT_PASS, 0) else (status or 1)
+
+
 def run_shell(args):
-    """--shell: QEMU on this terminal until it exits; returns 0 if it left by `exit`."""
+    """--shell: QEMU on this terminal until it exits; returns 0 if it left by `exit`. With
+    stdin a pipe or a file, the monitor is scripted (run_shell_script())."""
     if not os.path.exists(args.iso):
         raise SystemExit(f"runner: {args.iso} not found; run `make` first")
+    if not sys.stdin.isatty():
+        lines = [l.rstrip("\r\n") for l in sys.stdin if l.strip() and not l.lstrip().startswith("#")]
+        print(f"runner: the monitor, scripted: {len(lines)} line(s) from stdin, each typed at a prompt "
+              f"(-smp {args.smp} -m {args.mem}); log {args.log}", flush=True)
+        return run_shell_script(args, lines)
     if args.numa_nodes:
         print(f"numa: {numa_describe(args.numa_nodes, args.numa_dist)}")
     print(f"runner: the monitor on this terminal (-smp {args.smp} -m {args.mem} "

@@ -334,6 +334,21 @@ class CmdlineLengthTest(unittest.TestCase):
         self.assertIn(f"keeps at most {limit}", str(e.exception))
 
 
+class BootMediaTest(unittest.TestCase):
+    # An ISO boots from the CD; a RAM-boot image (make lnx) with -kernel and no drive, so that
+    # -icount runs read no disk; UEFI cannot boot it, and the runner says so.
+    def test_boot_media_iso_or_ram_image(self):
+        iso = runner.parse_args(["--iso", "build/smpmm.iso"])
+        self.assertEqual(runner.boot_media(iso), ["-cdrom", "build/smpmm.iso", "-boot", "d"])
+        lnx = runner.parse_args(["--iso", "build/release/smpmm.lnx"])
+        self.assertEqual(runner.boot_media(lnx), ["-kernel", "build/release/smpmm.lnx"])
+        self.assertEqual(lnx.elf, os.path.join("build/release", "smpmm.elf"))
+        uefi = runner.parse_args(["--iso", "build/smpmm.lnx", "--firmware", "uefi"])
+        with self.assertRaises(SystemExit) as e:
+            runner.boot_media(uefi)
+        self.assertIn("--firmware bios", str(e.exception))
+
+
 class MessagesTest(unittest.TestCase):
     # A filter that selects nothing is named, with the kernel's suggestion.
     def test_no_test_selected(self):

@@ -71,8 +71,17 @@ def run_models(name, cfg, smoke, outdir, iso):
     return metrics, lines, ok
 
 
+def ram_image(iso):
+    """The RAM-boot image beside an ISO (make release builds both), for -icount runs: booted
+    from RAM no disk read is timed by the host, so they repeat exactly (Makefile, LNX)."""
+    lnx = os.path.splitext(iso)[0] + ".lnx"
+    return lnx if os.path.exists(lnx) else iso
+
+
 def run_config(name, cfg, smoke, outdir, iso, runner_name=None):
     qemu_args, smp, mem, cmdline, smoke_cmdline, timeout = cfg
+    if "-icount" in qemu_args:
+        iso = ram_image(iso)
     log = os.path.join(outdir, name + ".log")
     cmd = [sys.executable, os.path.join(ROOT, "tests", "runner.py"), "--iso", iso,
            "--smp", str(smp), "--mem", mem, "--timeout", str(timeout), "--log", log,

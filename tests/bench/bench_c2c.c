@@ -157,7 +157,7 @@ static void drain_model(enum pcp_lock_model model)
 		__free_pages(probe, 0);
 	if (run.zone) {
 		c2c_node_objects(run.pgdat);
-		c2c_object("the bench's barrier and done flag", &run, sizeof(run));
+		c2c_object_type("the bench's barrier and done flag", "struct drain_run", &run, sizeof(run));
 		snprintf(json, sizeof(json), "\"model\":\"%s\",\"op\":\"cpu drained\",\"ops\":%u",
 			 pcp_lock_model_name(model), nr_cpus_online());
 		w = c2c_window("drain all CPUs", json, drain_cpu, &run);

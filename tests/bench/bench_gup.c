@@ -124,7 +124,7 @@ static u64 gup_bench_mode(const char *mode, u64 *flag_writes)
 	}
 	snprintf(extra, sizeof(extra), "\"mode\":\"%s\",\"op\":\"pin\",\"ops\":%llu", mode,
 		 (unsigned long long)run->threads * run->repeats * (((u64)gup_size_mb << 20) >> PAGE_SHIFT));
-	c2c_object("mm_struct", run->mm, sizeof(*run->mm));
+	c2c_object_type("mm_struct", "struct mm_struct", run->mm, sizeof(*run->mm));
 	c2c_node_objects(mm_node());
 	c2c_window(mode[0] == 'i' ? "gup if-clear" : "gup every-pin", extra, gup_bench_cpu, run);
 	n = run->threads * run->repeats;

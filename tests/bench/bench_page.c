@@ -164,7 +164,7 @@ static u64 zone_lock_contended(void)
 
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)
 		for (int z = 0; z < MAX_NR_ZONES; z++)
-			sum += READ_ONCE(m->node[nid]->node_zones[z].lock.stats.contended);
+			sum += READ_ONCE(lock_stat(&m->node[nid]->node_zones[z].lock)->contended);
 	return sum;
 }
 

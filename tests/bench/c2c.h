@@ -32,6 +32,9 @@ void c2c_window_result(unsigned int window, const char *json);
 /* `C2C {"object":NAME,"phys":P,"size":S}`: a dynamic object's physical range, by which the
  * report names the lines inside it (struct pages, per-CPU lists, an mm). */
 void c2c_object(const char *name, const void *addr, unsigned long size);
+/* The same with its C type ("struct zone", "struct page"), by which tests/c2c/layout.py
+ * names the field at each offset (an array of them: the element's index too). */
+void c2c_object_type(const char *name, const char *type, const void *addr, unsigned long size);
 
 /* The same for a node's zones (each one, its lock, free lists and per-CPU lists) and its
  * memory map (struct page), so that the report can name their lines. */

@@ -8,9 +8,9 @@
 #include <string.h>
 
 /* The cache CPU cpu uses: its core's (SMT threads c, c + 1, ... share one). */
-static uint64_t cache_bit(const struct c2c_params *p, unsigned int cpu)
+static unsigned int cache_of(const struct c2c_params *p, unsigned int cpu)
 {
-	return 1ull << (p->threads > 1 ? cpu / p->threads : cpu);
+	return p->threads > 1 ? cpu / p->threads : cpu;
 }
 
 int c2c_model_init(struct c2c_model *m, const struct c2c_params *p)
@@ -21,7 +21,7 @@ int c2c_model_init(struct c2c_model *m, const struct c2c_params *p)
 		return -1;
 	m->p = *p;
 	for (unsigned int c = 0; c < p->nr_cpus; c++)
-		m->local[c2c_socket(p, c)] |= cache_bit(p, c);
+		c2c_mask_set(&m->local[c2c_socket(p, c)], cache_of(p, c));
 	for (unsigned int c = 0; c < p->nr_cpus; c++) {
 		struct c2c_chunk *first = calloc(1, sizeof(*first));
 
@@ -31,7 +31,9 @@ int c2c_model_init(struct c2c_model *m, const struct c2c_params *p)
 	}
 	m->nr_slots = 1 << 16;
 	m->lines = calloc(m->nr_slots, sizeof(*m->lines));
-	return m->lines ? 0 : -1;
+	m->pairs = calloc((size_t)p->nr_cpus * p->nr_cpus, sizeof(*m->pairs));
+	m->max_moves = C2C_MAX_MOVES;
+	return m->lines && m->pairs ? 0 : -1;
 }
 
 void c2c_model_free(struct c2c_model *m)
@@ -42,7 +44,11 @@ void c2c_model_free(struct c2c_model *m)
 			free(k);
 		}
 	free(m->lines);
+	free(m->pairs);
+	free(m->moves);
 	m->lines = NULL;
+	m->pairs = NULL;
+	m->moves = NULL;
 }
 
 void c2c_window_reset(struct c2c_model *m)
@@ -54,6 +60,8 @@ void c2c_window_reset(struct c2c_model *m)
 	memset(m->cpu, 0, sizeof(m->cpu));
 	m->cut = m->nr_waiting = 0;
 	m->spins = m->spins_unanswered = m->lock_waits = m->forced = 0;
+	memset(m->pairs, 0, (size_t)m->p.nr_cpus * m->p.nr_cpus * sizeof(*m->pairs));
+	m->nr_moves = m->moves_dropped = 0;
 }
 
 /* ---- the lines: an open-addressing hash table of struct c2c_line, keyed by line + 1 ---- */
@@ -123,34 +131,42 @@ static struct c2c_line *c2c_line_get(struct c2c_model *m, uint32_t line)
 static enum c2c_outcome c2c_access(struct c2c_model *m, struct c2c_line *l, unsigned int cpu,
 				    bool store, bool *cross, unsigned int *invalidated)
 {
-	uint64_t me = cache_bit(&m->p, cpu), others = l->sharers & ~me;
-	uint64_t local = m->local[c2c_socket(&m->p, cpu)];
+	unsigned int me = cache_of(&m->p, cpu);
+	const struct c2c_mask *local = &m->local[c2c_socket(&m->p, cpu)];
+	struct c2c_mask others = l->sharers;
+	bool mine = c2c_mask_test(&l->sharers, me), here = false, there = false;
 	enum c2c_outcome o;
 
+	others.w[me / 64] &= ~(1ull << (me % 64));
+	for (int i = 0; i < C2C_MASK_WORDS; i++) {	/* other copies on this socket, on others */
+		here |= (others.w[i] & local->w[i]) != 0;
+		there |= (others.w[i] & ~local->w[i]) != 0;
+	}
 	*cross = false;
 	*invalidated = 0;
-	if (!l->sharers) {
-		l->sharers = me;
+	if (!mine && !here && !there) {
+		c2c_mask_set(&l->sharers, me);
 		l->dirty = store;
 		return C2C_COLD;
 	}
-	if (!others) {
+	if (!here && !there) {
 		l->dirty |= store;
 		return C2C_HIT;
 	}
 	if (!store) {
-		if (l->sharers & me)
+		if (mine)
 			return C2C_HIT;
 		o = l->dirty ? C2C_HITM : C2C_CLEAN;
-		*cross = !(others & local);
-		l->sharers |= me;
+		*cross = !here;
+		c2c_mask_set(&l->sharers, me);
 		l->dirty = false;
 		return o;
 	}
-	o = (l->sharers & me) ? C2C_UPGRADE : l->dirty ? C2C_HITM : C2C_CLEAN;
-	*cross = (others & ~local) != 0;
-	*invalidated = (unsigned int)__builtin_popcountll(others);
-	l->sharers = me;
+	o = mine ? C2C_UPGRADE : l->dirty ? C2C_HITM : C2C_CLEAN;
+	*cross = there;
+	*invalidated = c2c_mask_weight(&others);
+	l->sharers = (struct c2c_mask){ { 0 } };
+	c2c_mask_set(&l->sharers, me);
 	l->dirty = true;
 	return o;
 }
@@ -194,7 +210,7 @@ static const struct c2c_event *peek(struct c2c_queue *q)
 /* ---- replay ---- */
 
 static void count(struct c2c_counts *n, bool store, enum c2c_outcome o, bool cross,
-		  unsigned int invalidated, uint64_t wait)
+		  unsigned int invalidated, uint64_t wait, bool streamed)
 {
 	n->loads += !store;
 	n->stores += store;
@@ -202,20 +218,45 @@ static void count(struct c2c_counts *n, bool store, enum c2c_outcome o, bool cro
 	n->hitm_loads += !store && o == C2C_HITM;
 	n->invalidated += invalidated;
 	n->wait_ps += wait;
+	n->streamed += streamed;
 }
 
-static void count_pc(struct c2c_line *l, uint32_t insn, bool transfer)
+static void count_pc(struct c2c_line *l, const struct c2c_event *ev, bool transfer)
 {
 	for (int i = 0; i < C2C_LINE_PCS; i++) {
 		if (!l->pc[i].accesses)
-			l->pc[i].insn = insn;
-		if (l->pc[i].insn == insn) {
+			l->pc[i].insn = ev->insn;
+		if (l->pc[i].insn == ev->insn) {
 			l->pc[i].accesses++;
 			l->pc[i].transfers += transfer;
+			l->pc[i].bytes |= 1ull << ev->off;
 			return;
 		}
 	}
 	l->pc_other++;
+}
+
+/* A counted access of CPU c that moved line l (outcome o) or invalidated its other copies:
+ * by whom to whom (the last CPU to access it holds a copy), and into the window's history. */
+static void note_move(struct c2c_model *m, const struct c2c_line *l, unsigned int c,
+		      enum c2c_outcome o, bool store, uint64_t t)
+{
+	unsigned int from = l->last ? l->last - 1u : c;
+
+	if (o != C2C_UPGRADE)
+		m->pairs[from * m->p.nr_cpus + c]++;
+	if (m->nr_moves == m->max_moves) {
+		m->moves_dropped++;
+		return;
+	}
+	if (m->nr_moves == m->moves_size) {
+		m->moves_size = m->moves_size ? 2 * m->moves_size : 4096;
+		m->moves = realloc(m->moves, m->moves_size * sizeof(*m->moves));
+		if (!m->moves)
+			abort();
+	}
+	m->moves[m->nr_moves++] = (struct c2c_move){ .t = t, .line = l->line - 1, .from = (uint16_t)from,
+						     .to = (uint16_t)c, .outcome = (uint8_t)o, .store = store };
 }
 
 /*
@@ -288,6 +329,22 @@ static void spin(struct c2c_model *m, struct c2c_cpu *cpu, uint32_t a, uint32_t 
 }
 
 /*
+ * A cold store to the line after the one this CPU's previous cold store filled streams: the
+ * CPU does not wait for each fill in turn, it has mlp of them in flight (a page being
+ * zeroed costs one fill, then 1/mlp of one per line).
+ */
+static bool streams(struct c2c_model *m, struct c2c_cpu *cpu, uint32_t line, bool store,
+		    enum c2c_outcome o)
+{
+	bool stream = store && o == C2C_COLD && m->p.mlp > 1 && cpu->last_cold_store &&
+		      line == cpu->last_cold_store;
+
+	if (store && o == C2C_COLD)
+		cpu->last_cold_store = line + 1;
+	return stream;
+}
+
+/*
  * Replay one load or store of CPU c, due at modelled time t (ps). A hit costs nothing beyond
  * its instruction. Anything else moves or invalidates the line: it starts when the line's
  * previous transfer has ended (transfers of one line are serialised: a hot line is handed
@@ -296,20 +353,23 @@ static void spin(struct c2c_model *m, struct c2c_cpu *cpu, uint32_t a, uint32_t 
 static void replay(struct c2c_model *m, unsigned int c, const struct c2c_event *ev, uint64_t t)
 {
 	struct c2c_line *l = c2c_line_get(m, ev->line);
-	bool store = ev->kind != C2C_LOAD, cross;
+	bool store = ev->kind != C2C_LOAD, cross, streamed;
 	unsigned int invalidated;
 	enum c2c_outcome o = c2c_access(m, l, c, store, &cross, &invalidated);
 	uint64_t wait = 0;
 
+	streamed = streams(m, &m->cpu[c], ev->line, store, o);
 	if (o != C2C_HIT) {
 		uint64_t start = t > l->busy_until ? t : l->busy_until;
 
 		wait = start - t;
-		t = start + m->p.ps[o][cross];
+		t = start + m->p.ps[o][cross] / (streamed ? m->p.mlp : 1);
 		l->busy_until = t;
 	}
+	if (m->log)
+		m->log(m->log_arg, c, store, ev->line, !m->cpu[c].uncounted, o, cross);
 	if (ev->kind == C2C_ACQUIRE)
-		l->holder = (uint8_t)(c + 1);
+		l->holder = (uint16_t)(c + 1);
 	else if (store && l->holder == c + 1)
 		l->holder = 0;		/* the holder's store: the release */
 	if (store) {
@@ -319,12 +379,15 @@ static void replay(struct c2c_model *m, unsigned int c, const struct c2c_event *
 	}
 	seen(&m->cpu[c], ev->line + 1, l->version);
 	if (!m->cpu[c].uncounted) {
-		count(&m->cpu[c].n, store, o, cross, invalidated, wait);
-		count(&l->n, store, o, cross, invalidated, wait);
-		count(&m->total, store, o, cross, invalidated, wait);
-		count_pc(l, ev->insn, o == C2C_HITM || o == C2C_CLEAN);
-		l->touched |= 1ull << c;
+		count(&m->cpu[c].n, store, o, cross, invalidated, wait, streamed);
+		count(&l->n, store, o, cross, invalidated, wait, streamed);
+		count(&m->total, store, o, cross, invalidated, wait, streamed);
+		count_pc(l, ev, o == C2C_HITM || o == C2C_CLEAN);
+		c2c_mask_set(&l->touched, c);
+		if (o >= C2C_HITM)
+			note_move(m, l, c, o, store, t);
 	}
+	l->last = (uint16_t)(c + 1);
 	m->cpu[c].now = t;
 	m->cpu[c].icount = ev->icount;
 }
@@ -354,7 +417,7 @@ static bool acquire_waits(struct c2c_model *m, unsigned int c, const struct c2c_
 		return false;
 	m->lock_waits++;
 	reread.kind = C2C_LOAD;
-	if (!(l->sharers & cache_bit(&m->p, c)))
+	if (!c2c_mask_test(&l->sharers, cache_of(&m->p, c)))
 		replay(m, c, &reread, t);
 	seen(cpu, ev->line + 1, c2c_line_get(m, ev->line)->version);
 	start_waiting(m, cpu, ev->line + 1, 0);
@@ -422,7 +485,9 @@ static void replay_next(struct c2c_model *m, unsigned int c, uint64_t t)
 
 static uint64_t due(const struct c2c_model *m, const struct c2c_cpu *cpu, uint64_t icount)
 {
-	return cpu->now + (icount > cpu->icount ? icount - cpu->icount : 0) * m->p.ps_per_insn;
+	uint64_t units = icount > cpu->icount ? icount - cpu->icount : 0;
+
+	return cpu->now + units * m->p.ps_per_insn / (m->p.clock_div ? m->p.clock_div : 1);
 }
 
 /* CPU c's next event, taking its begin marker first; NULL if it has none yet. */
@@ -452,14 +517,15 @@ static void queued_high_water(struct c2c_model *m)
 /*
  * Replay every event whose turn has surely come. CPU c's next event is due at
  *
- *     due = now(c) + (icount(event) - icount(c)) * ps_per_insn
+ *     due = now(c) + (icount(event) - icount(c)) * ps_per_insn / clock_div
  *
- * now(c) and icount(c) being its modelled time and instruction count at its last event:
- * each instruction costs ps_per_insn, and each access that is not a hit adds its wait and
+ * now(c) and icount(c) being its modelled time and clock at its last event: the clock counts
+ * the CPU's instruction time (the plugin's in femtoseconds, each instruction costed by its
+ * class: plugin.c, "Instruction time"), and each access that is not a hit adds its wait and
  * latency to now(c) (replay()). The event due first (the lower CPU number on a tie) goes
  * next. A CPU whose next event has not arrived yet (its vCPU thread is behind on the host)
- * still bounds it: it has run `clock` instructions since its last event, with no access, so
- * its next event is due no earlier than now(c) + (clock - icount(c)) * ps_per_insn. An event
+ * still bounds it: its clock has reached `clock` since its last event, with no access, so
+ * its next event is due no earlier than due(clock). An event
  * is replayed only if it is due before every such bound (a CPU that has not begun bounds
  * everything: its events start at time 0); otherwise the merge waits. The replay order, and
  * so every count, depends on each CPU's own sequence of accesses, never on how the host

@@ -100,7 +100,7 @@ def window_report(w, desc, objs, elf, nlines, out):
     xfer = transfers(t)
     per = lambda v: "%.3f" % (v / ops) if ops else "-"
     cpus = w["cpus"]
-    counted = [c["counted_ps"] for c in cpus if c["instructions"] > 1]
+    counted = [c["counted_ps"] for c in cpus if c.get("clock", c.get("instructions", 0)) > 1]
     title = desc.get("name", "?")
     extra = ", ".join("%s %s" % (k, desc[k]) for k in ("model", "mode", "active", "pages") if k in desc)
     out.append("== window %d: %s (%s), %d CPUs, %d %s%s" % (
@@ -154,6 +154,19 @@ def window_report(w, desc, objs, elf, nlines, out):
             "counted_ps": counted}
 
 
+def machine_line(params):
+    """The modelled machine, as the plugin's first line describes it (tests/c2c/machines/)."""
+    ps, cost = params["ps"], params.get("cost_fs")
+    insn = ("instruction time (ns): " + ", ".join("%s %.3f" % (k, v / 1e6) for k, v in cost.items())
+            if cost else "%.3f ns per instruction" % (params["ps_per_insn"] / 1e3))
+    return ("c2c: %d CPUs on %d sockets, %d threads a core, %d-byte lines; modelled machine: %s; "
+            "HITM %.1f/%.1f ns, clean %.1f/%.1f ns, upgrade %.1f/%.1f ns, memory %.1f ns (same/other "
+            "socket), %d streaming fills in flight\n" % (
+                params["cpus"], params["sockets"], params.get("threads", 1), params["line"], insn,
+                ps["hitm"][0] / 1e3, ps["hitm"][1] / 1e3, ps["clean"][0] / 1e3, ps["clean"][1] / 1e3,
+                ps["upgrade"][0] / 1e3, ps["upgrade"][1] / 1e3, ps["cold"][0] / 1e3, params.get("mlp", 1)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--counts", required=True)
@@ -174,14 +187,7 @@ def main():
                 continue
             summary.append(window_report(d, descs.get(d["window"], {}), objs, elf, args.lines, out))
     if params:
-        ps = params["ps"]
-        out.insert(0, "c2c: %d CPUs on %d sockets, %d-byte lines; reference machine (modelled): %.3f ns "
-                   "per instruction; HITM %.0f/%.0f ns, clean %.0f/%.0f ns, upgrade %.0f/%.0f ns, "
-                   "memory %.0f ns (same/other socket)\n" % (
-                       params["cpus"], params["sockets"], params["line"], params["ps_per_insn"] / 1e3,
-                       ps["hitm"][0] / 1e3, ps["hitm"][1] / 1e3, ps["clean"][0] / 1e3,
-                       ps["clean"][1] / 1e3, ps["upgrade"][0] / 1e3, ps["upgrade"][1] / 1e3,
-                       ps["cold"][0] / 1e3))
+        out.insert(0, machine_line(params))
     sys.stdout.write("\n".join(out) + "\n")
     if args.json:
         with open(args.json, "w") as f:

@@ -2,9 +2,10 @@
 """`make c2c`: the experiments of docs/c2c.md under the c2c plugin, then their report.
 
 Every boot is the release kernel at 40 CPUs on two sockets (the guest's ACPI topology and the
-model's agree), under single-threaded TCG with -icount shift=0: the vCPUs take turns in an
-order fixed by instruction counts, so a run is the same run on any host at any load and the
-counts repeat exactly (docs/c2c.md, section 2); one tick a second (timer.hz=1), which the
+model's agree), booted from RAM (make lnx: no disk read, timed by the host, before kmain),
+under single-threaded TCG with -icount shift=0: the vCPUs take turns in an order fixed by
+instruction counts, so a run is the same run on any host at any load and the counts repeat
+exactly (docs/c2c.md, section 2); one tick a second (timer.hz=1), which the
 plugin leaves out (tick=). Two modelled machines (docs/c2c.md): the seed's, a two-socket Xeon E5-2630 v4 whose
 40 CPUs are 20 cores of 2 SMT threads (siblings share a cache; a busy core's one instruction
 per cycle is shared by its two threads), and the same with every CPU a core of its own. The
@@ -15,7 +16,8 @@ model), and a build with struct per_cpu_pages unpadded (-DCONFIG_PCP_PADDING=0) 
 bench=c2c_pages on 2 and 40 CPUs: the false-sharing exercise (on the SMT machine the CPUs
 whose lists share a line are siblings, which share a cache: no transfer). Writes
 OUT/report*.txt (the perf-c2c-style report of every window), OUT/summary.txt (the headline
-figures, also printed), OUT/*.summary.json, OUT/pairs.png.
+figures, also printed), OUT/*.summary.json, OUT/pairs.png, and OUT/c2c.html, the pictures of every
+window (tests/c2c/pictures.py).
 """
 import argparse
 import json
@@ -26,16 +28,35 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import machine  # noqa: E402
+import pictures  # noqa: E402
 import report  # noqa: E402
 
 SMP, SOCKETS = 40, 2
-# (name, QEMU topology, plugin arguments): the modelled machines (tests/c2c/plugin.c).
-SMT = ("E5-2630 v4, 2 sockets x 10 cores x 2 threads", "40,sockets=2,cores=10,threads=2",
-       "sockets=2,threads=2,insn_ps=910")
-CORES = ("2 sockets x 20 cores, no SMT", "40,sockets=2,cores=20,threads=1", "sockets=2,threads=1,insn_ps=455")
+# The modelled machines (tests/c2c/machines/, every value with its source or its range): the
+# seed's, and the same latencies with every CPU a core of its own.
+SMT = machine.load("e5-2630v4")
+CORES = machine.load("e5-2630v4-40cores")
+# Mel Gorman's PFT table ("mm/page_alloc: protect PCP lists with a spinlock"): mmtests' client
+# counts on his one-socket 8-CPU machine, each lock model in a boot of its own (pcp.lock=).
+PFT_MACHINE = "pft-1s8"
+PFT = machine.load(PFT_MACHINE)
+PFT_CPUS, PFT_MODELS = (1, 3, 5, 7, 8), ("irqoff", "irqsave", "trylock")
+# The seed's v5 table (5.19-rc3 vanilla, i.e. IRQs off, against the spinlock with IRQs saved)
+# and the v2 posting's percentages (5.18-rc1): docs/results.md.
+PFT_SEED_V5 = {1: 0.61, 3: 0.40, 5: -1.34, 7: -0.74, 8: -0.66}
+PFT_SEED_V2 = {1: -0.10, 3: -0.24, 5: -0.26, 7: -0.74, 8: -0.78}
+# has_pinned against CPUs: a machine file per count (the E5-2630 v4's shape and latencies).
+SCALE = {40: "e5-2630v4", 128: "2s-128", 255: "2s-256"}
 # The seed's figures: Linux 292648ac5cf1's message, gup_test -a -m 512 -j 40 on a two-socket
 # E5-2630 v4, mean get time per thread (docs/pinning.md).
 SEED_US = {"every-pin": 477729.97, "if-clear": 89144.65}
+
+
+def ram_or_iso(image):
+    """'lnx' when the runs boot from RAM (make lnx: no disk read before kmain, so the counts
+    repeat exactly), else 'iso': the make target, and the image's extension."""
+    return "lnx" if image.endswith(".lnx") else "iso"
 
 
 def tick_entry(elf):
@@ -49,25 +70,36 @@ def tick_entry(elf):
     sys.exit("c2c: no isr_stub_48 (the timer vector's entry) in %s" % elf)
 
 
-def boot(iso, out, name, cmdline, plugin, machine, timeout):
-    """One boot under the plugin; returns (counts path, log path)."""
+def boot(iso, out, name, cmdline, plugin, mach, timeout, cpus=SMP, trace=None, mem="2G"):
+    """One boot under the plugin on machine `mach` (tests/c2c/machine.py), `cpus` of its CPUs
+    present; trace: a directory for the streams (tests/c2c/replay.c). Returns (counts, log)."""
     counts, log = os.path.join(out, name + ".json"), os.path.join(out, name + ".log")
     tick = tick_entry(os.path.join(os.path.dirname(iso), "smpmm.elf"))
-    cmd = [sys.executable, os.path.join(HERE, "..", "runner.py"), "--iso", iso, "--smp", str(SMP),
-           "--accel", "tcg,thread=single", "--qemu-arg=-icount", "--qemu-arg=shift=0,sleep=off", "--qemu-arg=-rtc", "--qemu-arg=clock=vm",
+    args = ["out=" + counts, "tick=" + tick] + mach.plugin_args()
+    if trace:
+        shutil.rmtree(trace, ignore_errors=True)
+        os.makedirs(trace)
+        args.append("trace=" + trace)
+    cmd = [sys.executable, os.path.join(HERE, "..", "runner.py"), "--iso", iso, "--smp", str(cpus),
+           "--mem", mem, "--accel", "tcg,thread=single", "--qemu-arg=-icount",
+           "--qemu-arg=shift=0,sleep=off", "--qemu-arg=-rtc", "--qemu-arg=clock=vm",
            "--timeout", str(timeout), "--progress", "none", "--log", log, "--name", "c2c-" + name,
            "--expect-cpus", "-1", "--cmdline", "test=none timer.hz=1 " + cmdline,
-           "--qemu-arg=-smp", "--qemu-arg=" + machine[1],
-           "--qemu-arg=-plugin", "--qemu-arg=%s,out=%s,tick=%s,%s" % (plugin, counts, tick, machine[2])]
-    print("c2c: booting %s (%s): %s" % (name, machine[0], cmdline), flush=True)
+           "--qemu-arg=-smp", "--qemu-arg=" + mach.qemu_smp(cpus),
+           "--qemu-arg=-plugin", "--qemu-arg=%s,%s" % (plugin, ",".join(args))]
+    print("c2c: booting %s (%s): %s" % (name, mach.name, cmdline), flush=True)
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     if not os.path.exists(counts) or os.path.getsize(counts) == 0:
         sys.exit("c2c: %s: the plugin wrote nothing (log %s)" % (name, log))
     return counts, log
 
 
+BOOTS = []     # (name, counts, log, elf) of every report: the pictures' page (pictures.py)
+
+
 def report_of(counts, log, elf, out, name):
     """The full report of one boot into OUT/NAME.txt; returns its per-window summary."""
+    BOOTS.append((name, counts, log, elf))
     js = os.path.join(out, name + ".summary.json")
     with open(os.path.join(out, name + ".txt"), "w") as f:
         subprocess.run([sys.executable, os.path.join(HERE, "report.py"), "--counts", counts,
@@ -81,8 +113,8 @@ def obj_sum(w, *prefixes, suffix=""):
                if any(k.startswith(p) for p in prefixes) and k.endswith(suffix))
 
 
-def gup_lines(windows, mb, machine):
-    rows, times = ["  on %s:" % machine[0]], {}
+def gup_lines(windows, mb, mach):
+    rows, times = ["  on %s:" % mach.name], {}
     for w in windows:
         mode = w["desc"].get("mode")
         if not mode or not w["ops"]:
@@ -135,7 +167,136 @@ def drain_lines(windows):
                        (obj_sum(w, "private", suffix="->lock") + obj_sum(w, "private", suffix="->free_area")) / ops,
                        (w["transfers"] - flags - obj_sum(w, "struct page", "private")) / ops, flags / ops,
                        (w["counted_ps"] or [0])[0] / 1e6))
-    return ["a drain of every CPU's lists by CPU 0, per lock model (%s):" % CORES[0]] + rows
+    return ["a drain of every CPU's lists by CPU 0, per lock model (%s):" % CORES.name] + rows
+
+
+def pft_boots(args, trace_root):
+    """bench=pft with a c2c window per iteration, once per lock model: {model: (counts, log)}."""
+    boots = {}
+    for model in PFT_MODELS:
+        name = "pft-" + model
+        boots[model] = boot(args.iso, args.out, name, "mm.poison=0 pcp.lock=%s bench=pft pft.c2c=1 "
+                            "pft.cpus=%s pft.size_mb=%d pft.iterations=%d" % (
+                                model, ",".join(map(str, PFT_CPUS)), args.pft_mb, args.pft_iterations),
+                            args.plugin, PFT, 1800, cpus=PFT.cpus(),
+                            trace=os.path.join(trace_root, name) if trace_root else None)
+    return boots
+
+
+def pft_lines(boots):
+    """The PFT table as mmtests' compare prints it: Hmean faults/sec per client count, each lock
+    model's difference against irqoff (modelled: no significance stars, the model repeats)."""
+    import sweep
+    runs = {}
+    for model, (counts, log) in boots.items():
+        with open(counts) as f:
+            windows = [d for d in map(json.loads, f) if "window" in d]
+        runs[model] = (windows, report.read_console(log)[0])
+    fig = sweep.pft_figures(runs)
+    rows = ["PFT (bench=pft pft.c2c=1, %s), modelled Hmean faults/sec and the difference against irqoff; "
+            "the seed (v5 commit text: vanilla IRQs-off against the IRQ-saving spinlock) measured %s"
+            % (PFT.name, ", ".join("%+.2f%%" % PFT_SEED_V5[c] for c in PFT_CPUS)),
+            "%-25s" % "" + "".join(" %22s" % m for m in PFT_MODELS)]
+    for c in PFT_CPUS:
+        cells = []
+        for model in PFT_MODELS:
+            rate = fig.get("%s faults/sec-%d" % (model, c))
+            pct = 0.0 if model == "irqoff" else fig.get("%s vs irqoff %%-%d" % (model, c))
+            cells.append("%12.4f (%7.2f%%)" % (rate, pct) if rate and pct is not None else "%22s" % "-")
+        rows.append("Hmean     faults/sec-%-4d %s" % (c, " ".join(cells)))
+    return rows, fig
+
+
+def scale_boots(args, trace_root):
+    """has_pinned (bench=gup, both modes) at each CPU count of --scale-cpus, on its machine."""
+    boots = {}
+    for cpus in map(int, args.scale_cpus.split(",")):
+        mach = machine.load(SCALE[cpus])
+        name = "scale-%d" % cpus
+        boots[cpus] = boot(args.iso, args.out, name, "bench=gup gup.size_mb=%d" % args.scale_mb, args.plugin,
+                           mach, 4 * 3600, cpus=cpus, mem="4G",
+                           trace=os.path.join(trace_root, name) if trace_root else None)
+    return boots
+
+
+def scale_lines(args, boots, elf):
+    rows, pts = ["has_pinned against CPUs (gup_test -a -m %d -j CPUS, every thread on one range; a "
+                 "machine file per count, tests/c2c/machines/):" % args.scale_mb], []
+    for cpus, (counts, log) in sorted(boots.items()):
+        mach = machine.load(SCALE[cpus])
+        windows = report_of(counts, log, elf, args.out, "report-scale-%d" % cpus)
+        times = {}
+        for w in windows:
+            mode = w["desc"].get("mode")
+            if mode and w["ops"] and w["counted_ps"]:
+                t = w["counted_ps"]
+                times[mode] = (sum(t) / len(t) / 1e6 * 131072 / (w["ops"] // len(t)), w)
+        if len(times) == 2:
+            ratio = times["every-pin"][0] / times["if-clear"][0]
+            pts.append((cpus, ratio))
+            rows.append("  %3d CPUs (%s): every-pin %9.0f us, if-clear %9.0f us per thread at -m 512; ratio %.2fx; "
+                        "mm_struct's lines %.2f and %.2f transfers per pin" % (
+                            cpus, mach.name, times["every-pin"][0], times["if-clear"][0], ratio,
+                            times["every-pin"][1]["objects"].get("mm_struct", 0) / times["every-pin"][1]["ops"],
+                            times["if-clear"][1]["objects"].get("mm_struct", 0) / times["if-clear"][1]["ops"]))
+    return rows, pts
+
+
+def phase_boots(args):
+    """The lists-off pairs at the contended CPU counts, at --phases start phases (c2c.phase=)."""
+    boots = []
+    for k in range(args.phases):
+        boots.append(boot(args.iso, args.out, "phase-%d" % k, "bench=c2c_pages c2c.cpus=%s c2c.phase=%d" % (
+            args.phase_cpus, k * 97), args.plugin, CORES, 3600))
+    return boots
+
+
+def phase_lines(boots, elf, out):
+    """Transfers per pair with the lists off, at each phase: the spread the interleaving gives."""
+    per = {}
+    for k, (counts, log) in enumerate(boots):
+        for w in report_of(counts, log, elf, out, "report-phase-%d" % k):
+            d = w["desc"]
+            if w["name"] == "pairs lists off" and w["ops"]:
+                per.setdefault(d["active"], []).append(w["per_op"])
+    rows = ["order-0 pairs with the lists off at %d start phases (c2c.phase=0,97,..., each CPU spins phase x its "
+            "number first): transfers per pair" % len(boots)]
+    for cpus, xs in sorted(per.items()):
+        rows.append("  %2d CPUs: %s; spread %.3f .. %.3f (%.1f%% of the mean)" % (
+            cpus, " ".join("%.3f" % x for x in xs), min(xs), max(xs), (max(xs) - min(xs)) * 100 / (sum(xs) / len(xs))))
+    return rows
+
+
+def plot_scale(pts, out):
+    """every-pin / if-clear against CPUs (gnuplot; skipped without it)."""
+    if not shutil.which("gnuplot") or not pts:
+        return None
+    png, data = os.path.join(out, "scale.png"), os.path.join(out, "scale.dat")
+    with open(data, "w") as f:
+        for cpus, ratio in sorted(pts):
+            f.write("%d %g\n" % (cpus, ratio))
+    script = ["set terminal png size 900,520", "set output '%s'" % png, "set xlabel 'CPUs pinning one range'",
+              "set ylabel 'get time, every-pin / if-clear (modelled)'", "set grid", "set key top left",
+              "set xrange [0:270]", "set yrange [0:*]",
+              "set title 'c2c: has_pinned written on every pin against only when clear (gup_test -a, one range)'",
+              "plot '%s' using 1:2 with linespoints lw 2 title 'model, E5-2630 v4 latencies', "
+              "'-' using 1:2 with points pt 7 ps 2 title 'seed: 40 CPUs, measured 5.36x'" % data,
+              "40 5.36", "e"]
+    subprocess.run(["gnuplot"], input="\n".join(script), text=True, check=False)
+    return png if os.path.exists(png) else None
+
+
+def run_sweeps(args, sweeps):
+    """Each (experiment, machine, boots): its figures' ranges and sensitivity (tests/c2c/sweep.py),
+    into OUT/sweep-EXPERIMENT-MACHINE.json and the summary."""
+    import sweep
+    rows = []
+    for experiment, mach, boots in sweeps:
+        res = sweep.sweep(args.replay, experiment, mach, boots, jitter=args.jitter)
+        with open(os.path.join(args.out, "sweep-%s-%s.json" % (experiment, mach)), "w") as f:
+            json.dump(res, f, indent=1)
+        rows += sweep.table(res)
+    return rows
 
 
 def plot(pts, out):
@@ -197,12 +358,26 @@ def smoke(args, elf):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--plugin", required=True)
-    ap.add_argument("--iso", required=True, help="the release kernel's ISO")
+    ap.add_argument("--iso", required=True, help="the release kernel's RAM-boot image (.lnx), or its ISO")
     ap.add_argument("--out", required=True)
     ap.add_argument("--make", default="make")
-    ap.add_argument("--only", default="gup,pages,drain,false_sharing")
+    ap.add_argument("--only", default="gup,pages,drain,false_sharing,pft",
+                    help="any of gup,pages,drain,false_sharing,pft (make c2c), gup-smt (the seed's "
+                    "machine only), scale (make c2c-scale), phases (make c2c-phases)")
     ap.add_argument("--gup-mb", type=int, default=int(os.environ.get("C2C_GUP_MB", "64")))
     ap.add_argument("--cpus", default="1,2,4,8,16,24,32,40", help="CPU counts of the pairs series")
+    ap.add_argument("--pft-mb", type=int, default=8, help="PFT: MiB faulted in per iteration")
+    ap.add_argument("--pft-iterations", type=int, default=2)
+    ap.add_argument("--scale-cpus", default="40,128,255")
+    ap.add_argument("--scale-mb", type=int, default=4, help="gup_test -m for the CPU-count series")
+    ap.add_argument("--phases", type=int, default=5, help="start phases of the lists-off spread")
+    ap.add_argument("--phase-cpus", default="32,40")
+    ap.add_argument("--trace", help="record the gup, pft and scale boots' streams under this directory "
+                    "(for tests/c2c/replay and sweep.py)")
+    ap.add_argument("--sweep", action="store_true", help="with --trace: each headline figure's range and "
+                    "sensitivity over the machine's assumed parameters (tests/c2c/sweep.py)")
+    ap.add_argument("--replay", help="tests/c2c/replay, for --sweep")
+    ap.add_argument("--jitter", type=int, default=4, help="--sweep's replays with a latency shaken by 1..N ps")
     ap.add_argument("--smoke", action="store_true", help="make bench-smoke's short, checked run")
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -212,11 +387,12 @@ def main():
         sys.exit(1 if smoke(args, elf) else 0)
     benches = [b for b, k in (("gup", "gup"), ("c2c_pages", "pages"), ("c2c_drain", "drain")) if k in only]
     summary, pts = [], {}
-    if "gup" in only:
+    if "gup" in only or "gup-smt" in only:
         summary.append("gup_test -a -m %d -j %d (pin_user_pages_fast, one page per call, all threads on "
                        "one range; times are the cost model's):" % (args.gup_mb, SMP))
         counts, log = boot(args.iso, args.out, "gup-smt", "bench=gup gup.size_mb=%d" % args.gup_mb,
-                           args.plugin, SMT, 3600)
+                           args.plugin, SMT, 3600,
+                           trace=os.path.join(args.trace, "gup-smt") if args.trace else None)
         summary += gup_lines(report_of(counts, log, elf, args.out, "report-gup-smt"), args.gup_mb, SMT)
     if benches:
         counts, log = boot(args.iso, args.out, "experiments", "bench=%s gup.size_mb=%d c2c.cpus=%s" % (
@@ -224,22 +400,46 @@ def main():
         windows = report_of(counts, log, elf, args.out, "report")
         summary += gup_lines(windows, args.gup_mb, CORES) if "gup" in only else []
         if "pages" in only:
-            rows, pts = pairs_lines(windows, " (%s)" % CORES[0])
+            rows, pts = pairs_lines(windows, " (%s)" % CORES.name)
             summary += rows
         summary += drain_lines(windows) if "drain" in only else []
     if "false_sharing" in only:
         build = os.path.join(args.out, "unpadded")
         subprocess.run(args.make.split() + ["--no-print-directory", "BUILD=" + build, "DEBUG_VM=0",
-                                            "KDEFS=-DCONFIG_PCP_PADDING=0", "iso"],
+                                            "KDEFS=-DCONFIG_PCP_PADDING=0", ram_or_iso(args.iso)],
                        stdout=subprocess.DEVNULL, check=True)
-        counts, log = boot(os.path.join(build, "smpmm.iso"), args.out, "unpadded",
+        counts, log = boot(os.path.join(build, "smpmm." + ram_or_iso(args.iso)), args.out, "unpadded",
                            "bench=c2c_pages c2c.cpus=2,40", args.plugin, CORES, 1800)
         rows, _ = pairs_lines(report_of(counts, log, os.path.join(build, "smpmm.elf"), args.out,
                                         "report-unpadded"), ", struct per_cpu_pages unpadded (false sharing)")
         summary += rows
+    if "pft" in only:
+        pft = pft_boots(args, args.trace)
+        rows, _ = pft_lines(pft)
+        summary += rows
+    if "phases" in only:
+        summary += phase_lines(phase_boots(args), elf, args.out)
     png = plot(pts, args.out)
+    if "scale" in only:
+        scale = scale_boots(args, args.trace)
+        rows, scale_pts = scale_lines(args, scale, elf)
+        summary += rows
+        scale_png = plot_scale(scale_pts, args.out)
+        summary += ["plot: %s" % scale_png] if scale_png else []
+    if args.sweep:
+        sweeps = []
+        if "gup" in only or "gup-smt" in only:
+            sweeps.append(("gup", "e5-2630v4", {"smt": (os.path.join(args.trace, "gup-smt"),
+                                                        os.path.join(args.out, "gup-smt.log"))}))
+        if "pft" in only:
+            sweeps.append(("pft", PFT_MACHINE, {m: (os.path.join(args.trace, "pft-" + m), log)
+                                               for m, (_, log) in pft.items()}))
+        for cpus, (_, log) in sorted(scale.items()) if "scale" in only else []:
+            sweeps.append(("scale", SCALE[cpus], {str(cpus): (os.path.join(args.trace, "scale-%d" % cpus), log)}))
+        summary += run_sweeps(args, sweeps)
+    html = pictures.page(BOOTS, os.path.join(args.out, "c2c.html"), "make c2c: cache lines that move")
     text = "\n".join(summary) + "\n" + ("plot: %s\n" % png if png else "")
-    text += "full reports: %s/report*.txt\n" % args.out
+    text += "pictures: %s\nfull reports: %s/report*.txt\n" % (html, args.out)
     with open(os.path.join(args.out, "summary.txt"), "w") as f:
         f.write(text)
     sys.stdout.write(text)

@@ -185,6 +185,164 @@ static void c2c_access_store_to_shared_line_invalidates(void)
 	c2c_model_free(&m);
 }
 
+/* 255 CPUs on 2 sockets (0-127, 128-254), one thread a core: `cpus` store to one line n
+ * times each, in turn; the sharer masks span 4 words. */
+static void writers_in_turn(const unsigned int *cpus, unsigned int k, unsigned int n)
+{
+	struct c2c_params p = params4;
+
+	p.nr_cpus = 255;
+	start(&p);
+	begin_all();
+	for (unsigned int i = 1; i <= n; i++)
+		for (unsigned int j = 0; j < k; j++)
+			ev(cpus[j], C2C_STORE, 10 * i + j, 3);
+	end_all(10 * n + 10);
+	EXPECT_EQ(c2c_merge(&m, true), 1);
+}
+
+/* CPUs on every word of the sharer masks: each store after the first takes the line from the
+ * one before (HITM), across sockets at the 127 -> 128 and 254 -> 0 steps. */
+static void c2c_access_writers_across_mask_words_255_cpus(void)
+{
+	static const unsigned int cpus[] = { 0, 63, 64, 127, 128, 200, 254 };
+	const unsigned int n = 20, k = sizeof(cpus) / sizeof(cpus[0]);
+
+	writers_in_turn(cpus, k, n);
+	EXPECT_EQ(outcome(&m.total, C2C_COLD), 1);
+	EXPECT_EQ(outcome(&m.total, C2C_HITM), n * k - 1);
+	EXPECT_EQ(m.total.outcome[C2C_HITM][1], 2 * n - 1);
+	EXPECT_EQ(m.total.invalidated, n * k - 1);
+	c2c_model_free(&m);
+}
+
+/* CPU 0 writes a line, the other 254 read it, CPU 0 writes it again: one upgrade that
+ * invalidates 254 copies, 127 of them on the other socket. */
+static void c2c_access_store_invalidates_254_readers(void)
+{
+	struct c2c_params p = params4;
+
+	p.nr_cpus = 255;
+	start(&p);
+	begin_all();
+	ev(0, C2C_STORE, 1, 8);
+	for (unsigned int c = 1; c < 255; c++)
+		ev(c, C2C_LOAD, 100, 8);
+	ev(0, C2C_STORE, 100000, 8);
+	end_all(200000);
+	EXPECT_EQ(c2c_merge(&m, true), 1);
+	EXPECT_EQ(m.total.hitm_loads, 1);
+	EXPECT_EQ(outcome(&m.total, C2C_CLEAN), 253);
+	EXPECT_EQ(outcome(&m.total, C2C_UPGRADE), 1);
+	EXPECT_EQ(m.total.outcome[C2C_UPGRADE][1], 1);
+	EXPECT_EQ(m.total.invalidated, 254);
+	EXPECT_EQ(m.total.stores, 2);
+	c2c_model_free(&m);
+}
+
+/* 256 CPUs as 128 cores of 2 threads: siblings 200 and 201 share a cache (no transfer between
+ * them); 201 and 202 do not. */
+static void c2c_access_smt_siblings_share_cache_256_cpus(void)
+{
+	struct c2c_params p = params4;
+	const unsigned int n = 50;
+
+	p.nr_cpus = 256;
+	p.threads = 2;
+	start(&p);
+	begin_all();
+	for (unsigned int i = 1; i <= n; i++) {
+		ev(200, C2C_STORE, 4 * i, 11);
+		ev(201, C2C_STORE, 4 * i + 1, 11);
+		ev(201, C2C_STORE, 4 * i + 2, 12);
+		ev(202, C2C_STORE, 4 * i + 3, 12);
+	}
+	end_all(4 * n + 10);
+	EXPECT_EQ(c2c_merge(&m, true), 1);
+	EXPECT_EQ(c2c_transfers(&m.cpu[200].n) + c2c_transfers(&m.cpu[201].n) - (n - 1), 0);
+	EXPECT_EQ(c2c_transfers(&m.total), 2 * n - 1);	/* all on line 12 */
+	EXPECT_EQ(outcome(&m.total, C2C_HIT), 2 * n - 1);	/* 201 after 200 on line 11 */
+	c2c_model_free(&m);
+}
+
+/*
+ * One CPU zeroes a page: 64 cold stores to consecutive lines. With mlp = 10 the first fill
+ * costs its latency and each later one a tenth of it; with mlp = 1 each costs it all. The
+ * clock counts femtoseconds (clock_div 1000), as the plugin's does: 1 ns an instruction.
+ */
+static void c2c_replay_streaming_stores_overlap(void)
+{
+	for (unsigned int mlp = 1; mlp <= 10; mlp += 9) {
+		struct c2c_params p = params4;
+
+		p.ps_per_insn = 1;
+		p.clock_div = 1000;
+		p.mlp = mlp;
+		start(&p);
+		begin_all();
+		for (unsigned int i = 0; i < 64; i++)
+			ev(1, C2C_STORE, 1000000ull * (i + 1), 4096 + i);
+		end_all(1000000ull * 65);
+		EXPECT_EQ(c2c_merge(&m, true), 1);
+		EXPECT_EQ(outcome(&m.total, C2C_COLD), 64);
+		EXPECT_EQ(m.total.streamed, mlp > 1 ? 63 : 0);
+		EXPECT_EQ(m.cpu[1].end, 65 * 1000 + 100000 + 63 * (100000 / mlp));
+		c2c_model_free(&m);
+	}
+}
+
+/*
+ * Who took the line from whom, and when: two writers in turn (CPUs 0 and 3) give 0 -> 3 n
+ * times and 3 -> 0 n - 1 times in the window's pairs, the same moves in its history, in
+ * order, each at a later time than the one before, and the byte each store began at in its
+ * instruction's slot; with room for 10 moves, the rest are counted as dropped. Then CPU 1
+ * and 2 share a line CPU 1 then stores to: an upgrade, in the history but not a transfer.
+ */
+static void c2c_access_moves_by_pair_and_time(void)
+{
+	const unsigned int n = 20;
+
+	start(&params4);
+	m.max_moves = 10;
+	begin_all();
+	for (unsigned int i = 1; i <= n; i++) {
+		c2c_push(&m, 0, (struct c2c_event){ .icount = 4 * i, .kind = C2C_STORE, .line = 7, .off = 8 });
+		c2c_push(&m, 3, (struct c2c_event){ .icount = 4 * i, .kind = C2C_STORE, .line = 7, .off = 40 });
+	}
+	end_all(4 * n + 1);
+	EXPECT_EQ(c2c_merge(&m, true), 1);
+	EXPECT_EQ(m.pairs[0 * 4 + 3], n);
+	EXPECT_EQ(m.pairs[3 * 4 + 0], n - 1);
+	EXPECT_EQ(m.pairs[0 * 4 + 1] + m.pairs[1 * 4 + 0] + m.pairs[3 * 4 + 3], 0);
+	EXPECT_EQ(m.nr_moves, 10);
+	EXPECT_EQ(m.moves_dropped, 2 * n - 1 - 10);
+	for (unsigned int k = 0; k < m.nr_moves; k++) {
+		EXPECT_EQ(m.moves[k].from, k % 2 ? 3 : 0);
+		EXPECT_EQ(m.moves[k].to, k % 2 ? 0 : 3);
+		EXPECT_EQ(m.moves[k].outcome, C2C_HITM);
+		EXPECT_EQ(k == 0 || m.moves[k].t > m.moves[k - 1].t, 1);
+	}
+	for (uint64_t s = 0; s < m.nr_slots; s++)
+		if (m.lines[s].line == 8)
+			EXPECT_EQ(m.lines[s].pc[0].bytes, (1ull << 8) | (1ull << 40));
+	c2c_model_free(&m);
+
+	start(&params4);
+	m.max_moves = 100;
+	begin_all();
+	ev(1, C2C_LOAD, 1, 5);
+	ev(2, C2C_LOAD, 100, 5);
+	ev(1, C2C_STORE, 1000, 5);
+	end_all(2000);
+	EXPECT_EQ(c2c_merge(&m, true), 1);
+	EXPECT_EQ(m.nr_moves, 2);		/* CPU 2's clean read, CPU 1's upgrade */
+	EXPECT_EQ(m.moves[1].outcome, C2C_UPGRADE);
+	EXPECT_EQ(m.moves[1].from, 2);
+	EXPECT_EQ(m.pairs[1 * 4 + 2], 1);
+	EXPECT_EQ(m.pairs[2 * 4 + 1], 0);	/* an upgrade moves no data */
+	c2c_model_free(&m);
+}
+
 /* The merge waits for a CPU that has not begun (its events start at time 0) until the window
  * closes; then it took no part. */
 static void c2c_merge_waits_for_unbegun_cpu(void)
@@ -300,6 +458,11 @@ static const struct { const char *name; void (*fn)(void); } cases[] = {
 	CASE(c2c_access_private_lines_no_transfer),
 	CASE(c2c_access_readers_of_line_written_once),
 	CASE(c2c_access_store_to_shared_line_invalidates),
+	CASE(c2c_access_moves_by_pair_and_time),
+	CASE(c2c_access_writers_across_mask_words_255_cpus),
+	CASE(c2c_access_store_invalidates_254_readers),
+	CASE(c2c_access_smt_siblings_share_cache_256_cpus),
+	CASE(c2c_replay_streaming_stores_overlap),
 	CASE(c2c_merge_waits_for_unbegun_cpu),
 	CASE(c2c_merge_independent_of_host_timing),
 };

@@ -702,6 +702,16 @@ static bool munmap_table(struct m_vma *v, unsigned int *n, u32 s, u32 e)
 	return true;
 }
 
+/* mm_munmap()'s argument rules, as Linux's munmap(): page-aligned start, a length, not past
+ * USER_VA_END (the length is rounded up to pages). */
+static bool munmap_args_ok(const struct gen_op *op)
+{
+	u64 start, len;
+
+	gen_op_range(op, &start, &len);
+	return !(start % PAGE_SIZE) && start <= USER_VA_END && len && len <= USER_VA_END - start;
+}
+
 /* The window pages a munmap names: false if none (empty, wrapping, or outside). */
 static bool munmap_pages(const struct gen_op *op, u32 *s, u32 *e)
 {
@@ -802,7 +812,8 @@ static int page_ok(const struct work *w, u32 p, bool write)
 	bool ok = k >= 0 && (!write || w->vma[k].writable);
 	u32 s, e;
 
-	if (v && v->kind == GEN_MUNMAP && munmap_pages(v, &s, &e) && p >= s && p < e)
+	if (v && v->kind == GEN_MUNMAP && munmap_args_ok(v) && munmap_pages(v, &s, &e) &&
+	    p >= s && p < e)
 		return ok ? 1 : 0;
 	if (v && v->kind == GEN_MMAP && !ok && (gen_res[w->vop].ret == 0 ||
 	    (gen_res[w->vop].ret == -ENOMEM && (v->flags & GEN_MAP_POP))) &&	/* (it stays) */
@@ -1000,16 +1011,42 @@ static void do_mmap(const struct gen_plan *pl, unsigned int i, struct work *w, b
 	touch(w, s, e - s);
 }
 
-static void do_munmap(unsigned int i, struct work *w)
+/* Check a munmap's result: -EINVAL for bad arguments, -ENOMEM if refused, else 0. */
+static void check_munmap_ret(unsigned int i, long want)
+{
+	char c[96];
+
+	expect(i, EXP_EQ, want, 0, 0);
+	if (gen_res[i].ret == want)
+		return;
+	snprintf(c, sizeof(c), "KT_EXPECT_EQ(t, s.ret[%u], %ld);", i, want);
+	gen_fail((int)i, "munmap", c, "op %u: mm_munmap() returned %ld, the model says %ld%s", i,
+		 gen_res[i].ret, want, want == -ENOMEM ? " (it needs one VMA more than "
+		 "MM_MAX_VMAS)" : want == -EINVAL ? " (bad arguments)" : "");
+}
+
+static void do_munmap(unsigned int i, struct work *w, bool check)
 {
 	u32 s, e;
 
-	if (!munmap_pages(OP(i), &s, &e))
-		return;		/* nothing named: nothing changes */
-	if (!munmap_table(w->vma, &w->nr_vma, s, e)) {
-		w->refused = true;	/* refused (a full table): nothing changes */
+	if (!munmap_args_ok(OP(i))) {
+		if (check)
+			check_munmap_ret(i, -EINVAL);
 		return;
 	}
+	if (!munmap_pages(OP(i), &s, &e)) {
+		if (check)
+			check_munmap_ret(i, 0);
+		return;		/* nothing in the window: nothing changes */
+	}
+	if (!munmap_table(w->vma, &w->nr_vma, s, e)) {
+		w->refused = true;	/* refused (a full table): nothing changes */
+		if (check)
+			check_munmap_ret(i, -ENOMEM);
+		return;
+	}
+	if (check)
+		check_munmap_ret(i, 0);
 	for (u32 p = s; p < e; p++)
 		w->st[p] = W_UNMAP;
 	touch(w, s, e - s);
@@ -1052,7 +1089,7 @@ static void mm_op_private(const struct gen_plan *pl, unsigned int i, int m)
 		do_mmap(pl, i, w, true);
 		break;
 	case GEN_MUNMAP:
-		do_munmap(i, w);
+		do_munmap(i, w, true);
 		break;
 	case GEN_FAULT:
 		do_fault_private(pl, i, w);
@@ -1147,7 +1184,13 @@ static void mm_ops_shared(const struct gen_plan *pl, int m)
 			w->vop = (int)i;
 	shared_check_ops(pl, m, w);
 	w0 = *w;
-	if (w->vop >= 0 && OP(w->vop)->kind == GEN_MUNMAP && munmap_pages(OP(w->vop), &s, &e) &&
+	if (w->vop >= 0 && OP(w->vop)->kind == GEN_MUNMAP) {
+		struct work tmp = *w;	/* (a copy: the result only) */
+
+		do_munmap((unsigned int)w->vop, &tmp, true);
+	}
+	if (w->vop >= 0 && OP(w->vop)->kind == GEN_MUNMAP && munmap_args_ok(OP(w->vop)) &&
+	    munmap_pages(OP(w->vop), &s, &e) &&
 	    !(w->refused = !munmap_table(w->vma, &w->nr_vma, s, e))) {
 		us = s;
 		ue = e;

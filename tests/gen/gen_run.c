@@ -338,8 +338,7 @@ void gen_exec_op(const struct gen_prog *p, unsigned int i)
 		u64 start, len;
 
 		gen_op_range(op, &start, &len);
-		mm_munmap(gen_h.mm[op->mm], start, len);
-		r->ret = 0;
+		r->ret = mm_munmap(gen_h.mm[op->mm], start, len);
 		break;
 	}
 	case GEN_FAULT: case GEN_WRITE: case GEN_READ: exec_gup(p, i, r); break;

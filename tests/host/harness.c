@@ -456,6 +456,7 @@ static void usage(void)
 	printf("usage: mmtest [-v] [-c] [-t SECONDS] [NAME-FILTER]\n"
 	       "       mmtest --pct SEED [--depth D] [--steps K] [--runs N] [-v] NAME-FILTER\n"
 	       "       mmtest --bench buddy|pcp [PAIRS]   mmtest --gup-bench [THREADS] [MB] [ROUNDS]\n"
+	       "       mmtest --fn-trace drain-MODEL (the fntrace builds: docs/pcp.md's list (b))\n"
 	       "--pct: the concurrent tests matching NAME-FILTER under the deterministic PCT\n"
 	       "scheduler, N runs with seeds SEED, SEED+1, ...; D is the bug depth (default 3),\n"
 	       "K the steps per run (default: measured by a first run).\n");
@@ -481,6 +482,10 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--gup-bench")) {
 			host_phys_init(4 * GiB + 512 * MiB);
 			return gup_host_bench(argc - i - 1, argv + i + 1);
+		}
+		if (!strcmp(argv[i], "--fn-trace")) {
+			host_phys_init(4 * GiB + 512 * MiB);
+			return fn_trace_main(argc - i - 1, argv + i + 1);
 		}
 		if (!strcmp(argv[i], "-c")) {
 			only_concurrent = true;

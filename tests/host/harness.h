@@ -59,5 +59,7 @@ int host_bench(int argc, char **argv);
 int gen_main(int argc, char **argv);
 /* tests/host/test_gup.c: the gup_test benchmark on host threads (mmtest --gup-bench). */
 int gup_host_bench(int argc, char **argv);
+/* tests/host/fn_trace.c: the functions a scenario runs (mmtest --fn-trace, fntrace builds). */
+int fn_trace_main(int argc, char **argv);
 
 #endif

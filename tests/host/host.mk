@@ -16,8 +16,8 @@ HOST_SRC   := $(HOST_MM_SRC) kernel/printk.c kernel/smp.c kernel/spinlock.c kern
 	kernel/acpi.c tests/ktest/ktest_check.c tests/host/harness.c \
 	tests/kernel/mm_private.c tests/kernel/mm_pcp_private.c tests/kernel/gup_private.c \
 	tests/kernel/lockdep.c tests/kernel/cmdline_parse.c \
-	tests/host/bench_host.c tests/lab/gup_test.c \
-	tests/host/preempt.c \
+	tests/host/bench_host.c tests/lab/gup_test.c tests/lab/pcp_bulk.c \
+	tests/host/preempt.c tests/host/fn_trace.c \
 	$(wildcard tests/host/test_*.c) \
 	$(wildcard tests/host/shim/*.c) $(wildcard tests/gen/*.c)
 HOST_CFLAGS := \
@@ -41,6 +41,13 @@ HOST_VARIANT_FLAGS_tsan  := -O1 -fsanitize=thread $(if $(findstring clang,$(HOST
 	-DCONFIG_DEBUG_VM=1
 HOST_VARIANT_FLAGS_release := -O2 -DCONFIG_DEBUG_VM=0
 HOST_VARIANTS := plain asan tsan release
+# What mm/ and kernel/ functions a scenario runs (tests/host/fn_trace.c: docs/pcp.md's
+# reading list (b), checked by make fastpath-check): every function of theirs entered, inlined
+# or not, calls a hook; the lab's own and the shim's are left out. Not part of host-test.
+HOST_FNTRACE_FLAGS := -finstrument-functions -finstrument-functions-exclude-file-list=tests/
+HOST_VARIANT_FLAGS_fntrace := -O2 -DCONFIG_DEBUG_VM=1 $(HOST_FNTRACE_FLAGS)
+HOST_VARIANT_FLAGS_fntrace-release := -O2 -DCONFIG_DEBUG_VM=0 $(HOST_FNTRACE_FLAGS)
+HOST_FNTRACE_VARIANTS := fntrace fntrace-release
 
 define host_variant
 HOST_OBJ_$(1) := $$(patsubst %.c,$(HOST_BUILD)/$(1)/%.o,$(HOST_SRC))
@@ -53,7 +60,7 @@ $(HOST_BUILD)/$(1)/mmtest: $$(HOST_OBJ_$(1))
 	@$(HOST_CC) $(HOST_CFLAGS) $(HOST_VARIANT_FLAGS_$(1)) -o $$@ $$^ -lm
 -include $$(HOST_OBJ_$(1):.o=.d)
 endef
-$(foreach v,$(HOST_VARIANTS),$(eval $(call host_variant,$(v))))
+$(foreach v,$(HOST_VARIANTS) $(HOST_FNTRACE_VARIANTS),$(eval $(call host_variant,$(v))))
 
 .PHONY: host-test host-build
 host-build: $(foreach v,$(HOST_VARIANTS),$(HOST_BUILD)/$(v)/mmtest) $(HOST_BUILD)/acpi_test

@@ -69,7 +69,7 @@ static void alloc_pages_concurrent_random_orders(struct ktest *t)
 	for (unsigned int i = 0; i < NR_TEST_CPUS; i++)
 		args[i] = (struct stress_arg){ .pgdat = pgdat, .seed = i + 1, .ops = 10000 };
 	run_on_cpus(NR_TEST_CPUS, stress_cpu, args, sizeof(args[0]));
-	contended = pgdat->node_zones[ZONE_DMA32].lock.stats.contended;
+	contended = lock_stat(&pgdat->node_zones[ZONE_DMA32].lock)->contended;
 	printk("random orders: zone->lock contended %llu times\n", (unsigned long long)contended);
 	drain_all_pages_machine(pgdat->machine);
 	KT_EXPECT_EQ(t, node_free_pages(pgdat), free);

@@ -76,7 +76,7 @@ static void expect_limits_final(struct ktest *t, struct pglist_data *pgdat)
 	snapshot(pgdat, before);
 	setup_per_zone_wmarks(pgdat);
 	setup_lowmem_reserve(pgdat);
-	zone_pcp_update(pgdat, 1);
+	zone_pcp_update(pgdat, pgdat->machine->nr_cpus);
 	snapshot(pgdat, after);
 	KT_EXPECT_TRUE(t, !memcmp(before, after, sizeof(before)));
 }

@@ -402,6 +402,44 @@ static void fail_host_space_exact_on_all_cpus(struct ktest *t)
 	limit_check(t, &a, host_pct_on() ? 60 : 1500, false, (unsigned long)a.space - 1);
 }
 
+/*
+ * An order above MAX_ORDER is refused before the hook is asked, as Linux's __alloc_pages()
+ * refuses it before prepare_alloc_pages() -> should_fail_alloc_page(): with every call
+ * armed to fail, orders MAX_ORDER + 1, + 5, 63 and the largest unsigned return NULL and
+ * fail_page_alloc counts nothing, on any CPU. (At d900eef the hook ran first, counted the
+ * call and wrote failed[order] past its array: order MAX_ORDER + 5 landed on the next
+ * CPU's eligible count, "eligible +2, failed +0"; 1 << order is undefined from 63.) The
+ * control: MAX_ORDER itself is failed on purpose, eligible +1 and failed +1.
+ */
+static void fail_host_order_above_max_refused_before_hook(struct ktest *t)
+{
+	static const unsigned int orders[] = { MAX_ORDER + 1, MAX_ORDER + 5, 63, ~0u };
+	struct pglist_data *pgdat = fail_node();
+	struct fault_attr a = percent(100, 1);
+	struct fail_page_alloc_stats before, after;
+
+	KT_ASSERT_TRUE(t, pgdat);
+	KT_ASSERT_EQ(t, fail_page_alloc_configure(&a), 0);
+	for (unsigned int i = 0; i < ARRAY_SIZE(orders); i++) {
+		fail_page_alloc_read_stats(&before);
+		KT_EXPECT_TRUE(t, !alloc_pages_node(pgdat, GFP_KERNEL | __GFP_NOWARN, orders[i]));
+		fail_page_alloc_read_stats(&after);
+		ktest_printf(t, "order %u: eligible +%llu, failed +%llu", orders[i],
+			     (unsigned long long)(after.eligible - before.eligible),
+			     (unsigned long long)(after.failed - before.failed));
+		KT_EXPECT_EQ(t, after.eligible, before.eligible);
+		KT_EXPECT_EQ(t, after.failed, before.failed);
+	}
+	fail_page_alloc_read_stats(&before);
+	KT_EXPECT_TRUE(t, !alloc_pages_node(pgdat, GFP_KERNEL | __GFP_NOWARN, MAX_ORDER));
+	fail_page_alloc_read_stats(&after);
+	KT_EXPECT_EQ(t, after.eligible - before.eligible, 1);
+	KT_EXPECT_EQ(t, after.failed_order[MAX_ORDER] - before.failed_order[MAX_ORDER], 1);
+	fail_page_alloc_configure(NULL);
+	KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+	test_node_destroy(pgdat);
+}
+
 /* fail_page_alloc_resume() without a pause to undo is a bug (pauses nest): it panics. */
 static void fail_host_resume_without_pause_panics(struct ktest *t)
 {
@@ -434,6 +472,7 @@ static const struct ktest_case fail_page_alloc_cases[] = {
 	KTEST_CASE_CONCURRENT(fail_host_times_exact_on_all_cpus),
 	KTEST_CASE_CONCURRENT(fail_host_space_exact_on_all_cpus),
 	KTEST_CASE(fail_host_resume_without_pause_panics),
+	KTEST_CASE(fail_host_order_above_max_refused_before_hook),
 };
 /* Fault injection is a debug build's (CONFIG_FAIL_PAGE_ALLOC follows CONFIG_DEBUG_VM). */
 static int fail_page_alloc_suite_init(struct ktest *t)

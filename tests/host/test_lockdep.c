@@ -12,6 +12,8 @@
 #include "mm/gup.h"
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static spinlock_t lock_a, lock_b, lock_irq;
 static int step;	/* sequences the two threads: nobody ever spins on a held lock */
@@ -52,10 +54,59 @@ static void lockdep_host_order_inversion_reported(struct ktest *t)
 	spin_lock_init(&lock_b, "host_b", 0);
 	step = 0;
 	lockdep_expect_begin(&e);
+	lockdep_expect_cpu(&e, 1);	/* CPU 1 closes the cycle */
 	run_on_cpus(2, order_cpu, NULL, 0);
 	KT_EXPECT_EQ(t, lockdep_expect_end(&e), LOCKDEP_CIRCULAR);
 	KT_EXPECT_TRUE(t, !strcmp(e.first, "&lock_b") && !strcmp(e.second, "&lock_a"));
 	KT_EXPECT_TRUE(t, host_console_contains("possible circular locking dependency"));
+}
+
+/*
+ * In a child process (a real report turns the validator off for good): a scope opened on
+ * CPU 0, CPU 1 not named, CPU 1 closes a cycle. Returns a bit per thing not as expected:
+ * the scope captured it (1), it was not counted (2), the validator stayed on (4), it was not
+ * printed as a real report (8).
+ */
+static int other_cpu_report_in_child(void)
+{
+	unsigned long reports = lockdep_report_count();
+	struct lockdep_expect e;
+	enum lockdep_rule rule;
+
+	spin_lock_init(&lock_a, "host_a", 0);
+	spin_lock_init(&lock_b, "host_b", 0);
+	step = 0;
+	lockdep_expect_begin(&e);
+	run_on_cpus(2, order_cpu, NULL, 0);
+	rule = lockdep_expect_end(&e);
+	return (rule != LOCKDEP_NONE) | (lockdep_report_count() != reports + 1) << 1 |
+	       lockdep_enabled() << 2 |
+	       !host_console_contains("turning off the locking correctness validator") << 3;
+}
+
+/*
+ * An expect scope takes the reports of the CPU that opened it and of the CPUs it names, not
+ * those of any CPU that happens to report while it is open: a real deadlock pattern on
+ * another CPU must be counted, printed as a real report, and turn the validator off. Before,
+ * the scope captured it (the test that held it open could even pass on it) and it went
+ * unreported.
+ */
+static void lockdep_expect_scope_leaves_other_cpus_reports(struct ktest *t)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	KT_ASSERT_TRUE(t, pid >= 0);
+	if (pid == 0)
+		_exit(other_cpu_report_in_child());
+	KT_ASSERT_EQ(t, waitpid(pid, &status, 0), pid);
+	ktest_printf(t, "child: %s %d", WIFEXITED(status) ? "exit" : "signal",
+		     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	KT_EXPECT_TRUE(t, WIFEXITED(status));
+	KT_EXPECT_EQ(t, WEXITSTATUS(status) & 1, 0);	/* not captured */
+	KT_EXPECT_EQ(t, WEXITSTATUS(status) & 2, 0);	/* counted */
+	KT_EXPECT_EQ(t, WEXITSTATUS(status) & 4, 0);	/* the validator turned off */
+	KT_EXPECT_EQ(t, WEXITSTATUS(status) & 8, 0);	/* printed as a real report */
 }
 
 static void irq_takes_lock(void *arg)
@@ -238,8 +289,8 @@ static void mm_lock_paths(struct ktest *t, struct pglist_data *pgdat, struct mm_
 /*
  * The tree of mm/mmzone.h, outermost first, each lock taken while the ones above it are
  * held; pcp_batch_high_lock, a leaf (nothing is taken under it), under the innermost lock
- * that is held with interrupts on, a pcp lock: a leaf may be taken under anything, and a
- * trylock (the drain's of pcp_drain_lock) leaves no edge of its own to close a cycle with.
+ * that is held with interrupts on, a pcp lock: a leaf may be taken under anything. (Drains
+ * take pcp_drain_lock with spin_lock, so its edges are checked like the others'.)
  */
 static void take_lock_tree(struct mm_struct *mm, struct zone *zone)
 {
@@ -339,6 +390,7 @@ static const struct ktest_case lockdep_cases[] = {
 	KTEST_CASE_CONCURRENT(lockdep_host_order_inversion_reported),
 	KTEST_CASE_CONCURRENT(lockdep_host_irq_unsafe_use_reported),
 	KTEST_CASE(lockdep_host_uninitialised_lock_reported),
+	KTEST_CASE(lockdep_expect_scope_leaves_other_cpus_reports),
 	KTEST_CASE_CONCURRENT(lockdep_host_atomic_alloc_in_irq_under_pressure),
 	KTEST_CASE_CONCURRENT(lockdep_host_first_use_on_every_cpu_at_once),
 	KTEST_CASE(mm_locks_follow_the_lock_tree),

@@ -378,6 +378,46 @@ static void numa_zone_drain_reaches_other_node_cpu(struct ktest *t)
 	}
 }
 
+/*
+ * remote_home counts the pages of a zone that a CPU of another node sends home, not the
+ * spills that send them: node 0's zone is disabled (high 0, batch 1: every free spills one
+ * block), and this CPU, of node 1, frees an order-3 block of node 0 through its list. Expect
+ * remote_free +1 (one free), remote_home +8 (the block's pages), nothing left listed. Each
+ * model. (At d900eef remote_home grew by nr_pcp_free()'s request, 1.)
+ */
+static void numa_remote_home_counts_pages_sent_home(struct ktest *t)
+{
+	static const unsigned int size[2] = { 16, 16 };
+	static const u8 on_node1[MAX_CPUS] = { [0 ... MAX_CPUS - 1] = 1 };
+	static struct test_machine tm;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(models); i++) {
+		struct mm_machine *m = machine_create_model(&tm, 2, size, NULL, on_node1, models[i]);
+		struct numa_stats a, b;
+		struct page *page;
+		struct zone *z0;
+
+		KT_ASSERT_TRUE(t, m);
+		z0 = &m->node[0]->node_zones[ZONE_DMA32];
+		page = alloc_pages_node(m->node[0], GFP_KERNEL | __GFP_THISNODE, 3);
+		KT_ASSERT_TRUE(t, page && page_zone(page) == z0);
+		zone_pcp_disable(z0);
+		zone_numa_stats(z0, &a);
+		__free_pages(page, 3);
+		zone_numa_stats(z0, &b);
+		printk("[%s] remote_free +%llu, remote_home +%llu for one order-3 block\n",
+		       pcp_lock_model_name(models[i]),
+		       (unsigned long long)(b.remote_free - a.remote_free),
+		       (unsigned long long)(b.remote_home - a.remote_home));
+		KT_EXPECT_EQ(t, b.remote_free - a.remote_free, 1);
+		KT_EXPECT_EQ(t, b.remote_home - a.remote_home, 8);
+		KT_EXPECT_EQ(t, zone_pcp_count(z0), 0);
+		zone_pcp_enable(z0);
+		KT_EXPECT_EQ(t, mm_verify_machine(m), 0);
+		mm_machine_destroy(m);
+	}
+}
+
 /* Pages allocated on node 0 until 100 came from node 1, and how many came from each. */
 struct node0_exhaustion {
 	struct mm_machine *m;
@@ -482,10 +522,10 @@ static void zone_statistics_counted_on_allocating_cpu(struct ktest *t)
 }
 
 /*
- * A memoryless node's CPU allocates through the order-0 fast path from its preferred zone,
- * node 0's: the hit counts as node 0's numa_hit (other_node: the CPU is on node 1). But
- * __GFP_THISNODE on the memoryless node must fail, even with a page of node 0 on this CPU's
- * list where the fast path would find it. Expect: the page just freed, counted; then NULL.
+ * A memoryless node's CPU allocates order 0 from the first zone of its zonelist, node 0's,
+ * off its list there: the hit counts as node 0's numa_hit (other_node: the CPU is on node
+ * 1). But __GFP_THISNODE on the memoryless node must fail, even with a page of node 0 on
+ * this CPU's list where a hit would find it. Expect: the page just freed, counted; then NULL.
  */
 static void alloc_pages_memoryless_node_fast_hit_thisnode_fails(struct ktest *t)
 {
@@ -499,7 +539,7 @@ static void alloc_pages_memoryless_node_fast_hit_thisnode_fails(struct ktest *t)
 
 	KT_ASSERT_TRUE(t, m);
 	z0 = &m->node[0]->node_zones[ZONE_DMA32];
-	KT_ASSERT_TRUE(t, m->node[1]->preferred_zone[ZONE_NORMAL] == z0);
+	KT_ASSERT_TRUE(t, m->node[1]->node_zonelists[ZONELIST_FALLBACK]._zonerefs[0].zone == z0);
 	page = alloc_pages_node(m->node[1], GFP_KERNEL, 0);
 	KT_ASSERT_TRUE(t, page && page_pgdat(page) == m->node[0]);
 	__free_pages(page, 0);
@@ -528,6 +568,7 @@ static const struct ktest_case numa_cases[] = {
 	KTEST_CASE(numa_exhaustion_counts_miss_and_foreign),
 	KTEST_CASE(zone_statistics_counted_on_allocating_cpu),
 	KTEST_CASE(numa_zone_drain_reaches_other_node_cpu),
+	KTEST_CASE(numa_remote_home_counts_pages_sent_home),
 	KTEST_CASE(alloc_pages_memoryless_node_fast_hit_thisnode_fails),
 	KTEST_CASE_CONCURRENT(numa_remote_free_vs_drain),
 };

@@ -13,6 +13,7 @@
 #include "tests/kernel/pcp_check.h"
 #include "kernel/lockdep.h"
 #include "kernel/smp.h"
+#include "tests/lab/pcp_bulk.h"
 
 static const enum pcp_lock_model models[] = { PCP_LOCK_IRQOFF, PCP_LOCK_IRQSAVE,
 					      PCP_LOCK_TRYLOCK };
@@ -575,6 +576,185 @@ static void alloc_pages_slowpath_irqs_off_does_not_drain(struct ktest *t)
 	}
 }
 
+struct slowpath_drain {
+	struct pglist_data *pgdat;
+	struct page **pages;
+	unsigned long n, nmax;
+	int step;		/* atomic: 1 node exhausted, 2 16 pages on cpu2's list, 3 cpu0
+				 * holds its pcp, 4 cpu3 is in its drain of cpu0 */
+	int done;		/* atomic: cpu1's allocation returned */
+	bool drain_held;	/* cpu1 saw pcp_drain_lock held before it allocated */
+	bool drained_in_window;	/* cpu1 began its drain while cpu0 still held cpu3 up */
+	unsigned long parked;	/* pages on cpu2's list when cpu1 allocated */
+	struct page *got;
+};
+
+#define SLOWPATH_PARKED 16
+
+/* cpu0 holds its pcp so that cpu3's drain of it (drain_cpu_pages(), which holds
+ * pcp_drain_lock) waits; cpu1, with every free page of the node on cpu2's list, allocates;
+ * cpu0 lets go 20 ms after cpu1 began its slow-path drain (2 s at most). */
+static void *slowpath_drain_cpu(void *p)
+{
+	struct slowpath_drain *d = *(struct slowpath_drain **)p;
+	struct zone *zone = &d->pgdat->node_zones[ZONE_DMA32];
+	struct mm_machine *m = d->pgdat->machine;
+	const gfp_t gfp = GFP_KERNEL | __GFP_MEMALLOC | __GFP_NOWARN;
+
+	switch (arch_cpu_id()) {
+	case 0: {
+		u64 retries, end;
+		struct per_cpu_pages *pcp;
+		unsigned long flags;
+
+		while (smp_load_acquire(&d->step) < 2)
+			arch_cpu_relax();
+		retries = READ_ONCE(d->pgdat->drain_retries);
+		pcp = pcp_lock_this_cpu(zone, &flags);
+		smp_store_release(&d->step, 3);
+		end = arch_cycles() + us_to_cycles(2000000);
+		while (READ_ONCE(d->pgdat->drain_retries) == retries && !smp_load_acquire(&d->done)
+		       && arch_cycles() < end)
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* no interrupts while held */
+		d->drained_in_window = READ_ONCE(d->pgdat->drain_retries) != retries;
+		end = arch_cycles() + us_to_cycles(20000);
+		while (!smp_load_acquire(&d->done) && arch_cycles() < end)
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		pcp_unlock_this_cpu(zone, pcp, flags);
+		break;
+	}
+	case 1:
+		d->n = alloc_until_null(d->pgdat, gfp, 0, d->pages, d->nmax);
+		smp_store_release(&d->step, 1);
+		while (smp_load_acquire(&d->step) < 4)
+			arch_cpu_relax();
+		for (u64 end = arch_cycles() + us_to_cycles(2000000);
+		     !(d->drain_held = READ_ONCE(m->pcp_drain_lock.locked)) && arch_cycles() < end;)
+			arch_cpu_relax();
+		d->parked = (unsigned long)READ_ONCE(zone->pcp[2].count);
+		d->got = alloc_pages_node(d->pgdat, gfp, 0);
+		smp_store_release(&d->done, 1);
+		break;
+	case 2:
+		while (smp_load_acquire(&d->step) < 1)
+			arch_cpu_relax();
+		for (int i = 0; i < SLOWPATH_PARKED; i++)
+			__free_pages(d->pages[--d->n], 0);
+		smp_store_release(&d->step, 2);
+		break;
+	case 3:
+		while (smp_load_acquire(&d->step) < 3)
+			arch_cpu_relax();
+		smp_store_release(&d->step, 4);
+		drain_cpu_pages(m, 0);
+		break;
+	}
+	return NULL;
+}
+
+/*
+ * Every free page of the node is on cpu2's list (16 of them) and a drain of one CPU's lists
+ * (cpu3's drain_cpu_pages() of cpu0) is running, held up by cpu0's hold of its pcp, when
+ * cpu1's GFP_KERNEL allocation finds nothing: its slow path's drain of every CPU must wait
+ * for the running one and then drain cpu2 itself, and the allocation succeed. (At d900eef
+ * it saw pcp_drain_lock taken, returned at once - "the running one does the work", which
+ * never looks at cpu2 - and the allocation failed with 16 pages listed.) Each model; the
+ * window (cpu1's drain began while the other drain held the lock) is asserted.
+ */
+static void alloc_pages_slowpath_waits_for_running_drain(struct ktest *t)
+{
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		struct pglist_data *pgdat = pcp_node_model(64, 4, models[m]);
+		struct slowpath_drain d = { .pgdat = pgdat };
+		struct slowpath_drain *args[4] = { &d, &d, &d, &d };
+		unsigned long nfree;
+
+		KT_ASSERT_TRUE(t, pgdat);
+		nfree = node_free_pages(pgdat);
+		d.nmax = nfree + SLOWPATH_PARKED;
+		d.pages = calloc(d.nmax, sizeof(*d.pages));
+		run_on_cpus(4, slowpath_drain_cpu, args, sizeof(args[0]));
+		printk("[%s] %lu pages on cpu2's list, the other drain %s: allocation %s, its "
+		       "drain %s\n", pcp_lock_model_name(models[m]), d.parked,
+		       d.drain_held ? "running" : "NOT SEEN", d.got ? "succeeded" : "FAILED",
+		       d.drained_in_window ? "began while the other was held up" :
+		       "NEVER BEGAN while the other was held up");
+		KT_EXPECT_EQ(t, d.parked, SLOWPATH_PARKED);
+		KT_EXPECT_TRUE(t, d.drain_held);
+		KT_EXPECT_TRUE(t, d.drained_in_window);
+		KT_EXPECT_TRUE(t, d.got != NULL);
+		if (d.got)
+			__free_pages(d.got, 0);
+		free_all(d.pages, d.n, 0);
+		free(d.pages);
+		drain_all_pages_machine(pgdat->machine);
+		KT_EXPECT_EQ(t, node_free_pages(pgdat), nfree);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+		test_node_destroy(pgdat);
+	}
+}
+
+/*
+ * A drain of a list that one chunk (batch << 5 pages) empties is one hold of its lock:
+ * drain_pages_zone() subtracts what it drained and stops at 0, as Linux's 66eca1021a42 loop
+ * does, instead of taking the lock again to read the 0 it left. 8 or more pages on this
+ * CPU's list, drain_local_pages(): expect all drained, the lock acquired once (trylock and
+ * irqsave; irqoff takes no lock; counted by debug builds, whose pcp locks keep statistics).
+ * (At d900eef: twice.)
+ */
+static void drain_pages_zone_one_hold_per_chunk(struct ktest *t)
+{
+	for (unsigned int m = 0; m < ARRAY_SIZE(models); m++) {
+		struct pglist_data *pgdat = pcp_node_model(64, 4, models[m]);
+		struct per_cpu_pages *pcp;
+		struct pcp_stats a, b;
+		u64 taken;
+		int n;
+
+		KT_ASSERT_TRUE(t, pgdat);
+		pcp = this_pcp(pgdat);
+		fill_own_list(pgdat);
+		n = pcp->count;
+		KT_ASSERT_TRUE(t, n >= 8 && n <= pcp->batch << PCP_BATCH_SCALE_MAX);
+		pcp_stats_sum(pgdat, 0, &a);
+		taken = pcp->lock.stats.acquisitions;
+		drain_local_pages(&pgdat->node_zones[ZONE_DMA32]);
+		taken = pcp->lock.stats.acquisitions - taken;
+		pcp_stats_sum(pgdat, 0, &b);
+		printk("[%s] %d pages drained in %llu holds of the lock\n",
+		       pcp_lock_model_name(models[m]), n, (unsigned long long)taken);
+		KT_EXPECT_EQ(t, pcp->count, 0);
+		KT_EXPECT_EQ(t, b.drained - a.drained, (u64)n);
+		if (CONFIG_DEBUG_VM)	/* release builds take pcp locks by the word alone */
+			KT_EXPECT_EQ(t, taken, models[m] == PCP_LOCK_IRQOFF ? 0 : 1);
+		KT_EXPECT_EQ(t, mm_verify(pgdat), 0);
+		test_node_destroy(pgdat);
+	}
+}
+
+/*
+ * A machine's pagesets are sized for its own CPUs from the start: a node of 4 CPUs has high
+ * = the zone's low watermark shared by 4, before any zone_pcp_update() of the caller's.
+ * (At d900eef mm_machine_init() sized them for 1 CPU, zone_pcp_update(node, 1): each of the
+ * 4 lists could hold the whole low watermark.)
+ */
+static void pcp_high_split_among_machine_cpus_at_init(struct ktest *t)
+{
+	const struct mem_region map[] = { { 16 * MiB, 256 * MiB, MEM_USABLE } };
+	struct pglist_data *pgdat = test_node_create_model(map, ARRAY_SIZE(map), 4,
+							   PCP_LOCK_TRYLOCK);
+	struct zone *zone;
+
+	KT_ASSERT_TRUE(t, pgdat);
+	zone = &pgdat->node_zones[ZONE_DMA32];
+	ktest_printf(t, "batch %d, high %d (for 1 CPU: %d)", zone->pageset_batch,
+		     zone->pageset_high, zone_highsize(zone, zone->pageset_batch, 1));
+	KT_EXPECT_EQ(t, zone->pageset_high, zone_highsize(zone, zone->pageset_batch, 4));
+	KT_EXPECT_TRUE(t, zone->pageset_high < zone_highsize(zone, zone->pageset_batch, 1));
+	KT_EXPECT_EQ(t, this_pcp(pgdat)->high, zone->pageset_high);
+	test_node_destroy(pgdat);
+}
+
 /* ---- small rules ---- */
 
 /*
@@ -748,7 +928,7 @@ static void *refill_interleave_cpu(void *p)
 		return NULL;
 	}
 	for (unsigned int r = 0; r < ri->rounds; r++) {
-		const struct pcp_stats *st = &ri->zone->pcp[1].stats;
+		const struct pcp_stats *st = pcp_stats_of(&ri->zone->pcp[1]);
 		u64 refills = st->refill;	/* only this CPU writes its refill count */
 		int seq = smp_load_acquire(&ri->seq);
 		struct page *page = alloc_pages_node(pgdat, GFP_KERNEL, 0);
@@ -812,10 +992,13 @@ static const struct ktest_case pcp_cases[] = {
 	KTEST_CASE(pcp_free_high_drains_whole_list),
 	KTEST_CASE(pcp_alloc_pages_bulk_fills_array),
 	KTEST_CASE(pcp_lock_debug_checks),
+	KTEST_CASE(drain_pages_zone_one_hold_per_chunk),
+	KTEST_CASE(pcp_high_split_among_machine_cpus_at_init),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_vs_refill_interleavings),
 	KTEST_CASE_CONCURRENT(zone_pcp_disable_waits_for_running_drain),
 	KTEST_CASE_CONCURRENT(zone_pcp_update_waiting_behind_disable),
 	KTEST_CASE_CONCURRENT(alloc_pages_slowpath_irqs_off_does_not_drain),
+	KTEST_CASE_CONCURRENT(alloc_pages_slowpath_waits_for_running_drain),
 	KTEST_CASE(pcp_lock_model_fixed_per_instance),
 	KTEST_CASE(zone_pcp_enable_without_disable_panics),
 	KTEST_CASE(mm_verify_reports_busy_pcp),

@@ -13,6 +13,7 @@
 #include "mm/gup.h"
 #include "tests/lab/gup_test.h"
 #include "tests/kernel/churn.h"
+#include "tests/lab/pcp_bulk.h"
 
 #define BASE (1ull << 32)
 #define ATTEMPTS 2048

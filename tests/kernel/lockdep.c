@@ -84,10 +84,12 @@ static void lock_in_irq(void *arg)
 	spin_unlock(r->lock);
 }
 
-static void take_in_irq(struct ktest *t, spinlock_t *lock, bool trylock)
+/* The other CPU's report, if its acquisition completes the pattern, is the scope e's. */
+static void take_in_irq(struct ktest *t, struct lockdep_expect *e, spinlock_t *lock, bool trylock)
 {
 	struct irq_lock r = { lock, trylock, 0 };
 
+	lockdep_expect_cpu(e, other_cpu());
 	KT_EXPECT_EQ(t, smp_call_function_single(other_cpu(), lock_in_irq, &r, true), 0);
 	KT_EXPECT_GT(t, r.in_irq, 0u);	/* the IPI handler is interrupt context */
 }
@@ -131,7 +133,7 @@ static void irq_unsafe_use(struct ktest *t)
 	lockdep_expect_begin(&e);
 	spin_lock(&lock_c);		/* interrupts on: HARDIRQ-ON-W */
 	spin_unlock(&lock_c);
-	take_in_irq(t, &lock_c, false);	/* IN-HARDIRQ-W: inconsistent */
+	take_in_irq(t, &e, &lock_c, false);	/* IN-HARDIRQ-W: inconsistent */
 	expect_report(t, &e, LOCKDEP_INCONSISTENT, "&lock_c", "&lock_c");
 }
 
@@ -165,7 +167,7 @@ static void irq_inversion(struct ktest *t)
 	spin_lock_init(&lock_a, "lockdep_safe", 0);
 	spin_lock_init(&lock_b, "lockdep_unsafe", 0);
 	lockdep_expect_begin(&e);
-	take_in_irq(t, &lock_a, false);	/* A: IN-HARDIRQ-W */
+	take_in_irq(t, &e, &lock_a, false);	/* A: IN-HARDIRQ-W */
 	spin_lock(&lock_b);		/* B: HARDIRQ-ON-W */
 	spin_unlock(&lock_b);
 	flags = spin_lock_irqsave(&lock_a);
@@ -193,7 +195,7 @@ static void trylock_in_irq(struct ktest *t)
 	KT_EXPECT_TRUE(t, got);
 	if (got)
 		spin_unlock(&lock_c);
-	take_in_irq(t, &lock_c, true);
+	take_in_irq(t, &e, &lock_c, true);
 	expect_report(t, &e, LOCKDEP_NONE, "", "");
 }
 
@@ -260,7 +262,7 @@ static void irqs_enabled_while_held(struct ktest *t)
 	spin_lock(&lock_c);		/* interrupts off */
 	arch_irq_restore(flags);	/* ... and on while it is still held */
 	spin_unlock(&lock_c);		/* HARDIRQ-ON-W */
-	take_in_irq(t, &lock_c, false);	/* IN-HARDIRQ-W: inconsistent */
+	take_in_irq(t, &e, &lock_c, false);	/* IN-HARDIRQ-W: inconsistent */
 	expect_report(t, &e, LOCKDEP_INCONSISTENT, "&lock_c", "&lock_c");
 }
 

@@ -123,6 +123,7 @@ static void lockdep_mm_atomic_alloc_in_irq_under_pressure(struct ktest *t)
 		list_add(&page->lru, &pages);
 		held++;
 	}
+	lockdep_expect_cpu(&e, other_cpu());
 	KT_EXPECT_EQ(t, smp_call_function_single(other_cpu(), atomic_alloc_in_irq, &r, true), 0);
 	KT_EXPECT_STREQ(t, lockdep_rule_name(lockdep_expect_end(&e)), "none");
 	if (r.page)
@@ -165,6 +166,7 @@ static void lockdep_mm_pcp_spin_lock_in_irq_reported(struct ktest *t)
 	page = alloc_pages_node(&pressure_node, GFP_KERNEL, 0);
 	if (page) {
 		__free_pages(page, 0);
+		lockdep_expect_cpu(&e, other_cpu());
 		KT_EXPECT_EQ(t, smp_call_function_single(other_cpu(), pcp_spin_lock_in_irq,
 							 page_zone(page), true), 0);
 	}

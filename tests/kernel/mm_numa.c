@@ -287,11 +287,11 @@ static void alloc_local_fn(void *arg)
 	a->got[cpu] = page ? page->nid : -1;
 	if (!page)
 		return;
-	before = page_zone(page)->pcp[cpu].stats.numa_hit;
+	before = pcp_stats_of(&page_zone(page)->pcp[cpu])->numa_hit;
 	__free_pages(page, 0);
 	page = alloc_pages(GFP_KERNEL | __GFP_NOWARN, 0);
 	if (page) {
-		a->hits[cpu] = page_zone(page)->pcp[cpu].stats.numa_hit - before;
+		a->hits[cpu] = pcp_stats_of(&page_zone(page)->pcp[cpu])->numa_hit - before;
 		__free_pages(page, 0);
 	}
 }

@@ -148,13 +148,13 @@ static const char *node_cpus_str(unsigned int nid)
 static void show_pcp_line(struct zone *zone, unsigned int c)
 {
 	struct per_cpu_pages *pcp;
-	struct pcp_stats *s;
+	const struct pcp_stats *s;
 	char name[16];
 
 	if (!zone_populated(zone) || !zone->pcp)
 		return;
 	pcp = &zone->pcp[c];
-	s = &zone->pcp[c].stats;
+	s = pcp_stats_of(&zone->pcp[c]);
 	snprintf(name, sizeof(name), "%s", zone->lock.name);	/* "DMA32", "node1 DMA32" */
 	printk("%3u %-13s %6d %5d %5d | %9llu %9llu %7llu %6llu %7llu %7llu\n", c, name,
 	       READ_ONCE(pcp->count), READ_ONCE(pcp->high), READ_ONCE(pcp->batch),
@@ -348,7 +348,9 @@ static int cmd_drain(int argc, char **argv)
 	if (argc == 1 || word_is(argv[1], "all"))
 		drain_all_pages_machine(mm_machine());
 	else if (!parse_cpu("drain", argv[1], &cpu))
-		drain_cpu_pages(m, cpu);	/* its lists of every node, from here: not in an IPI */
+		drain_cpu_pages(m, cpu);	/* its lists of every node: this CPU takes each of its pcp
+						 * locks (trylock, irqsave), or cpu drains its own from an
+						 * IPI (irqoff; this CPU if cpu is this one) */
 	else
 		return -1;
 	for (unsigned int nid = 0; nid < m->nr_nodes; nid++)

@@ -222,7 +222,7 @@ static u64 pcp_locks_contended(void)
 
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		for (unsigned int c = 0; mm_node()->node_zones[z].pcp && c < nr_cpus; c++)
-			n += READ_ONCE(mm_node()->node_zones[z].pcp[c].lock.stats.contended);
+			n += READ_ONCE(lock_stat(&mm_node()->node_zones[z].pcp[c].lock)->contended);
 	return n;
 }
 

@@ -39,8 +39,8 @@ static void summary_zone_locks(u64 *acquired, u64 *contended)
 		for (int z = 0; z < MAX_NR_ZONES; z++) {
 			struct zone *zone = &m->node[nid]->node_zones[z];
 
-			*acquired += READ_ONCE(zone->lock.stats.acquisitions);
-			*contended += READ_ONCE(zone->lock.stats.contended);
+			*acquired += READ_ONCE(lock_stat(&zone->lock)->acquisitions);
+			*contended += READ_ONCE(lock_stat(&zone->lock)->contended);
 		}
 }
 

@@ -97,6 +97,8 @@ def seed_base(base, kinds):
         subs.append("host/acpi_test")
     if kinds & {"kernel", "matrix"}:
         subs += ["arch", "boot", "kernel", "mm", "tests", "iso", "smpmm.elf", "smpmm.iso"]
+    if "conflict" in kinds:     # the release kernel and the plugin (with QEMU's header)
+        subs += ["release", "c2c/include", "c2c/c2c.so"]
     for sub in subs:
         src = os.path.join(os.path.dirname(os.path.abspath(base)), "..", sub)
         if os.path.exists(src):
@@ -146,6 +148,8 @@ def stale_specs(mutations):
             ok = p["check"] in acpi_checks()
         elif kind == "c2c":
             ok = any(p["filter"] in c for c in c2c_cases())
+        elif kind == "conflict":
+            ok = all(conflict_case_known(c) for c in p["filter"].split(","))
         else:
             ok = any(p["filter"] in h for h in host)
         if not ok:
@@ -165,6 +169,19 @@ def c2c_cases():
         return set(re.findall(r"^\s+CASE\((\w+)\),", fh.read(), re.M))
 
 
+def conflict_case_known(text):
+    """Is text part of a case name of bench=c2c_conflict (tests/bench/bench_c2c_conflict.c):
+    an opposite's name, or operations of its table joined as the generated names are?"""
+    with open(os.path.join(ROOT, "tests/bench/bench_c2c_conflict.c")) as fh:
+        src = fh.read()
+    if re.search(r'cf_case\("[^"]*%s' % re.escape(text), src):
+        return True
+    table = re.search(r"cf_names\[CF_NR_OPS\] = \{(.*?)\};", src, re.S)
+    ops = set(re.findall(r'"(\w+)"', table.group(1))) if table else set()
+    parts = re.sub(r"_on_4_cpus$", "", text).split("_vs_")
+    return bool(ops) and all(p in ops for p in parts)
+
+
 def make_target(kind):
     if kind in ("kernel", "matrix"):
         return "iso"
@@ -172,12 +189,14 @@ def make_target(kind):
         return "build/host/acpi_test"
     if kind == "c2c":
         return "build/c2c/test_model"
+    if kind == "conflict":
+        return "release build/c2c/c2c.so"
     return f"build/host/{HOST_BUILDS[kind]}/mmtest"
 
 
 def build(tree, kinds, log):
     """Build what the given test kinds need in tree; returns an error text or None."""
-    targets = sorted({make_target(k) for k in kinds})
+    targets = sorted({t for k in kinds for t in make_target(k).split()})
     res = subprocess.run(["make", "--no-print-directory", "-j2", "BUILD=build"] + targets,
                          cwd=tree, capture_output=True, text=True)
     log_to(log, f"$ make {' '.join(targets)}\n{res.stdout}{res.stderr}")
@@ -219,10 +238,10 @@ def parse_spec(spec):
         return kind, {"rows": rest}
     if kind == "acpi":
         return kind, {"check": rest}
-    if kind == "c2c":
+    if kind in ("c2c", "conflict"):
         return kind, {"filter": rest}
     raise SystemExit(f"mutate: bad test spec {spec!r} (host:|asan:|tsan:|release:FILTER, kernel:N:GLOB, "
-                     "matrix:ROWS, acpi:CHECK, c2c:FILTER)")
+                     "matrix:ROWS, acpi:CHECK, c2c:FILTER, conflict:CASES)")
 
 
 def run_host(tree, kind, filt, timeout, log):
@@ -303,6 +322,21 @@ def run_c2c(tree, filt, timeout, log):
     return False, "", ran
 
 
+def run_conflict(tree, cases, timeout, log):
+    """The conflict-freedom layer (tests/c2c/conflict.py) on the release kernel, only the
+    cases whose names hold one of the comma-separated texts. Returns (failed, reason, ran)."""
+    cmd = [sys.executable, "tests/c2c/conflict.py", "--plugin", "build/c2c/c2c.so",
+           "--iso", "build/release/smpmm.lnx", "--out", "build/c2c/conflict", "--only", cases]
+    res = run_qemu_tool(tree, cmd, timeout, log)
+    if res is None:
+        return False, "hung, and the layer did not report it: not a kill", True
+    ran = bool(re.search(r"^(?:not )?ok \d+ conflict", res.stdout, re.M))
+    if res.returncode == 0:
+        return False, "", ran
+    failed = re.findall(r"^not ok \d+ (\S+?):? ", res.stdout, re.M)
+    return True, f"FAILED {failed[0]}" if failed else f"conflict.py exit {res.returncode}", ran
+
+
 def run_qemu_tool(tree, cmd, timeout, log):
     """Run tests/runner.py or tests/matrix.py in tree, logged; None if mutate.py had to stop
     it (a hang their own timeouts did not report)."""
@@ -368,6 +402,8 @@ def run_spec(tree, spec, args, log):
         return run_acpi(tree, p["check"], args.host_timeout, log)
     if kind == "c2c":
         return run_c2c(tree, p["filter"], args.host_timeout, log)
+    if kind == "conflict":
+        return run_conflict(tree, p["filter"], args.kernel_timeout, log)
     return run_host(tree, kind, p["filter"], args.host_timeout, log)
 
 

@@ -14,6 +14,10 @@ is not, the mutation is an ERROR: the code moved and this entry must be rewritte
                      glob ROWS, one QEMU at a time (QEMU 10 for the x2APIC rows: make qemu10)
     acpi:CHECK       tests/host/acpi_test (ASan+UBSan), which must report a failure in its
                      check CHECK (a function of that file) or die of a sanitizer report
+    c2c:FILTER       the c2c model's own cases (build/c2c/test_model FILTER)
+    conflict:CASES   the conflict-freedom layer (tests/c2c/conflict.py, one boot of the release
+                     kernel under the c2c plugin), only the cases whose names hold one of the
+                     comma-separated CASES
 
 Not a list of everything that could go wrong: each entry is a bug someone could plausibly
 write (many did, in Linux), and each must be caught by some test in the tree.
@@ -183,24 +187,27 @@ MUTATIONS = [
         says="a drain (drain_pages_zone) empties another CPU's list without taking that list's "
              "lock (trylock model)",
         edits=[("""\
-	if (model == PCP_LOCK_IRQSAVE)
-		return spin_lock_irqsave(&pcp->lock);
-	spin_lock(&pcp->lock);
-	return 0;
+	unsigned long flags;
+	int count;
+
+	do {
+		pcp_lock(zone, pcp, PCP_WAIT, &flags);
+		count = pcp->count;
 """, """\
-	if (model == PCP_LOCK_IRQSAVE)
-		return spin_lock_irqsave(&pcp->lock);
-	return 0;
+	unsigned long flags = 0;
+	int count;
+
+	do {
+		if (zone->pcp_lock != PCP_LOCK_TRYLOCK)
+			pcp_lock(zone, pcp, PCP_WAIT, &flags);
+		count = pcp->count;
 """), ("""\
-	else if (model == PCP_LOCK_IRQSAVE)
-		spin_unlock_irqrestore(&pcp->lock, flags);
-	else
-		spin_unlock(&pcp->lock);
-}
+		pcp_unlock(zone, pcp, flags);
+	} while (count > 0);
 """, """\
-	else if (model == PCP_LOCK_IRQSAVE)
-		spin_unlock_irqrestore(&pcp->lock, flags);
-}
+		if (zone->pcp_lock != PCP_LOCK_TRYLOCK)
+			pcp_unlock(zone, pcp, flags);
+	} while (count > 0);
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
@@ -242,31 +249,33 @@ MUTATIONS = [
         says="the drain before Linux 66eca1021a42: count is read before taking the lock, and "
              "that many pages are freed (a refill in flight is left behind)",
         edits=[("""\
+	unsigned long flags;
 	int count;
 
 	do {
-		unsigned long flags = drain_lock(pcp, model);
-
+		pcp_lock(zone, pcp, PCP_WAIT, &flags);
 		count = pcp->count;
 		if (count) {
-			int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
 
-			free_pcppages_bulk(zone, chunk, pcp, 0);
-			pcp->stats.drained += (u64)(count - pcp->count);
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
+			__count_pcp_event(pcp, drained, (u64)(count - pcp->count));
+			count -= to_drain;
 		}
-		drain_unlock(pcp, model, flags);
-	} while (count);
+		pcp_unlock(zone, pcp, flags);
+	} while (count > 0);
 """, """\
+	unsigned long flags;
 	int count = READ_ONCE(pcp->count);
 
 	while (count) {
 		int chunk = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
-		unsigned long flags = drain_lock(pcp, model);
 
+		pcp_lock(zone, pcp, PCP_WAIT, &flags);
 		count -= chunk;
 		free_pcppages_bulk(zone, chunk, pcp, 0);
-		pcp->stats.drained += (u64)chunk;
-		drain_unlock(pcp, model, flags);
+		__count_pcp_event(pcp, drained, (u64)chunk);
+		pcp_unlock(zone, pcp, flags);
 	}
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
@@ -286,22 +295,87 @@ MUTATIONS = [
                "kernel:4:mm_pcp*"],
     ),
     dict(
+        name="remote-home-counts-request",
+        file="mm/page_alloc.c",
+        says="remote_home counts the pages a spill asked for, not those it sent home: a spill "
+             "of 1 page that frees an order-3 block counts 1, not 8 (issue 29, #11)",
+        edits=[("""\
+	count = MIN(pcp->count, count);
+	pindex--;
+""", """\
+	count = MIN(pcp->count, count);
+	count_remote_home(zone, pcp, count);
+	pindex--;
+"""), ("""\
+	count_remote_home(zone, pcp, listed - pcp->count);	/* whole blocks: may be > count */
+""", """\
+	(void)listed;
+""")],
+        tests=["host:numa_remote_home_counts_pages_sent_home"],
+    ),
+    dict(
+        name="drain-extra-pass",
+        file="mm/pcp.c",
+        says="a drain loops while the count it read was non-zero instead of subtracting what it "
+             "drained: every drain takes the owner's lock once more to read the 0 it left",
+        edits=[("""\
+			count -= to_drain;
+		}
+		pcp_unlock(zone, pcp, flags);
+	} while (count > 0);
+""", """\
+		}
+		pcp_unlock(zone, pcp, flags);
+	} while (count > 0);
+""")],
+        tests=["host:drain_pages_zone_one_hold_per_chunk"],
+    ),
+    dict(
+        name="pcp-high-sized-for-one-cpu",
+        file="mm/mm_init.c",
+        says="a machine's pagesets are sized for 1 CPU whatever its CPUs: each of its lists may "
+             "hold the zone's whole low watermark until someone calls zone_pcp_update()",
+        edits=[("""\
+		zone_pcp_update(m->node[nid], m->nr_cpus);
+""", """\
+		zone_pcp_update(m->node[nid], 1);
+""")],
+        tests=["host:pcp_high_split_among_machine_cpus_at_init"],
+    ),
+    dict(
         name="zone-drain-gives-up",
         file="mm/pcp.c",
-        says="a zone drain that finds another drain running returns at once instead of "
-             "waiting for it (zone_pcp_disable returns with pages still listed)",
+        says="a drain that finds another drain running returns at once instead of waiting "
+             "for it (zone_pcp_disable returns with pages still listed)",
         edits=[("""\
+	spin_lock(&m->pcp_drain_lock);
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+""", """\
+	if (!spin_trylock(&m->pcp_drain_lock))
+		return;
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+""")],
+        tests=["host:zone_pcp_disable_waits_for_running_drain",
+               "host:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
+    ),
+    dict(
+        name="drain-all-returns-if-busy",
+        file="mm/pcp.c",
+        says="a drain of every zone that finds another drain running returns at once (Linux's "
+             "drain_all_pages(NULL)): the slow path's one retry then fails with pages still on "
+             "another CPU's list the running drain never looks at (issue 29, #4)",
+        edits=[("""\
+	spin_lock(&m->pcp_drain_lock);
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
+""", """\
 	if (!spin_trylock(&m->pcp_drain_lock)) {
 		if (!zone)
 			return;
 		spin_lock(&m->pcp_drain_lock);
 	}
-""", """\
-	if (!spin_trylock(&m->pcp_drain_lock))
-		return;
+	for (unsigned int cpu = 0; cpu < m->nr_cpus; cpu++)
 """)],
-        tests=["host:zone_pcp_disable_waits_for_running_drain",
-               "host:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
+        tests=["host:alloc_pages_slowpath_waits_for_running_drain"],
     ),
     dict(
         name="irqoff-remote-drain-direct",
@@ -309,9 +383,9 @@ MUTATIONS = [
         says="in the irqoff model a drain empties another CPU's list itself instead of asking "
              "that CPU (whose list is protected only by its own interrupts being off)",
         edits=[("""\
-	if (model == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
+	if (m->pcp_lock == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
 """, """\
-	if (false && model == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
+	if (false && m->pcp_lock == PCP_LOCK_IRQOFF && cpu != arch_cpu_id() &&
 """)],
         tests=["host:zone_pcp_disable_waits_for_refill", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
@@ -324,20 +398,20 @@ MUTATIONS = [
         says="the allocation slow path drains this CPU's lists for a caller that cannot wait: "
              "in an interrupt that spins on the pcp lock the interrupted code may hold",
         edits=[("""\
-	if (page || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
-		return page;
-	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
-	drain_all_pages_machine(ac->pgdat->machine);
-""", """\
-	if (page)
-		return page;
-	__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
-	if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
+		if (page || drained || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
+			break;
+		__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
 		drain_all_pages_machine(ac->pgdat->machine);
-	else
-		for (int z = 0; z < MAX_NR_ZONES; z++)
-			if (ac->pgdat->node_zones[z].pcp)
-				drain_local_pages(&ac->pgdat->node_zones[z]);
+""", """\
+		if (page || drained)
+			break;
+		__atomic_fetch_add(&ac->pgdat->drain_retries, 1, __ATOMIC_RELAXED);
+		if ((gfp & __GFP_DIRECT_RECLAIM) && !arch_irqs_disabled())
+			drain_all_pages_machine(ac->pgdat->machine);
+		else
+			for (int z = 0; z < MAX_NR_ZONES; z++)
+				if (ac->pgdat->node_zones[z].pcp)
+					drain_local_pages(&ac->pgdat->node_zones[z]);
 """)],
         tests=["host:lockdep_host_atomic_alloc_in_irq", "host:pcp_irq_alloc_exhausted_no_drain",
                "kernel:2:lockdep_mm.*"],
@@ -348,9 +422,9 @@ MUTATIONS = [
         says="the allocation slow path drains every CPU's lists even when called with "
              "interrupts off (two such CPUs wait for each other's IPI forever)",
         edits=[("""\
-	if (page || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
+		if (page || drained || !(gfp & __GFP_DIRECT_RECLAIM) || arch_irqs_disabled())
 """, """\
-	if (page || !(gfp & __GFP_DIRECT_RECLAIM))
+		if (page || drained || !(gfp & __GFP_DIRECT_RECLAIM))
 """)],
         tests=["host:alloc_pages_slowpath_irqs_off", "host:mm_private_pcp_exhaustion_all_cpus",
                "kernel:4:mm_pcp*,mm_private.*"],
@@ -361,34 +435,30 @@ MUTATIONS = [
         says="the trylock model takes this CPU's pcp lock with a spinning spin_lock: an "
              "interrupt that arrives while the lock is held deadlocks on it",
         edits=[("""\
-	if (model == PCP_LOCK_TRYLOCK)
-		return pcp_spin_trylock(pcp);
-""", """\
-	if (model == PCP_LOCK_TRYLOCK) {
-		spin_lock(&pcp->lock);
+		if (likely(wait == PCP_TRY))
+			return pcp_spin_trylock(pcp);
+		pcp_spin_lock(pcp);
 		return true;
-	}
+""", """\
+		pcp_spin_lock(pcp);
+		return true;
 """)],
         tests=["host:pcp_irq_reentry_all_models", "host:pcp_alloc_pages_bulk",
                "kernel:4:mm_pcp*"],
     ),
     dict(
         name="alloc-after-unlock",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="rmqueue_pcplist() releases the pcp lock one line too early: the list is "
              "taken from without the lock",
         edits=[("""\
 	pcp->free_factor >>= 1;
-	page = __rmqueue_pcplist(zone, order, pcp, list);
-	if (likely(page))
-		pcp->stats.alloc_hit++;
-	pcp_unlock(pcp, model, flags);
+	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
+	pcp_unlock(zone, pcp, flags);
 """, """\
 	pcp->free_factor >>= 1;
-	pcp_unlock(pcp, model, flags);
-	page = __rmqueue_pcplist(zone, order, pcp, list);
-	if (likely(page))
-		pcp->stats.alloc_hit++;
+	pcp_unlock(zone, pcp, flags);
+	page = __rmqueue_pcplist(zone, order, mt, pcp, &pcp->lists[order_to_pindex(mt, order)]);
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_remote_drain_under_fire",
                "tsan:pcp_remote_drain_under_fire", "kernel:4:mm_pcp*"],
@@ -398,29 +468,28 @@ MUTATIONS = [
     # (CONFIG_DEBUG_VM=0, mm.poison off), the configuration users run.
     dict(
         name="free-past-high",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="an order-0 free pushes past pcp->high: its list never spills to the buddy lists",
         edits=[("""\
-	return pcp->count >= READ_ONCE(pcp->high) ||
+	if (pcp->count >= high) {
 """, """\
-	return (order && pcp->count >= READ_ONCE(pcp->high)) ||
+	if (order && pcp->count >= high) {
 """)],
         tests=["release:pcp_spill_grows_then_allocation_halves",
                "host:pcp_spill_grows_then_allocation_halves", "kernel:4:mm_pcp.*"],
     ),
     dict(
         name="free-waits-for-pcp-lock",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="the free takes this CPU's pcp lock with a waiting spin_lock (trylock model): a "
              "free from an interrupt that lands inside this CPU's own hold spins on itself",
         edits=[("""\
-	if (unlikely(!pcp_trylock(pcp, model, &flags))) {
-		pcp->stats.trylock_fail_free++;
+		pcp = this_cpu_pcp(zone);
+		if (likely(pcp_lock(zone, pcp, PCP_TRY, &flags))) {
 """, """\
-	if (model == PCP_LOCK_TRYLOCK) {
-		spin_lock(&pcp->lock);
-	} else if (unlikely(!pcp_trylock(pcp, model, &flags))) {
-		pcp->stats.trylock_fail_free++;
+		pcp = this_cpu_pcp(zone);
+		if (likely(pcp_lock(zone, pcp, zone->pcp_lock == PCP_LOCK_TRYLOCK ? PCP_WAIT :
+				    PCP_TRY, &flags))) {
 """)],
         tests=["release:pcp_irq_reentry_all_models", "host:pcp_irq_reentry_all_models",
                "kernel:4:mm_pcp_private.pcp_irq_reentry_all_models"],
@@ -432,11 +501,15 @@ MUTATIONS = [
              "state back: a hold and its release disagree, as a hold taken under one model and "
              "released under another did when the model could change at run time",
         edits=[("""\
-	else if (model == PCP_LOCK_IRQSAVE)
-		pcp_spin_unlock_irqrestore(pcp, flags);
-""", """\
-	else if (model == PCP_LOCK_IRQSAVE)
+	if (zone->pcp_lock == PCP_LOCK_IRQSAVE)
 		pcp_spin_unlock(pcp);
+	arch_irq_restore(flags);
+""", """\
+	if (zone->pcp_lock == PCP_LOCK_IRQSAVE) {
+		pcp_spin_unlock(pcp);
+		return;
+	}
+	arch_irq_restore(flags);
 """)],
         tests=["host:pcp_lock_model_fixed_per_instance", "host:pcp_irq_reentry_all_models",
                "kernel:4:mm_pcp*"],
@@ -444,21 +517,21 @@ MUTATIONS = [
     # ---- per-CPU lists: bookkeeping (mm/pcp.c) ----
     dict(
         name="pcp-flag-kept-on-alloc",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="a page taken off a per-CPU list for an allocation keeps its PG_pcp flag",
         edits=[("""\
-	list_del(&page->lru);
-	__clear_page_flag(page, PG_pcp);
-	WRITE_ONCE(pcp->count, pcp->count - (1 << order));
+		list_del(&page->lru);
+		__clear_page_flag(page, PG_pcp);
+		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 """, """\
-	list_del(&page->lru);
-	WRITE_ONCE(pcp->count, pcp->count - (1 << order));
+		list_del(&page->lru);
+		WRITE_ONCE(pcp->count, pcp->count - (1 << order));
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
     dict(
         name="pcp-flag-kept-on-spill",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="a page spilled from a per-CPU list to the buddy lists keeps its PG_pcp flag",
         edits=[("""\
 			list_del(&page->lru);
@@ -472,23 +545,25 @@ MUTATIONS = [
     ),
     dict(
         name="refill-counted-in-blocks",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="a refill of order-n blocks adds the number of blocks to pcp->count, not pages",
         edits=[("""\
-	WRITE_ONCE(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt) << order));
+			WRITE_ONCE(pcp->count, pcp->count +
+				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
 """, """\
-	WRITE_ONCE(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
+			WRITE_ONCE(pcp->count, pcp->count + rmqueue_bulk(zone, order, batch, list, mt));
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
     dict(
         name="refill-not-counted",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="a refill puts pages on the list without adding them to pcp->count",
         edits=[("""\
-	WRITE_ONCE(pcp->count, pcp->count + (rmqueue_bulk(zone, order, batch, list, mt) << order));
+			WRITE_ONCE(pcp->count, pcp->count +
+				   (rmqueue_bulk(zone, order, batch, list, mt) << order));
 """, """\
-	rmqueue_bulk(zone, order, batch, list, mt);
+			rmqueue_bulk(zone, order, batch, list, mt);
 """)],
         tests=["host:pcp_refill_size_per_order", "host:pcp_", "kernel:4:mm_pcp*"],
     ),
@@ -527,19 +602,23 @@ MUTATIONS = [
     ),
     dict(
         name="refill-drains-under-own-hold",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="a refill that finds the buddy lists empty drains every CPU's lists and refills "
              "again, still holding its own pcp: pcp_drain_lock and other pcp locks taken "
              "under a pcp lock (two CPUs doing it wait for each other's list)",
         edits=[("""\
-		if (list_empty(list) && !pcp_refill(zone, order, mt, pcp, list))
-			break;
+			__count_pcp_event(pcp, refill, 1);
+			if (unlikely(list_empty(list)))
+				return NULL;
 """, """\
-		if (list_empty(list) && !pcp_refill(zone, order, mt, pcp, list)) {
-			drain_all_pages(zone);	/* the other CPUs' pages back to the buddy lists */
-			if (!pcp_refill(zone, order, mt, pcp, list))
-				break;
-		}
+			__count_pcp_event(pcp, refill, 1);
+			if (unlikely(list_empty(list))) {
+				drain_all_pages(zone);	/* the other CPUs' pages back to the buddy lists */
+				WRITE_ONCE(pcp->count, pcp->count +
+					   (rmqueue_bulk(zone, order, batch, list, mt) << order));
+			}
+			if (unlikely(list_empty(list)))
+				return NULL;
 """)],
         tests=["host:mm_private_pcp_exhaustion_all_cpus", "host:mm_locks_follow_the_lock_tree",
                "kernel:4:mm_private.mm_private_pcp_exhaustion_all_cpus"],
@@ -610,32 +689,36 @@ MUTATIONS = [
     ),
     dict(
         name="refill-reads-batch-plainly",
-        file="mm/pcp.c",
+        file="mm/page_alloc.c",
         says="a refill reads pcp->batch with a plain load, not READ_ONCE, while a "
              "zone_pcp_disable() or zone_pcp_update() may be writing it (a data race: the "
              "compiler may read it twice, and see two values)",
         edits=[("""\
-	int batch = READ_ONCE(pcp->batch);
+			int batch = READ_ONCE(pcp->batch);
 
-	if (batch > 1)
-		batch = MAX(batch >> order, 2);
+			if (batch > 1)
+				batch = MAX(batch >> order, 2);
 """, """\
-	int batch = pcp->batch;
+			int batch = pcp->batch;
 
-	if (batch > 1)
-		batch = MAX(batch >> order, 2);
+			if (batch > 1)
+				batch = MAX(batch >> order, 2);
 """)],
         tests=["tsan:zone_pcp_disable_vs_refill_interleavings"],
     ),
     dict(
         name="free-commit-reads-high-plainly",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="the free's spill check reads pcp->high with a plain load, not READ_ONCE, while "
              "a zone_pcp_disable() or zone_pcp_update() may be writing it (a data race)",
         edits=[("""\
-	return pcp->count >= READ_ONCE(pcp->high) ||
+	int high = READ_ONCE(pcp->high);
+
+	return (!high || free_high) ? 0 : high;
 """, """\
-	return pcp->count >= pcp->high ||
+	int high = pcp->high;
+
+	return (!high || free_high) ? 0 : high;
 """)],
         tests=["tsan:zone_pcp_disable_vs_refill_interleavings"],
     ),
@@ -655,16 +738,28 @@ MUTATIONS = [
         says="a drain counts the pages it drained after letting go of the pcp, reading "
              "pcp->count outside the hold while the owner refills",
         edits=[("""\
-			free_pcppages_bulk(zone, chunk, pcp, 0);
-			pcp->stats.drained += (u64)(count - pcp->count);
+		pcp_lock(zone, pcp, PCP_WAIT, &flags);
+		count = pcp->count;
+		if (count) {
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
+			__count_pcp_event(pcp, drained, (u64)(count - pcp->count));
+			count -= to_drain;
 		}
-		drain_unlock(pcp, model, flags);
+		pcp_unlock(zone, pcp, flags);
 """, """\
-			free_pcppages_bulk(zone, chunk, pcp, 0);
+		pcp_lock(zone, pcp, PCP_WAIT, &flags);
+		int before = count = pcp->count;
+		if (count) {
+			int to_drain = MIN(count, READ_ONCE(pcp->batch) << PCP_BATCH_SCALE_MAX);
+
+			free_pcppages_bulk(zone, to_drain, pcp, 0);
+			count -= to_drain;
 		}
-		drain_unlock(pcp, model, flags);
-		if (count)
-			pcp->stats.drained += (u64)(count - pcp->count);
+		pcp_unlock(zone, pcp, flags);
+		if (before)
+			__count_pcp_event(pcp, drained, (u64)(before - pcp->count));
 """)],
         tests=["tsan:pcp_remote_drain_under_fire"],
     ),
@@ -674,9 +769,9 @@ MUTATIONS = [
         says="numa_foreign is counted on CPU 0's pcp of the preferred zone, whoever allocated: "
              "every CPU writes CPU 0's counter, outside any hold",
         edits=[("""\
-	preferred->pcp[pcp - zone->pcp].stats.numa_foreign++;
+	__count_pcp_event(&preferred->pcp[pcp - zone->pcp], numa_foreign, 1);
 """, """\
-	preferred->pcp->stats.numa_foreign++;
+	__count_pcp_event(preferred->pcp, numa_foreign, 1);
 """)],
         tests=["host:zone_statistics_counted_on_allocating_cpu"],
     ),
@@ -930,9 +1025,9 @@ void put_page(struct page *page)
         says="a failed trylock counts itself with a plain increment, though the failing CPUs "
              "count trylock_failed together (struct lock_stats): failures are lost",
         edits=[("""\
-		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+#define lock_stat_count(lock, item) __atomic_fetch_add(&(lock)->stats.item, 1, __ATOMIC_RELAXED)
 """, """\
-		lock->stats.trylock_failed++;
+#define lock_stat_count(lock, item) ((lock)->stats.item++)
 """)],
         tests=["tsan:spin_trylock_failures_counted_exactly"],
     ),
@@ -942,7 +1037,7 @@ void put_page(struct page *page)
         says="an IRQ-safe lock (SPIN_IRQSAFE: zone->lock) taken with interrupts on is not "
              "warned about",
         edits=[("""\
-	if (unlikely((lock->flags & SPIN_IRQSAFE) && !arch_irqs_disabled()))
+	if (unlikely(!arch_irqs_disabled() && (lock->flags & SPIN_IRQSAFE)))
 		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
 """, "")],
         tests=["host:spin_lock_irqsafe_irqs_on_warns", "host:pcp_lock_debug_checks"],
@@ -973,30 +1068,45 @@ void put_page(struct page *page)
     dict(
         name="lockdep-after-the-wait",
         file="kernel/spinlock.c",
-        says="spin_lock() tells lockdep only once it has the lock: a CPU spinning into a "
-             "deadlock is never reported (it never gets the lock)",
+        says="spin_lock() of a held lock tells lockdep only once it has the lock: a CPU "
+             "spinning into a deadlock is never reported (it never gets the lock)",
         edits=[("""\
 	lockdep_acquire_at(lock, false);
-	spin_check_lock(lock);
-	while (!arch_spin_trylock(lock)) {
-		/* Spin on a plain read so waiters share the line instead of bouncing it. */
-		do {
-			arch_cpu_relax();
-			spins++;
-		} while (spin_looks_locked(lock));
-	}
+	if (unlikely(spin_is_held_by_me(lock)))
 """, """\
-	spin_check_lock(lock);
-	while (!arch_spin_trylock(lock)) {
-		/* Spin on a plain read so waiters share the line instead of bouncing it. */
-		do {
-			arch_cpu_relax();
-			spins++;
-		} while (spin_looks_locked(lock));
-	}
+	if (unlikely(spin_is_held_by_me(lock)))
+"""), ("""\
+	} while (!arch_spin_trylock(lock));
+	return spins;
+""", """\
+	} while (!arch_spin_trylock(lock));
 	lockdep_acquire_at(lock, false);
+	return spins;
 """)],
         tests=["host:lockdep_report_comes_before_the_wait"],
+    ),
+    dict(
+        name="spin-lock-reads-line-before-xchg",
+        file="kernel/spinlock.c",
+        says="spin_lock() checks the lock's IRQ-safe flag before its xchg, as smpmm's did until "
+             "issue 31: the read brings the line shared, the xchg must upgrade it, two "
+             "coherence events per acquisition where one (the xchg's transfer) would do",
+        edits=[("""\
+	if (likely(arch_spin_trylock(lock)))
+		lockdep_acquire_at(lock, false);
+""", """\
+	if (unlikely((lock->flags & SPIN_IRQSAFE) && !arch_irqs_disabled()))
+		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
+	if (likely(arch_spin_trylock(lock)))
+		lockdep_acquire_at(lock, false);
+"""), ("""\
+	__spin_acquired(lock, spins);
+	if (unlikely(!arch_irqs_disabled() && (lock->flags & SPIN_IRQSAFE)))
+		warn_slowpath(__FILE__, __LINE__, "IRQ-safe lock taken with interrupts on");
+""", """\
+	__spin_acquired(lock, spins);
+""")],
+        tests=["conflict:handoff"],
     ),
     dict(
         name="trylock-held-before-success",
@@ -1006,7 +1116,7 @@ void put_page(struct page *page)
         edits=[("""\
 	arch_interleave_point();
 	if (spin_looks_locked(lock) || !arch_spin_trylock(lock)) {
-		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+		lock_stat_count(lock, trylock_failed);
 		return false;
 	}
 	__spin_acquired(lock, 0);
@@ -1015,7 +1125,7 @@ void put_page(struct page *page)
 	arch_interleave_point();
 	lockdep_acquire_at(lock, true);
 	if (spin_looks_locked(lock) || !arch_spin_trylock(lock)) {
-		__atomic_fetch_add(&lock->stats.trylock_failed, 1, __ATOMIC_RELAXED);
+		lock_stat_count(lock, trylock_failed);
 		return false;
 	}
 	__spin_acquired(lock, 0);
@@ -1288,6 +1398,18 @@ void put_page(struct page *page)
 """)],
         tests=["host:lockdep_recursion_reported"],
     ),
+    dict(
+        name="lockdep-scope-takes-any-cpu",
+        file="kernel/lockdep.c",
+        says="a test's expect scope captures a report from any CPU while it is open: a real "
+             "deadlock pattern on another CPU goes uncounted and the validator stays on",
+        edits=[("""\
+	return expecting && has_bit(expect_cpus, arch_cpu_id()) ? expecting : NULL;
+""", """\
+	return expecting;
+""")],
+        tests=["host:lockdep_expect_scope_leaves_other_cpus_reports"],
+    ),
     # ---- pinning (mm/gup.c, mm/vm.c) ----
     # Linux 292648ac5cf1 "mm: gup: allow FOLL_PIN to scale in SMP" fixed this.
     # ---- the reader/writer lock (kernel/rwlock.c) ----
@@ -1392,13 +1514,13 @@ void put_page(struct page *page)
 		__atomic_fetch_sub(&mm->nr_pt_pages, 1, __ATOMIC_RELAXED);
 		__free_pages(page, 0);
 	}
-}
+	write_unlock(&mm->mmap_lock);
 """, """\
 		__atomic_fetch_sub(&mm->nr_pt_pages, 1, __ATOMIC_RELAXED);
 		__free_pages(page, 0);
 	}
 	mm_tlb_shootdown(mm);
-}
+	write_unlock(&mm->mmap_lock);
 """)],
         tests=["host:gup_fast_unmap_while_walker_reads_table",
                "kernel:4:gup_private.gup_fast_unmap_while_walker_reads_table",
@@ -1410,7 +1532,7 @@ void put_page(struct page *page)
         says="FOLL_LONGTERM migration copies and replaces a page even though someone else "
              "holds a pin on it (the pin then points at a page nobody maps)",
         edits=[("""\
-	if (page_count(old) != 1) {	/* someone else holds it: it cannot move */
+	if (page_count(head) != refs) {	/* someone else holds it: it cannot move */
 """, """\
 	if (false) {	/* someone else holds it: it cannot move */
 """)],
@@ -1475,14 +1597,16 @@ void put_page(struct page *page)
         says="gup's slow path takes mm->lock with interrupts off (as zone->lock): a CPU waiting "
              "for it cannot answer the TLB shootdown its holder sends",
         edits=[("""\
-	int err = 0, migrate_err = 0;
+	int err, migrate_err = 0;
 
+	VM_BUG_ON(arch_irqs_disabled());	/* waiters must answer the holders' shootdowns */
 	read_lock(&mm->mmap_lock);	/* the VMAs, for the faults */
 	spin_lock(&mm->lock);
 """, """\
-	int err = 0, migrate_err = 0;
+	int err, migrate_err = 0;
 	unsigned long irqs;
 
+	VM_BUG_ON(arch_irqs_disabled());	/* waiters must answer the holders' shootdowns */
 	read_lock(&mm->mmap_lock);	/* the VMAs, for the faults */
 	irqs = spin_lock_irqsave(&mm->lock);
 """), ("""\
@@ -1526,9 +1650,9 @@ void put_page(struct page *page)
         says="munmap takes 1 off rss for a 2 MiB leaf as for a 4 KiB one: rss stays 511 per "
              "huge page unmapped, and mm_destroy() finds it nonzero",
         edits=[("""\
-			__atomic_fetch_sub(&mm->rss, level == 1 ? 1l : 1l << HUGE_ORDER, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&mm->rss, level == 1 ? 1l : 1l << HUGE_ORDER, __ATOMIC_RELAXED);
 """, """\
-			__atomic_fetch_sub(&mm->rss, 1l, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&mm->rss, 1l, __ATOMIC_RELAXED);
 """)],
         tests=["host:handle_mm_fault_vs_munmap_2m_vma",
                "kernel:4:gup_private.handle_mm_fault_vs_munmap_2m_vma"],
@@ -1556,6 +1680,149 @@ void put_page(struct page *page)
 """)],
         tests=["host:gup_host_pin_count_overflow", "kernel:4:gup.gup_pin_count_overflow"],
     ),
+    # Issue 29: the edges of the address-space API (munmap of part of a 2 MiB page, a split
+    # with the VMA table full, a FOLL_LONGTERM pin that loses its install).
+    dict(
+        name="munmap-part-of-2m-zaps-whole-leaf",
+        file="mm/vm.c",
+        says="munmap of part of a 2 MiB page clears the whole leaf instead of splitting it: "
+             "the other 511 pages, still inside a VMA, lose their data",
+        edits=[("""\
+		if (pte_huge(e) && (lo < start || end < hi))
+			e = __split_huge_pmd(mm, &table[i], e);
+""", """\
+		if (pte_huge(e) && (lo < start || end < hi) && false)
+			e = __split_huge_pmd(mm, &table[i], e);
+""")],
+        tests=["host:mm_munmap_4k_of_2m_page_keeps_the_rest"],
+    ),
+    dict(
+        name="split-huge-pmd-no-refs",
+        file="mm/vm.c",
+        says="splitting a 2 MiB leaf maps 512 4 KiB entries to its pages but keeps the one "
+             "reference of the leaf: unmapping the first 4 KiB page frees the whole block "
+             "under the 511 still mapped",
+        edits=[("""\
+	__atomic_fetch_add(&head->refcount, PTRS_PER_TABLE - 1, __ATOMIC_RELAXED);
+""", "")],
+        tests=["host:mm_munmap_2m_page_piece_by_piece_frees_it_once"],
+    ),
+    dict(
+        name="zap-queues-split-page-per-entry",
+        file="mm/vm.c",
+        says="munmap queues the page of every 4 KiB entry it clears, as for order-0 pages: "
+             "the head of a split 2 MiB page is put on the queue twice (a corrupted list)",
+        edits=[("""\
+	if (list_empty(&head->lru))
+		list_add_tail(&head->lru, &z->data);
+""", """\
+	if (true)
+		list_add_tail(&head->lru, &z->data);
+""")],
+        tests=["host:mm_munmap_split_2m_page_and_4k_page_together"],
+    ),
+    dict(
+        name="huge-fault-ignores-vma-bounds",
+        file="mm/vm.c",
+        says="a fault in a huge VMA that munmap has cut installs a 2 MiB leaf though the "
+             "aligned 2 MiB is not all inside the VMA: it maps addresses no VMA covers",
+        edits=[("""\
+	return vma->huge && haddr >= vma->start && haddr + HUGE_SIZE <= vma->end;
+""", """\
+	return vma->huge && haddr + HUGE_SIZE <= vma->end;
+""")],
+        tests=["host:handle_mm_fault_cut_huge_vma_gets_4k_pages"],
+    ),
+    dict(
+        name="fault-walks-through-huge-leaf",
+        file="mm/vm.c",
+        says="a fault that meets a 2 MiB leaf on its way down takes it for a page table (any "
+             "present entry above the leaves is one) and writes a 4 KiB entry into the "
+             "user's data",
+        edits=[("""\
+	return pte_present(e) && !pte_huge(e);
+""", """\
+	return pte_present(e);
+""")],
+        tests=["host:handle_mm_fault_vs_munmap_2m_vma", "host:gup_migration_vs_faults"],
+    ),
+    dict(
+        name="munmap-split-with-table-full",
+        file="mm/vm.c",
+        says="a munmap that must split a region with the VMA table full cuts the region at "
+             "the hole and unmaps only the hole: its tail stays mapped with no VMA",
+        edits=[("""\
+	for (unsigned int i = 0; i < mm->nr_vmas && mm->nr_vmas == MM_MAX_VMAS; i++)
+		if (mm->vmas[i].start < start && end < mm->vmas[i].end)
+			return -ENOMEM;
+""", ""), ("""\
+		if (v->start < start && end < v->end) {	/* hole in the middle: split */
+			VM_BUG_ON(mm->nr_vmas == MM_MAX_VMAS);
+""", """\
+		if (v->start < start && end < v->end && mm->nr_vmas < MM_MAX_VMAS) {
+""")],
+        tests=["host:mm_munmap_split_with_vma_table_full_fails"],
+    ),
+    dict(
+        name="munmap-unaligned-start-accepted",
+        file="mm/vm.c",
+        says="munmap takes a start that is not page aligned (Linux: -EINVAL) and unmaps the "
+             "page it falls in",
+        edits=[("""\
+	if (!IS_ALIGNED(start, PAGE_SIZE) || start > USER_VA_END || len > USER_VA_END - start ||
+""", """\
+	if (start > USER_VA_END || len > USER_VA_END - start ||
+""")],
+        tests=["host:mm_munmap_bad_range_rejected"],
+    ),
+    dict(
+        name="longterm-late-install-ebusy",
+        file="mm/gup.c",
+        says="a FOLL_LONGTERM pin that finds a MOVABLE page installed after its migration "
+             "pass (a plain fault won the install) fails with -EBUSY instead of moving it",
+        edits=[("""\
+	if ((flags & FOLL_LONGTERM) && !page_longterm_pinnable(page))
+		return -EAGAIN;
+""", """\
+	if ((flags & FOLL_LONGTERM) && !page_longterm_pinnable(page))
+		return -EBUSY;
+""")],
+        tests=["host:pin_user_pages_longterm_loses_install_to_plain_fault"],
+    ),
+    dict(
+        name="gup-slow-irqs-off-unchecked",
+        file="mm/gup.c",
+        says="gup's slow path does not check that interrupts are on: a caller with them off "
+             "waits for locks whose holders wait for it to answer a shootdown",
+        edits=[("""\
+	VM_BUG_ON(arch_irqs_disabled());	/* waiters must answer the holders' shootdowns */
+""", "")],
+        tests=["host:pin_user_pages_irqs_off_caught"],
+    ),
+    dict(
+        name="migrate-split-page-expects-one-ref",
+        file="mm/gup.c",
+        says="FOLL_LONGTERM migration expects one reference on any page it moves: a 4 KiB "
+             "entry of a split 2 MiB page (one reference per entry) always looks held",
+        edits=[("""\
+	if (m->level == 2 || !page_is_large(head))
+		return 1;
+""", """\
+	return 1;
+""")],
+        tests=["host:pin_user_pages_longterm_split_2m_page"],
+    ),
+    dict(
+        name="migrated-2m-leaf-keeps-deposit",
+        file="mm/gup.c",
+        says="the copy of a migrated 2 MiB leaf does not take over the page table deposited "
+             "with it: a later munmap of part of the copy finds none to split with",
+        edits=[("""\
+	if (m->level == 2)
+		pgtable_trans_huge_move(old, m->new);
+""", "")],
+        tests=["host:mm_munmap_part_of_migrated_2m_page"],
+    ),
     # ---- NUMA (mm/numa.c, mm/pcp.c, mm/memblock.c) ----
     dict(
         name="drain-zone-only-its-node-cpus",
@@ -1577,17 +1844,17 @@ void put_page(struct page *page)
     ),
     dict(
         name="free-to-local-node-zone",
-        file="mm/pcp.h",
+        file="mm/page_alloc.c",
         says="a freed page goes to this CPU's list of the same zone type on the CPU's own node, "
              "not of the page's zone: the page changes node",
         edits=[("""\
-static __always_inline void free_unref_page(struct page *page, unsigned int order)
-{
-	struct zone *zone = page_zone(page);
+	if (!free_pages_prepare(page, order))
+		return;
+	zone = page_zone(page);
 """, """\
-static __always_inline void free_unref_page(struct page *page, unsigned int order)
-{
-	struct zone *zone = &local_node(page_pgdat(page))->node_zones[page->zone];
+	if (!free_pages_prepare(page, order))
+		return;
+	zone = &local_node(page_pgdat(page))->node_zones[page->zone];
 """)],
         tests=["host:numa_remote_free_vs_drain", "asan:numa_remote_free_vs_drain",
                "kernel:4:mm_numa.*"],
@@ -1620,29 +1887,30 @@ static __always_inline void free_unref_page(struct page *page, unsigned int orde
                "kernel:1:mm_numa.numa_exhaust_node_falls_back"],
     ),
     dict(
-        name="fast-path-ignores-thisnode",
+        name="thisnode-falls-back",
         file="mm/page_alloc.c",
-        says="the order-0 first attempt serves __GFP_THISNODE from the preferred zone even "
-             "when it is another node's (a memoryless node gets a page of its neighbour)",
+        says="__GFP_THISNODE walks the node's fallback zonelist, not its own zones: a memoryless node "
+             "gets a page of its neighbour (the one just freed, off this CPU's list of that zone)",
         edits=[("""\
-		    !((gfp & __GFP_THISNODE) && zone->node != pgdat) && likely(pcp_enabled))
+	ac.zonelist = &pgdat->node_zonelists[(gfp & __GFP_THISNODE) ? ZONELIST_NOFALLBACK :
+									ZONELIST_FALLBACK];
 """, """\
-		    likely(pcp_enabled))
+	ac.zonelist = &pgdat->node_zonelists[ZONELIST_FALLBACK];
 """)],
         tests=["host:alloc_pages_memoryless_node_fast_hit_thisnode_fails"],
     ),
     dict(
-        name="fast-path-numa-hit-not-counted",
-        file="mm/pcp.h",
-        says="a hit on a per-CPU list (rmqueue_pcplist) counts alloc_hit but not the NUMA "
+        name="pcp-hit-numa-not-counted",
+        file="mm/page_alloc.c",
+        says="an allocation off a per-CPU list (rmqueue_pcplist) counts alloc_hit but not the NUMA "
              "statistics (numa_hit, nor, summed, local_node/other_node)",
         edits=[("""\
-	pcp_unlock(pcp, model, flags);
-	if (likely(page))
+	pcp_unlock(zone, pcp, flags);
+	if (page)
 		zone_statistics(preferred, zone, pcp);
 	return page;
 """, """\
-	pcp_unlock(pcp, model, flags);
+	pcp_unlock(zone, pcp, flags);
 	return page;
 """)],
         tests=["host:alloc_pages_memoryless_node_fast_hit_thisnode_fails"],
@@ -1780,6 +2048,30 @@ static __always_inline void free_unref_page(struct page *page, unsigned int orde
 	(void)old;
 """)],
         tests=["host:fail_host_resume_without_pause_panics"],
+    ),
+    dict(
+        name="fail-hook-before-order-check",
+        file="mm/page_alloc.c",
+        says="the fault-injection hook is asked before an order above MAX_ORDER is refused: "
+             "it counts the call and indexes its per-order counters past their end (issue 29, #7)",
+        edits=[("""\
+	if (unlikely(order > MAX_ORDER)) {	/* first: everything below trusts the order */
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("alloc_pages: order %u > MAX_ORDER %u\\n", order, MAX_ORDER);
+		return NULL;
+	}
+	if (should_fail_alloc_page(gfp, order))
+		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
+""", """\
+	if (should_fail_alloc_page(gfp, order))
+		return NULL;	/* on purpose (fail_page_alloc=): counted there, not warned */
+	if (unlikely(order > MAX_ORDER)) {	/* first: everything below trusts the order */
+		if (!(gfp & __GFP_NOWARN))
+			pr_warn("alloc_pages: order %u > MAX_ORDER %u\\n", order, MAX_ORDER);
+		return NULL;
+	}
+""")],
+        tests=["host:fail_host_order_above_max_refused_before_hook"],
     ),
     dict(
         name="fail-irq-only-ignored",
@@ -2125,13 +2417,38 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
                "kernel:4:mm_deferred.deferred_init_memmap_*"],
     ),
     dict(
+        name="verify-marks-before-busy-check",
+        file="mm/debug.c",
+        says="mm_verify() walks (and marks) the free lists before it looks for a chunk of the "
+             "deferred init being written; that early return leaves every free page marked, "
+             "and the allocator then discards them as in use",
+        edits=[("""\
+	errors = busy ? 0 : verify_free_lists(zone, end, &free);
+""", """\
+	errors = verify_free_lists(zone, end, &free);
+""")],
+        tests=["host:mm_verify_during_deferred_chunk_leaves_no_marks"],
+    ),
+    dict(
+        name="verify-marks-outside-span",
+        file="mm/debug.c",
+        says="mm_verify() marks a listed block outside the zone it walks, where no span walk "
+             "clears the mark: the block is later 'in two places'",
+        edits=[("""\
+		return errors + verify_fail("%s: free block pfn 0x%lx order %u (node %u zone %u) "
+""", """\
+		errors += verify_fail("%s: free block pfn 0x%lx order %u (node %u zone %u) "
+""")],
+        tests=["host:mm_verify_block_of_other_zone_leaves_no_mark"],
+    ),
+    dict(
         name="verify-reads-unwritten-memmap",
         file="mm/debug.c",
         says="mm_verify() walks struct pages the deferred init has not written yet",
         edits=[("""\
-	unsigned long end = MIN(zone_end_pfn(zone), READ_ONCE(zone->deferred_pfn));
+	end = MIN(zone_end_pfn(zone), zone->deferred_pfn);
 """, """\
-	unsigned long end = zone_end_pfn(zone);
+	end = zone_end_pfn(zone);
 """)],
         tests=["host:mm_init_from_boot_info", "host:deferred_grow_zone_max_order"],
     ),
@@ -2173,11 +2490,12 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
         file="tests/c2c/model.c",
         says="a store to a shared line leaves the other caches' copies valid (no invalidation)",
         edits=[("""\
-	*invalidated = (unsigned int)__builtin_popcountll(others);
-	l->sharers = me;
+	*invalidated = c2c_mask_weight(&others);
+	l->sharers = (struct c2c_mask){ { 0 } };
+	c2c_mask_set(&l->sharers, me);
 """, """\
-	*invalidated = (unsigned int)__builtin_popcountll(others);
-	l->sharers |= me;
+	*invalidated = c2c_mask_weight(&others);
+	c2c_mask_set(&l->sharers, me);
 """)],
         tests=["c2c:c2c_access_two_writers_alternate", "c2c:c2c_access_store_to_shared_line_invalidates"],
     ),
@@ -2186,12 +2504,12 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
         file="tests/c2c/model.c",
         says="a load that takes a Modified line from its owner leaves it Modified (no write-back)",
         edits=[("""\
-		*cross = !(others & local);
-		l->sharers |= me;
+		*cross = !here;
+		c2c_mask_set(&l->sharers, me);
 		l->dirty = false;
 """, """\
-		*cross = !(others & local);
-		l->sharers |= me;
+		*cross = !here;
+		c2c_mask_set(&l->sharers, me);
 """)],
         tests=["c2c:c2c_access_readers_of_line_written_once"],
     ),
@@ -2216,5 +2534,151 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
 		t = UINT64_MAX + 0 * __atomic_load_n(&m->q[c].clock, __ATOMIC_ACQUIRE);
 """)],
         tests=["c2c:c2c_merge_independent_of_host_timing"],
+    ),
+    dict(
+        name="c2c-mask-one-word",
+        file="tests/c2c/model.h",
+        says="a sharer mask keeps only its first 64 bits: CPUs 64 and up fold onto CPUs 0-63",
+        edits=[("""\
+	s->w[bit / 64] |= 1ull << (bit % 64);
+""", """\
+	s->w[0] |= 1ull << (bit % 64);
+""")],
+        tests=["c2c:c2c_access_writers_across_mask_words_255_cpus", "c2c:c2c_access_store_invalidates_254_readers"],
+    ),
+    dict(
+        name="c2c-streaming-stores-serialised",
+        file="tests/c2c/model.c",
+        says="cold stores to consecutive lines each wait for the whole fill (no memory-level parallelism)",
+        edits=[("""\
+		t = start + m->p.ps[o][cross] / (streamed ? m->p.mlp : 1);
+""", """\
+		t = start + m->p.ps[o][cross];
+""")],
+        tests=["c2c:c2c_replay_streaming_stores_overlap"],
+    ),
+    # ---- scalability: lines that CPUs doing things that commute must not share (the
+    # conflict-freedom layer, tests/c2c/conflict.py: one boot of the release kernel under the
+    # c2c plugin; the case the spec names runs alone) ----
+    dict(
+        name="share-pcp-unpadded",
+        file="mm/mmzone.h",
+        says="struct per_cpu_pages is packed (no padding): the line with CPU 0's hit counters "
+             "also holds CPU 1's lock, and every hit of either moves it (false sharing)",
+        edits=[("""\
+#ifndef CONFIG_PCP_PADDING
+#define CONFIG_PCP_PADDING 1
+#endif
+""", """\
+#ifndef CONFIG_PCP_PADDING
+#define CONFIG_PCP_PADDING 0
+#endif
+""")],
+        tests=["conflict:pairs_vs_pairs"],
+    ),
+    dict(
+        name="share-has-pinned-every-pin",
+        file="mm/gup.c",
+        says="every pin writes mm->flags' has-pinned bit, set or not (Linux before 292648ac5cf1): "
+             "CPUs pinning different pages of one mm pass the flags' line between them",
+        edits=[("""\
+	if (gup_has_pinned_mode == GUP_HAS_PINNED_IF_CLEAR &&
+	    (READ_ONCE(mm->flags) & (1ul << MMF_HAS_PINNED)))
+		return;
+""", "")],
+        tests=["conflict:pin_vs_pin"],
+    ),
+    dict(
+        name="share-zone-lock-on-free-lists-line",
+        file="mm/mmzone.h",
+        says="zone->lock and the free lists lose their own cache lines (the padding of both "
+             "dropped): the lock's hold-time statistics, written at every acquisition, share "
+             "the order-0 free lists' line, as zone->lock shared it in Linux before "
+             "a368ab67aa55 (aim7 -46%)",
+        edits=[("""\
+	spinlock_t lock __cacheline_aligned;
+	/* Protected by lock: */
+	struct free_area free_area[NR_ORDERS] __cacheline_aligned;
+""", """\
+	spinlock_t lock;
+	/* Protected by lock: */
+	struct free_area free_area[NR_ORDERS];
+""")],
+        tests=["conflict:lists_off"],
+    ),
+    dict(
+        name="share-hit-counter",
+        file="mm/internal.h",
+        says="numa_hit is counted in one slot for the whole zone (CPU 0's), atomically: a shared "
+             "counter every hit writes, as Linux's per-CPU vmstat differentials avoid",
+        edits=[("""\
+		__count_pcp_event(pcp, numa_hit, 1);
+""", """\
+		__atomic_fetch_add(&zone->pcp[0].stats.numa_hit, 1, __ATOMIC_RELAXED);
+""")],
+        tests=["conflict:pairs_vs_pairs"],
+    ),
+    dict(
+        name="share-watermark-reads-every-count",
+        file="mm/page_alloc.c",
+        says="the order-0 watermark check counts the pages on every CPU's list as free "
+             "(zone_pcp_count()): every allocation reads the count line every other CPU's hits write",
+        edits=[("""\
+	long free = READ_ONCE(z->free_pages);
+""", """\
+	long free = READ_ONCE(z->free_pages) + (long)zone_pcp_count(z);
+""")],
+        tests=["conflict:pairs_vs_pairs"],
+    ),
+    dict(
+        name="share-drain-takes-empty-lists",
+        file="mm/pcp.c",
+        says="drain_all_pages() drains every CPU, its list empty or not (no peek at its count, "
+             "which Linux's has_pcps check makes): it takes the lock line of a CPU that is "
+             "using its empty list",
+        edits=[("""\
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu))
+""", """\
+		if (force_all_cpus || cpu_has_pcp_pages(m, zone, cpu) || 1)
+""")],
+        tests=["conflict:drain_own_vs_drain_all"],
+    ),
+    dict(
+        name="share-zone-lock-trylock-then-lock",
+        file="mm/page_alloc.c",
+        says="the buddy free and refill paths try zone->lock before they take it, as Linux's "
+             "did in 2025 until c5bb27e2da3a: the try reads the lock's line, then the lock's "
+             "xchg upgrades it, two coherence events per acquisition where one would do",
+        edits=[("""\
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+	__free_one_page(page, page->pfn, zone, order, mt);
+""", """\
+	unsigned long flags;
+
+	if (!spin_trylock_irqsave(&zone->lock, &flags))
+		flags = spin_lock_irqsave(&zone->lock);
+	__free_one_page(page, page->pfn, zone, order, mt);
+"""), ("""\
+		unsigned long flags = spin_lock_irqsave(&zone->lock);
+
+		page = __rmqueue(zone, order, mt);
+""", """\
+		unsigned long flags;
+
+		if (!spin_trylock_irqsave(&zone->lock, &flags))
+			flags = spin_lock_irqsave(&zone->lock);
+		page = __rmqueue(zone, order, mt);
+"""), ("""\
+	unsigned long flags = spin_lock_irqsave(&zone->lock);
+	int listed = 0;
+""", """\
+	unsigned long flags;
+	int listed = 0;
+
+	if (!spin_trylock_irqsave(&zone->lock, &flags))
+		flags = spin_lock_irqsave(&zone->lock);
+""")],
+        tests=["conflict:handoff"],
     ),
 ]

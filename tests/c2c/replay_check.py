@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""`make c2c-test`'s check of the offline replay (tests/c2c/replay.c) and of the model's counts
+(tests/c2c/mesi_check.py): boots bench=c2c_selftest at 4 CPUs under the plugin with its streams
+recorded, replays them on the machine the plugin modelled (every count must equal the live
+run's), then on every machine file (tests/c2c/machines/: 8 to 256 CPUs, with and without SMT),
+each time checking every access's outcome against the MESI table written apart from model.c.
+
+usage: replay_check.py --plugin c2c.so --replay BIN --iso ISO --out DIR
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import machine  # noqa: E402
+
+LIVE_MACHINE = "e5-2630v4-40cores"      # its topology at 4 CPUs: 2 sockets, no SMT
+VOLATILE = ("max_queued", "overflowed")  # how far the merge lagged QEMU: host timing
+
+
+def windows(path):
+    with open(path) as f:
+        return {d["window"]: d for d in map(json.loads, f) if "window" in d}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--plugin", required=True)
+    ap.add_argument("--replay", required=True)
+    ap.add_argument("--iso", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    trace = os.path.join(args.out, "trace")
+    shutil.rmtree(args.out, ignore_errors=True)
+    os.makedirs(trace)
+    live, log = os.path.join(args.out, "live.json"), os.path.join(args.out, "selftest.log")
+    live_args = ["out=" + live, "trace=" + trace, "cpus=4"] + machine.load(LIVE_MACHINE).plugin_args()[1:]
+    subprocess.run([sys.executable, os.path.join(HERE, "..", "runner.py"), "--iso", args.iso, "--smp", "4",
+                    "--timeout", "180", "--progress", "none", "--log", log, "--name", "c2c-replay-check",
+                    "--cmdline", "test=none bench=c2c_selftest timer.hz=1",
+                    "--qemu-arg=-plugin", "--qemu-arg=%s,%s" % (args.plugin, ",".join(live_args))],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    n = failed = 0
+    want = windows(live) if os.path.exists(live) else {}
+    for i, path in enumerate([None] + machine.machine_files()):
+        mach = machine.load(path or LIVE_MACHINE)
+        margs = (["cpus=4"] + mach.plugin_args()[1:]) if path is None else mach.plugin_args()
+        name = os.path.basename(path)[:-len(".machine")] if path else "live"
+        out, prefix = os.path.join(args.out, name + ".json"), os.path.join(args.out, name + ".log")
+        res = subprocess.run([args.replay, trace, "-o", out, "-log", prefix] + margs,
+                             capture_output=True, text=True)
+        got = windows(out) if res.returncode == 0 else {}
+        problems = [] if got and want else ["no windows (replay: %s)" % res.stderr.strip()[-200:]]
+        if path is None and not problems:
+            strip = lambda d: {k: v for k, v in d.items() if k not in VOLATILE}
+            problems += ["window %d differs from the live run" % w for w in want
+                         if strip(want[w]) != strip(got.get(w, {}))]
+        if not problems:
+            chk = subprocess.run([sys.executable, os.path.join(HERE, "mesi_check.py"), out, prefix],
+                                 capture_output=True, text=True)
+            if chk.returncode:
+                problems.append("mesi_check: " + " | ".join(chk.stdout.splitlines()[-6:]))
+        n += 1
+        test = ("c2c_replay_equals_live_run" if path is None else
+                "c2c_replay_on_%s_matches_mesi_table" % name.replace("-", "_"))
+        if problems:
+            failed += 1
+            print("not ok %d %s" % (n, test))
+            for p in problems[:5]:
+                print("    # " + p)
+        else:
+            print("ok %d %s: %d windows%s" % (n, test, len(got), ", every count equal" if path is None else
+                                              ", every access's outcome as the table says"))
+    print("%d passed, %d failed" % (n - failed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
