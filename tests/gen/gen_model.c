@@ -53,6 +53,7 @@ static struct model {
 	struct m_mm mm[GEN_MMS];
 	struct m_mm snap[GEN_MMS];	/* the address spaces a step touches, before it */
 	struct m_pin pin[GEN_PINS];
+	struct m_pin pin0[GEN_PINS];	/* ... before the step */
 	int depth[GEN_NODE_ZONES];	/* zone_pcp_disable() nesting */
 	bool fail_armed;
 	bool deferred_done;
@@ -404,6 +405,7 @@ void model_before(const struct gen_plan *pl)
 	for (unsigned int c = 0; c < GEN_CPUS; c++)
 		M.inj0[c] = gen_cpu_injected(c);
 	fail_page_alloc_read_stats(&M.fpa0);
+	memcpy(M.pin0, M.pin, sizeof(M.pin0));
 	for (unsigned int i = pl->first; i < pl->first + pl->n; i++) {
 		int m = op_mm(OP(i));
 
@@ -785,7 +787,8 @@ static bool longterm_may_be_busy(const struct gen_plan *pl, unsigned int i, int 
 	u32 r0 = a / GEN_REGION_PAGES, r1 = (a + n - 1) / GEN_REGION_PAGES;
 
 	for (unsigned int s = 0; s < GEN_PINS; s++) {
-		const struct m_pin *pin = &M.pin[s];
+		const struct m_pin *pin = pl->alone ? &M.pin[s] : &M.pin0[s];	/* (in a phase, an
+						 * unpin of another CPU may come after the pin) */
 
 		if (pin->n && pin->mm == m && !(pin->flags & GEN_PIN_LONG) &&
 		    pin->addr / GEN_REGION_PAGES <= r1 && (pin->addr + pin->n - 1) / GEN_REGION_PAGES >= r0)
