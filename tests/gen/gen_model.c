@@ -786,9 +786,10 @@ static bool longterm_may_be_busy(const struct gen_plan *pl, unsigned int i, int 
 {
 	u32 r0 = a / GEN_REGION_PAGES, r1 = (a + n - 1) / GEN_REGION_PAGES;
 
-	for (unsigned int s = 0; s < GEN_PINS; s++) {
-		const struct m_pin *pin = pl->alone ? &M.pin[s] : &M.pin0[s];	/* (in a phase, an
-						 * unpin of another CPU may come after the pin) */
+	/* Held: when the phase began (another CPU may unpin meanwhile), or taken since by this
+	 * CPU's earlier ops (the model has applied them: M.pin). */
+	for (unsigned int s = 0; s < 2 * GEN_PINS; s++) {
+		const struct m_pin *pin = s < GEN_PINS ? &M.pin[s] : &M.pin0[s - GEN_PINS];
 
 		if (pin->n && pin->mm == m && !(pin->flags & GEN_PIN_LONG) &&
 		    pin->addr / GEN_REGION_PAGES <= r1 && (pin->addr + pin->n - 1) / GEN_REGION_PAGES >= r0)
