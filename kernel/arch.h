@@ -44,6 +44,10 @@ static inline void arch_wait_for_interrupt(void);
 static inline void arch_flush_tlb_local(void);
 /* Write len bytes to the console, as they are (kernel/printk.c serializes the callers). */
 void arch_console_write(const char *s, size_t len);
+/* Append the machine's second command line, if it has one (x86: the QEMU fw_cfg file
+ * "opt/smpmm/cmdline"), to buf (len bytes so far, counted even past cap), as much as fits in
+ * cap bytes with the NUL; returns the length the whole line has (cap or more: it was cut). */
+size_t arch_fwcfg_cmdline(char *buf, size_t len, size_t cap);
 
 #include <arch/arch_ops.h>
 

@@ -119,6 +119,11 @@ void cmdline_init(const char *cmdline);
  * is not all of it, cut it to whole words and say what was dropped. Before cmdline_init().
  */
 void cmdline_fit(char *buf, size_t cap, size_t wanted);
+/* The boot command line in bi->cmdline: the loader's (bi->cmdline_len bytes, of which
+ * bi->cmdline holds what fits), then the machine's own appended (arch_fwcfg_cmdline()),
+ * fitted by cmdline_fit(). kmain, before cmdline_init(). */
+struct boot_info;
+void cmdline_fit_boot(struct boot_info *bi);
 /* Print every registered option with its help line. */
 void cmdline_print_options(void);
 

@@ -3,6 +3,8 @@
  * with a message for each bad word. The parsing itself is in kernel/cmdline.c.
  */
 #include "kernel/cmdline.h"
+#include "kernel/arch.h"
+#include "kernel/bootinfo.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"
 
@@ -103,6 +105,12 @@ void cmdline_fit(char *buf, size_t cap, size_t wanted)
 	printk("cmdline: the command line is %zu bytes, the kernel keeps at most %zu: the %zu "
 	       "bytes from '%s...' on are dropped (ignored), boot continues\n", wanted, cap - 1,
 	       wanted - kept, dropped);
+}
+
+void cmdline_fit_boot(struct boot_info *bi)
+{
+	cmdline_fit(bi->cmdline, sizeof(bi->cmdline),
+		    arch_fwcfg_cmdline(bi->cmdline, bi->cmdline_len, sizeof(bi->cmdline)));
 }
 
 static bool cmdline_help;

@@ -42,15 +42,15 @@ static void boot_step(const char *name)
 /* "boot: kernel entry to CPUs online 45.813 ms: boot report 8.012, paging 1.374, ..." */
 static void print_boot_steps(void)
 {
-	char line[256];
+	char line[256] = "";
 	u64 prev = boot_tsc_start, us;
 	size_t n = 0;
 
-	for (unsigned int i = 0; i < nr_boot_steps && n < sizeof(line); i++) {
+	for (unsigned int i = 0; i < nr_boot_steps; i++) {
 		us = cycles_to_us(boot_steps[i].cycles - prev);
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %llu.%03llu", i ? ", " : "",
-				      boot_steps[i].name, (unsigned long long)us / 1000,
-				      (unsigned long long)us % 1000);
+		n += (size_t)scnprintf(line + n, sizeof(line) - n, "%s%s %llu.%03llu", i ? ", " : "",
+				       boot_steps[i].name, (unsigned long long)us / 1000,
+				       (unsigned long long)us % 1000);
 		prev = boot_steps[i].cycles;
 	}
 	us = cycles_to_us(prev - boot_tsc_start);
@@ -66,7 +66,8 @@ static void print_memory_map(const struct boot_info *bi)
 {
 	u64 usable = 0;
 
-	printk("memory map (%u entries from the loader%s):\n", bi->nr_mmap,
+	printk("memory map (%u entries from the loader%s%s):\n", bi->nr_mmap + bi->nr_mmap_dropped,
+	       bi->nr_mmap_dropped ? ", the kernel keeps 256" : "",
 	       bi->efi_mmap_present ? ", EFI memory map also present" : "");
 	printk("  %-18s %-18s %10s  %s\n", "start", "end", "size KiB", "type");
 	for (unsigned int i = 0; i < bi->nr_mmap; i++) {
@@ -106,9 +107,7 @@ static void parse_boot_info(u32 magic, u64 mbi_phys)
 	boot_info.mbi_size = size;
 	boot_info.kernel_phys_start = (u64)(uintptr_t)__kernel_phys_start;
 	boot_info.kernel_phys_end = (u64)(uintptr_t)__kernel_phys_end;
-	cmdline_fit(boot_info.cmdline, sizeof(boot_info.cmdline),
-		    arch_fwcfg_cmdline(boot_info.cmdline, strlen(boot_info.cmdline),
-				       sizeof(boot_info.cmdline)));
+	cmdline_fit_boot(&boot_info);
 }
 
 /*
@@ -147,7 +146,9 @@ __noreturn void kmain(u32 magic, u64 mbi_phys)
 	numa_init(&boot_info);	/* nodes, their memory and distances: ACPI SRAT, SLIT */
 	arch_smp_prepare();	/* ACPI MADT: how many CPUs (nr_cpu_ids), the BSP's local APIC */
 	boot_step("ACPI");
-	mm_init(&boot_info);	/* memblock, zones, the first chunks of each node's memory map */
+	if (mm_init(&boot_info))	/* memblock, zones, the first chunks of each node's memory map */
+		panic("mm_init: no memory to run on (the memory map above, the mm: line before this "
+		      "one: why)");
 	boot_step("mm_init");
 	arch_smp_init();	/* timer, per-CPU areas and stacks, start every AP; interrupts on */
 	boot_step("arch_smp_init");

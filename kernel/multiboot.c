@@ -1,6 +1,7 @@
 /*
  * Multiboot2 information parser: turns the loader's tag list into struct boot_info.
- * Pure function of its input buffer (no globals, no printk), so the host fuzzer can drive it.
+ * Pure function of its input buffer (no globals, no printk), so the host fuzzer can drive it;
+ * so are the queries of the parsed memory map at the end.
  */
 #include "kernel/bootinfo.h"
 #include "kernel/string.h"
@@ -36,6 +37,32 @@ static void copy_tag_string(char *dst, size_t cap, const u8 *src, size_t len)
 	dst[n] = '\0';
 }
 
+/*
+ * One entry past BOOT_MMAP_MAX: a full table keeps what keeps the kernel safe. An entry that
+ * is not usable RAM takes the place of the last usable one (RAM given up is only lost; a
+ * reservation lost would be handed out as free memory); usable RAM is counted and dropped.
+ */
+static void mmap_full(struct boot_info *bi, struct mem_region e)
+{
+	struct mem_region *victim = NULL;
+
+	bi->nr_mmap_dropped++;
+	for (unsigned int i = BOOT_MMAP_MAX; i-- > 0 && e.type != MEM_USABLE && !victim;)
+		if (bi->mmap[i].type == MEM_USABLE)
+			victim = &bi->mmap[i];
+	if (e.type != MEM_USABLE && !victim) {
+		bi->nr_mmap_dropped_reserved++;
+		return;
+	}
+	if (victim) {
+		struct mem_region kept = e;
+
+		e = *victim;
+		*victim = kept;
+	}
+	bi->mmap_dropped_usable += MIN(e.length, ~0ull - bi->mmap_dropped_usable);
+}
+
 static int parse_mmap(const u8 *body, size_t len, struct boot_info *bi, const char **err)
 {
 	u32 entry_size;
@@ -51,11 +78,14 @@ static int parse_mmap(const u8 *body, size_t len, struct boot_info *bi, const ch
 	}
 	for (size_t off = 8; off + entry_size <= len; off += entry_size) {
 		struct mb2_mmap_entry e;
+		struct mem_region r;
 
-		if (bi->nr_mmap == BOOT_MMAP_MAX)
-			break;	/* keep the first BOOT_MMAP_MAX entries */
 		memcpy(&e, body + off, sizeof(e));
-		bi->mmap[bi->nr_mmap++] = (struct mem_region){ e.base, e.length, e.type };
+		r = (struct mem_region){ e.base, e.length, e.type };
+		if (bi->nr_mmap == BOOT_MMAP_MAX)
+			mmap_full(bi, r);
+		else
+			bi->mmap[bi->nr_mmap++] = r;
 	}
 	return 0;
 }
@@ -80,6 +110,7 @@ static int parse_tag(struct mb2_tag tag, const u8 *body, struct boot_info *bi, c
 	switch (tag.type) {
 	case MB2_TAG_CMDLINE:
 		copy_tag_string(bi->cmdline, sizeof(bi->cmdline), body, len);
+		bi->cmdline_len = strnlen((const char *)body, len);	/* all of it: cmdline_fit() */
 		break;
 	case MB2_TAG_LOADER_NAME:
 		copy_tag_string(bi->loader_name, sizeof(bi->loader_name), body, len);
@@ -134,4 +165,48 @@ int multiboot2_parse(const void *mbi, size_t buf_len, struct boot_info *bi, cons
 	}
 	*err = "multiboot2 information has no end tag";
 	return -1;
+}
+
+/* ---- queries of the loader's memory map ---- */
+
+static bool overlaps(u64 a, u64 a_end, u64 b, u64 b_end)
+{
+	return a < b_end && b < a_end;
+}
+
+bool boot_ram_is_free(const struct boot_info *bi, u64 pa, u64 len)
+{
+	u64 end = pa + len;
+	bool usable = false;
+
+	if (!len || end < pa)
+		return false;
+	for (unsigned int i = 0; i < bi->nr_mmap; i++) {
+		const struct mem_region *r = &bi->mmap[i];
+
+		if (!r->length || !overlaps(pa, end, r->base, mem_region_end(r)))
+			continue;
+		if (r->type != MEM_USABLE)
+			return false;
+		usable |= r->base <= pa && end <= mem_region_end(r);
+	}
+	return usable && !overlaps(pa, end, bi->mbi_phys, bi->mbi_phys + bi->mbi_size);
+}
+
+const char *boot_mmio_problem(const struct boot_info *bi, u64 pa, u64 len, u64 limit)
+{
+	if (!pa)
+		return "0";
+	if (pa & (len - 1))
+		return "not aligned";
+	if (pa + len < pa || pa + len > limit)
+		return "beyond the boot direct map";
+	for (unsigned int i = 0; i < bi->nr_mmap; i++) {
+		const struct mem_region *r = &bi->mmap[i];
+
+		if (r->type == MEM_USABLE && r->length &&
+		    overlaps(pa, pa + len, r->base, mem_region_end(r)))
+			return "in usable RAM";
+	}
+	return NULL;
 }

@@ -87,26 +87,105 @@ static bool find_rsdp(const struct boot_info *bi, u8 rsdp[ACPI_RSDP_V2_LEN], siz
 	return pa != 0;
 }
 
-/* Bytes of usable RAM in the loader's map that lie in no SRAT range. */
+/* [base, end) shrunk to whole pages in *s, *e: false if that leaves none. memblock shrinks
+ * usable RAM so, and a node's range too (mm/mm_init.c: assign_nodes()): a page an SRAT
+ * boundary cuts through is in no node. */
+static bool whole_pages(u64 base, u64 end, u64 *s, u64 *e)
+{
+	if (base > ~0ull - (PAGE_SIZE - 1))
+		return false;
+	*s = ALIGN_UP(base, PAGE_SIZE);
+	*e = ALIGN_DOWN(end, PAGE_SIZE);
+	return *s < *e;
+}
+
+/* How far from s the memory at s is accounted for, or s if it is not: an SRAT range holds it
+ * (shrunk to whole pages), or an entry of the map that is not usable RAM (grown to whole
+ * pages, as memblock cuts it out). *next: where the next of those starts, if s is not. */
+static u64 accounted_to(u64 s, const struct boot_info *bi, const struct acpi_numa_info *info,
+			u64 *next)
+{
+	u64 reach = s, b, e;
+
+	for (unsigned int m = 0; m < info->nr_mem + bi->nr_mmap; m++) {
+		if (m < info->nr_mem) {
+			if (!whole_pages(info->mem[m].base, info->mem[m].base + info->mem[m].size,
+					 &b, &e))
+				continue;
+		} else {
+			const struct mem_region *r = &bi->mmap[m - info->nr_mem];
+
+			if (r->type == MEM_USABLE || !r->length)
+				continue;
+			b = ALIGN_DOWN(r->base, PAGE_SIZE);
+			e = mem_region_end(r) > ~0ull - (PAGE_SIZE - 1) ? ~0ull :
+			    ALIGN_UP(mem_region_end(r), PAGE_SIZE);
+		}
+		if (b <= s && e > reach)
+			reach = e;
+		else if (b > s && b < *next)
+			*next = b;
+	}
+	return reach;
+}
+
+/* Bytes of usable RAM in the loader's map (whole pages, as memblock adds it; an entry that
+ * wraps past 2^64 counts to there) that lie in no SRAT range. Ranges may overlap (below):
+ * this measures their union. */
 static u64 ram_in_no_node(const struct boot_info *bi, const struct acpi_numa_info *info)
 {
-	u64 missing = 0;
+	u64 missing = 0, s, e;
 
 	for (unsigned int i = 0; i < bi->nr_mmap; i++) {
 		const struct mem_region *r = &bi->mmap[i];
-		u64 covered = 0;
 
-		if (r->type != MEM_USABLE || r->base + r->length < r->base)
+		if (r->type != MEM_USABLE || !whole_pages(r->base, mem_region_end(r), &s, &e))
 			continue;
-		for (unsigned int m = 0; m < info->nr_mem; m++) {
-			u64 s = MAX(r->base, info->mem[m].base);
-			u64 e = MIN(r->base + r->length, info->mem[m].base + info->mem[m].size);
+		while (s < e) {
+			u64 next = e, reach = accounted_to(s, bi, info, &next);
 
-			covered += e > s ? e - s : 0;	/* SRAT ranges never overlap across nodes */
+			if (reach > s) {
+				s = MIN(reach, e);
+			} else {
+				missing += next - s;
+				s = next;
+			}
 		}
-		missing += r->length > covered ? r->length - covered : 0;
 	}
 	return missing;
+}
+
+/*
+ * Ranges of one node that overlap or touch become one, as Linux's numa_cleanup_meminfo()
+ * joins a node's blocks: an SRAT may list a node's memory in pieces, or twice (the parser
+ * lets it; ranges of two nodes never overlap). Only ranges alike in being hot-pluggable
+ * join, so that memory that may come later is never counted as there. Returns how many
+ * ranges were merged away.
+ */
+static unsigned int merge_node_ranges(struct acpi_numa_info *info)
+{
+	unsigned int merged = 0;
+
+	for (unsigned int i = 0; i < info->nr_mem; i++) {
+		struct acpi_numa_memblk *a = &info->mem[i];
+
+		for (unsigned int j = i + 1; j < info->nr_mem; j++) {
+			struct acpi_numa_memblk *b = &info->mem[j];
+			u64 start = MIN(a->base, b->base);
+			u64 end = MAX(a->base + a->size, b->base + b->size);
+
+			if (a->node != b->node || a->hotpluggable != b->hotpluggable ||
+			    b->base > a->base + a->size || a->base > b->base + b->size)
+				continue;
+			a->base = start;
+			a->size = end - start;
+			a->nonvolatile &= b->nonvolatile;
+			memmove(b, b + 1, (--info->nr_mem - j) * sizeof(*b));	/* keep the order */
+			merged++;
+			j = i;	/* a grew: every other range may touch it now */
+		}
+	}
+	return merged;
 }
 
 static void adopt(const struct acpi_numa_info *info)
@@ -120,37 +199,53 @@ static void adopt(const struct acpi_numa_info *info)
 			info->mem[m].size, info->mem[m].node, info->mem[m].hotpluggable };
 }
 
-/* One line per node: its memory ranges and its distances to every node. */
+/* " [0x<16 digits>-0x<16 digits>) hot-pluggable": the longest range print_nodes() writes. */
+#define RANGE_TEXT_MAX 54
+
+/*
+ * One line per node: its memory (the ranges that fit, then how many more there are) and its
+ * distances to every node. Each piece is a bounded append (scnprintf()), so the line stays
+ * in its buffer whatever the SRAT holds; the ranges have room of their own, the distances
+ * theirs (MAX_NUMA_NODES of at most " 255").
+ */
 static void print_nodes(void)
 {
 	for_each_node(nid) {
-		char line[200];
+		char ranges[4 * RANGE_TEXT_MAX], dist[4 * MAX_NUMA_NODES + 1] = "";
+		size_t len = 0, dlen = 0;
+		unsigned int more = 0;
 		u64 total = 0;
-		int len = 0;
 
+		ranges[0] = '\0';
 		for (unsigned int m = 0; m < numa_topology.nr_memblks; m++) {
 			const struct numa_memblk *b = &numa_topology.memblks[m];
 
-			if (b->nid != nid || len >= (int)sizeof(line) - 80)
+			if (b->nid != nid)
 				continue;
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " [0x%llx-0x%llx)%s",
-					(unsigned long long)b->base,
-					(unsigned long long)(b->base + b->size),
-					b->hotpluggable ? " hot-pluggable" : "");
 			total += b->hotpluggable ? 0 : b->size;
+			if (len + 2 * RANGE_TEXT_MAX > sizeof(ranges)) {
+				more++;	/* room kept for " and N more" */
+				continue;
+			}
+			len += scnprintf(ranges + len, sizeof(ranges) - len, " [0x%llx-0x%llx)%s",
+					 (unsigned long long)b->base,
+					 (unsigned long long)(b->base + b->size),
+					 b->hotpluggable ? " hot-pluggable" : "");
 		}
-		len += snprintf(line + len, sizeof(line) - (size_t)len, "; distances");
+		if (more)
+			scnprintf(ranges + len, sizeof(ranges) - len, " and %u more", more);
 		for_each_node(to)
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " %u",
-					numa_topology.distance[nid][to]);
-		printk("numa: node %d: %llu MiB%s%s\n", nid, (unsigned long long)(total >> 20),
-		       total ? ":" : " (memoryless)", line);
+			dlen += scnprintf(dist + dlen, sizeof(dist) - dlen, " %u",
+					  numa_topology.distance[nid][to]);
+		printk("numa: node %d: %llu MiB%s%s; distances%s\n", nid,
+		       (unsigned long long)(total >> 20), total ? ":" : " (memoryless)", ranges, dist);
 	}
 }
 
 void numa_init(const struct boot_info *bi)
 {
 	u8 rsdp[ACPI_RSDP_V2_LEN];
+	unsigned int listed, merged;
 	u64 missing;
 	size_t len;
 	int ret;
@@ -171,6 +266,8 @@ void numa_init(const struct boot_info *bi)
 		pr_warn("numa: %s: ignoring SRAT and SLIT, one node\n", srat.error);
 		return;
 	}
+	listed = srat.nr_mem;
+	merged = merge_node_ranges(&srat);
 	missing = ram_in_no_node(bi, &srat);
 	if (missing >= (1ull << 20)) {
 		pr_warn("numa: %llu KiB of RAM lie in no SRAT range: ignoring SRAT and SLIT, "
@@ -179,9 +276,12 @@ void numa_init(const struct boot_info *bi)
 	}
 	adopt(&srat);
 	printk("numa: SRAT rev %u: %u nodes, %u memory ranges (%u hot-pluggable, %u disabled "
-	       "entries), %u CPUs; %s\n", srat.srat_revision, srat.nr_nodes, srat.nr_mem,
+	       "entries), %u CPUs; %s\n", srat.srat_revision, srat.nr_nodes, listed,
 	       srat.nr_mem_hotpluggable, srat.nr_mem_disabled, srat.nr_cpus,
 	       srat.has_slit ? "distances from the SLIT" : "no SLIT: distances 10 / 20");
+	if (merged)
+		printk("numa: %u SRAT memory ranges overlap or touch another of their node: "
+		       "merged into it\n", merged);
 	if (missing)
 		pr_warn("numa: %llu KiB of RAM lie in no node: not used\n",
 			(unsigned long long)(missing >> 10));

@@ -57,11 +57,31 @@ void printk(const char *fmt, ...)
 void pr_cpu(const char *fmt, ...)
 {
 	char buf[PRINTK_LINE_MAX];
-	int n = snprintf(buf, sizeof(buf), "cpu%u: ", arch_cpu_id());
+	int n = scnprintf(buf, sizeof(buf), "cpu%u: ", arch_cpu_id());
 	va_list ap;
 
 	va_start(ap, fmt);
-	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	n += vscnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
 	va_end(ap);
-	console_emit(buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	console_emit(buf, (size_t)n);
+}
+
+int vscnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(buf, size, fmt, ap);
+
+	if (n < 0 || !size)
+		return 0;
+	return (size_t)n < size ? n : (int)(size - 1);
+}
+
+int scnprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vscnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n;
 }

@@ -22,6 +22,15 @@ void printk_emergency(void);
 
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 __printf(3, 4) int snprintf(char *buf, size_t size, const char *fmt, ...);
+/*
+ * Linux's scnprintf(): as snprintf, but returns what it wrote into buf (without the NUL):
+ * at most size - 1, and 0 if size is 0. The bounded append, for a line built piece by piece:
+ *	len += scnprintf(line + len, sizeof(line) - len, " %u", d);
+ * len never passes sizeof(line) - 1, so the size argument cannot wrap (snprintf returns what
+ * it would have written: the same line with it runs past the buffer once it is full).
+ */
+int vscnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+__printf(3, 4) int scnprintf(char *buf, size_t size, const char *fmt, ...);
 
 #define pr_info(...) printk(__VA_ARGS__)
 #define pr_warn(...) printk("WARNING: " __VA_ARGS__)

@@ -9,6 +9,7 @@
  * sleeps in hlt and the last target wakes it; with interrupts off it polls.
  */
 #include "kernel/smp.h"
+#include "kernel/acpi.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
 #include "kernel/cmdline.h"
@@ -30,6 +31,43 @@ struct cpu *cpu_areas[MAX_CPUS] = { &boot_cpu_area };
 unsigned int nr_cpu_ids = 1;
 unsigned int nr_cpus = 1;
 static spinlock_t run_lock = SPINLOCK_INIT("smp_run_on_all");
+
+/* ---- numbering the firmware's CPUs ------------------------------------------------------------ */
+
+static unsigned int max_cpus = MAX_CPUS;
+CMDLINE_UINT("smp.maxcpus", max_cpus, "start at most this many CPUs (1: boot CPU only)");
+
+unsigned int smp_number_cpus(const struct acpi_madt_info *madt, u32 bsp_apic_id,
+			     u32 max_apic_id, u32 *apic_ids, u8 *nmi_lints)
+{
+	unsigned int limit = MIN(max_cpus, (unsigned int)MAX_CPUS), n = 1, over = 0, bad_id = 0;
+	bool bsp_listed = false;
+
+	for (unsigned int i = 0; i < madt->nr_cpus; i++) {
+		u32 id = madt->cpus[i].apic_id, lints = acpi_nmi_lints(madt, madt->cpus[i].uid);
+
+		if (id == bsp_apic_id) {
+			bsp_listed = true;
+			nmi_lints[0] = (u8)lints;
+		} else if (id > max_apic_id) {
+			bad_id++;
+		} else if (n >= limit) {
+			over++;		/* the arrays hold MAX_CPUS, whatever smp.maxcpus says */
+		} else {
+			apic_ids[n] = id;
+			nmi_lints[n++] = (u8)lints;
+		}
+	}
+	if (!bsp_listed)
+		pr_warn("smp: the boot CPU (APIC id %u) is not in the MADT\n", bsp_apic_id);
+	if (bad_id)
+		pr_warn("smp: %u CPUs not started: APIC id > 254 without x2APIC\n", bad_id);
+	if (over)
+		pr_warn("smp: %u CPUs not started: at most %u (smp.maxcpus=%u, MAX_CPUS %u)\n", over,
+			MAX(limit, 1u), max_cpus, MAX_CPUS);
+	apic_ids[0] = bsp_apic_id;
+	return n;
+}
 
 /* ---- per-CPU memory: for the CPUs there are, not for MAX_CPUS -------------------------------- */
 
@@ -137,7 +175,7 @@ static void panic_no_answer(const u64 *m, const char *what)
 	list[0] = 0;
 	for (unsigned int cpu = 0; cpu < nr_cpus && len < sizeof(list) - 16; cpu++)
 		if (snap[cpu / 64] & (1ull << (cpu % 64)))
-			len += (size_t)snprintf(list + len, sizeof(list) - len, " cpu%u", cpu);
+			len += (size_t)scnprintf(list + len, sizeof(list) - len, " cpu%u", cpu);
 	panic("smp: %s: no answer within %u ms from%s", what, smp_call_timeout_ms(), list);
 }
 

@@ -8,6 +8,8 @@
 #include "kernel/arch.h"
 #include "kernel/spinlock.h"
 
+struct acpi_madt_info;
+
 /*
  * The most CPUs the kernel starts, and the one CPU limit of every file (mm/, tests, ACPI
  * parsing). Nothing big is sized by it: per-CPU data is allocated for the nr_cpu_ids CPUs the
@@ -81,6 +83,17 @@ static inline bool cpu_online(unsigned int cpu)
 unsigned int nr_cpus_online(void);
 #define for_each_online_cpu(c) \
 	for (unsigned int c = 0; c < nr_cpus; c++) if (cpu_online(c))
+
+/*
+ * Number the firmware's CPUs for bring-up (arch_smp_prepare()): index 0 is the boot CPU
+ * (bsp_apic_id), the MADT's others follow in its order, at most smp.maxcpus and never more
+ * than MAX_CPUS in all (a larger smp.maxcpus changes nothing, as in Linux); an APIC
+ * ID above max_apic_id (0xfe without x2APIC) cannot be started and is left out. Fills
+ * apic_ids[] and nmi_lints[] (each of MAX_CPUS entries) and returns how many CPUs it
+ * numbered, saying which it left out and why.
+ */
+unsigned int smp_number_cpus(const struct acpi_madt_info *madt, u32 bsp_apic_id,
+			     u32 max_apic_id, u32 *apic_ids, u8 *nmi_lints);
 
 /*
  * Give CPUs 1 .. nr_cpu_ids - 1 their areas, zeroed, in one allocation from mm (after mm_init).

@@ -413,7 +413,7 @@ void show_pcpinfo(struct pglist_data *pgdat)
 
 				list_for_each(pos, &pcp->lists[i])
 					n++;
-				len += snprintf(line + len, sizeof(line) - (size_t)len, " %lu", n);
+				len += scnprintf(line + len, sizeof(line) - (size_t)len, " %lu", n);
 			}
 			printk("cpu%-3u %-6s %5d %5d %4d %2d |%s\n", cpu, pgdat->node_zones[z].name,
 			       pcp->count, pcp->high, pcp->batch, pcp->free_factor, line);
@@ -458,10 +458,10 @@ void show_buddyinfo(struct pglist_data *pgdat)
 
 		if (!zone_populated(zone))
 			continue;
-		len = snprintf(line, sizeof(line), "Node %d, zone %8s", pgdat->nid, zone->name);
+		len = scnprintf(line, sizeof(line), "Node %d, zone %8s", pgdat->nid, zone->name);
 		for (unsigned int o = 0; o <= MAX_ORDER; o++)
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " %6lu",
-					READ_ONCE(zone->free_area[o].nr_free));
+			len += scnprintf(line + len, sizeof(line) - (size_t)len, " %6lu",
+					 READ_ONCE(zone->free_area[o].nr_free));
 		printk("%s\n", line);
 	}
 }
@@ -489,8 +489,8 @@ void show_zoneinfo(struct pglist_data *pgdat)
 static void show_free_per_type(struct zone *zone, int mt)
 {
 	char line[256];
-	int len = snprintf(line, sizeof(line), "Node %4d, zone %8s, type %12s",
-			   zone->node->nid, zone->name, migratetype_names[mt]);
+	int len = scnprintf(line, sizeof(line), "Node %4d, zone %8s, type %12s",
+			    zone->node->nid, zone->name, migratetype_names[mt]);
 
 	for (unsigned int o = 0; o <= MAX_ORDER; o++) {
 		unsigned long n = 0;
@@ -498,7 +498,7 @@ static void show_free_per_type(struct zone *zone, int mt)
 
 		list_for_each(pos, &zone->free_area[o].free_list[mt])
 			n++;
-		len += snprintf(line + len, sizeof(line) - (size_t)len, " %6lu", n);
+		len += scnprintf(line + len, sizeof(line) - (size_t)len, " %6lu", n);
 	}
 	printk("%s\n", line);
 }

@@ -412,8 +412,8 @@ void fail_page_alloc_print_stats(const char *prefix)
 	orders[0] = '\0';
 	for (unsigned int o = 0; o < NR_ORDERS; o++)
 		if (s.failed_order[o] && n < (int)sizeof(orders) - 24)
-			n += snprintf(orders + n, sizeof(orders) - (size_t)n, "%s%u: %llu",
-				      n ? ", " : " (order ", o, (unsigned long long)s.failed_order[o]);
+			n += scnprintf(orders + n, sizeof(orders) - (size_t)n, "%s%u: %llu",
+				       n ? ", " : " (order ", o, (unsigned long long)s.failed_order[o]);
 	if (fail_page_alloc_enabled())	/* else the failures came from tests with their own */
 		snprintf(seed, sizeof(seed), " (seed %llu)", (unsigned long long)a.seed);
 	printk("%s%llu allocations failed on purpose by fail_page_alloc%s%s, of %llu eligible "

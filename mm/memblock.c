@@ -49,15 +49,19 @@ static unsigned int normalize(struct memblock_region *r, unsigned int n)
 	return out;
 }
 
-/*
- * The shared tail of type_add() and type_cut(): tmp (n regions, sorted, merged) becomes t's
- * table, unless it does not fit, which leaves t unchanged and says what was refused.
- */
-static int type_replace(struct memblock_type *t, const struct memblock_region *tmp,
-			unsigned int n, const char *refused, u64 base, u64 end)
+/* Add [base, end) to t. Leaves t unchanged and returns -1 if the result would not fit. */
+static int type_add(struct memblock_type *t, u64 base, u64 end)
 {
+	struct memblock_region tmp[MEMBLOCK_MAX_REGIONS + 1];
+	unsigned int n;
+
+	if (base >= end)
+		return 0;
+	memcpy(tmp, t->regions, t->cnt * sizeof(tmp[0]));
+	tmp[t->cnt] = (struct memblock_region){ base, end - base, 0 };
+	n = normalize(tmp, t->cnt + 1);
 	if (n > MEMBLOCK_MAX_REGIONS) {
-		printk("memblock: %s table full, cannot %s [0x%llx-0x%llx)\n", t->name, refused,
+		printk("memblock: %s table full, cannot add [0x%llx-0x%llx)\n", t->name,
 		       (unsigned long long)base, (unsigned long long)end);
 		return -1;
 	}
@@ -66,25 +70,16 @@ static int type_replace(struct memblock_type *t, const struct memblock_region *t
 	return 0;
 }
 
-/* Add [base, end) to t. Leaves t unchanged and returns -1 if the result would not fit. */
-static int type_add(struct memblock_type *t, u64 base, u64 end)
-{
-	struct memblock_region tmp[MEMBLOCK_MAX_REGIONS + 1];
-
-	if (base >= end)
-		return 0;
-	memcpy(tmp, t->regions, t->cnt * sizeof(tmp[0]));
-	tmp[t->cnt] = (struct memblock_region){ base, end - base, 0 };
-	return type_replace(t, tmp, normalize(tmp, t->cnt + 1), "add", base, end);
-}
-
 /*
  * Remove [base, end) from t; a region straddling it splits in two. Only one region can
- * straddle both ends, so tmp holds at most t->cnt + 1 pieces.
+ * straddle both ends, so tmp holds at most t->cnt + 1 pieces. With the table full that
+ * split has no slot for the piece past the hole, so that piece goes too, said in one line:
+ * removing more RAM than asked only loses it, leaving RAM the caller found unusable (a
+ * reservation, a section without a memory map) would hand it out. So a cut never fails.
  */
-static int type_cut(struct memblock_type *t, u64 base, u64 end)
+static void type_cut(struct memblock_type *t, u64 base, u64 end)
 {
-	struct memblock_region tmp[MEMBLOCK_MAX_REGIONS + 1];
+	struct memblock_region tmp[MEMBLOCK_MAX_REGIONS];
 	unsigned int n = 0;
 
 	for (unsigned int i = 0; i < t->cnt; i++) {
@@ -96,10 +91,17 @@ static int type_cut(struct memblock_type *t, u64 base, u64 end)
 		}
 		if (rb < base)
 			tmp[n++] = (struct memblock_region){ rb, base - rb, t->regions[i].nid };
-		if (re > end)
+		if (re > end && rb < base && t->cnt == MEMBLOCK_MAX_REGIONS)
+			printk("memblock: %s table full, cannot split [0x%llx-0x%llx) around "
+			       "[0x%llx-0x%llx): [0x%llx-0x%llx) ignored too\n", t->name,
+			       (unsigned long long)rb, (unsigned long long)re,
+			       (unsigned long long)base, (unsigned long long)end,
+			       (unsigned long long)end, (unsigned long long)re);
+		else if (re > end)
 			tmp[n++] = (struct memblock_region){ end, re - end, t->regions[i].nid };
 	}
-	return type_replace(t, tmp, n, "cut", base, end);
+	memcpy(t->regions, tmp, n * sizeof(tmp[0]));
+	t->cnt = n;
 }
 
 /* Cut t's regions at base and end, then give the pieces inside [base, end) node nid. */
@@ -163,12 +165,12 @@ int memblock_reserve(struct memblock *mb, u64 base, u64 size)
 	return type_add(&mb->reserved, base, end);
 }
 
-int memblock_remove(struct memblock *mb, u64 base, u64 size)
+void memblock_remove(struct memblock *mb, u64 base, u64 size)
 {
 	u64 end;
 
 	outward(&base, &end, size);
-	return type_cut(&mb->memory, base, end);
+	type_cut(&mb->memory, base, end);
 }
 
 int memblock_set_node(struct memblock *mb, u64 base, u64 size, int nid)

@@ -43,7 +43,9 @@ void memblock_init(struct memblock *mb, u64 alloc_limit);
 void memblock_add_mmap(struct memblock *mb, const struct mem_region *map, unsigned int n);
 int memblock_add(struct memblock *mb, u64 base, u64 size);	/* 0, or -1: table full */
 int memblock_reserve(struct memblock *mb, u64 base, u64 size);	/* 0, or -1: table full */
-int memblock_remove(struct memblock *mb, u64 base, u64 size);	/* 0, or -1: table full */
+/* Never fails: a full table that cannot split a region around the hole removes the rest of
+ * that region too, with a message (memblock.c: type_cut()). */
+void memblock_remove(struct memblock *mb, u64 base, u64 size);
 /* The RAM in [base, base + size) belongs to node nid (regions split as needed; neighbours
  * of the same node merge). 0, or -1: table full. */
 int memblock_set_node(struct memblock *mb, u64 base, u64 size, int nid);

@@ -122,14 +122,18 @@ static int range_first_nid(const struct memblock *mb, u64 base, u64 end)
  * A section's memory map belongs to one node, and so must its RAM: RAM of a second node in
  * a section (a node boundary not on a 128 MiB line) joins the node of the section's first
  * RAM, with a message. Then a MAX_ORDER block, which never crosses a section, never crosses
- * a node either, and buddies are always of one node.
+ * a node either, and buddies are always of one node. Moving the head of a region that runs
+ * on past the section splits it, which needs a slot in memblock's table; with the table
+ * full that RAM cannot change node and is dropped instead, with a message (as Linux gives up
+ * a node when memblock_set_node() fails), so every pass ends.
  */
 static void sections_of_one_node(struct memblock *mb)
 {
 	for (unsigned int i = 1; i < mb->memory.cnt; i++) {
 		const struct memblock_region *prev = &mb->memory.regions[i - 1];
 		const struct memblock_region *r = &mb->memory.regions[i];
-		u64 sec_end = ALIGN_UP(r->base + 1, 1ull << SECTION_SIZE_BITS), end;
+		u64 sec_end = ALIGN_UP(r->base + 1, 1ull << SECTION_SIZE_BITS), base = r->base, end;
+		int from = r->nid, to = prev->nid;
 
 		if (r->nid == prev->nid ||
 		    (r->base >> SECTION_SIZE_BITS) != ((prev->base + prev->size - 1) >>
@@ -137,9 +141,13 @@ static void sections_of_one_node(struct memblock *mb)
 			continue;
 		end = MIN(sec_end, r->base + r->size);
 		printk("mm: [0x%llx-0x%llx) of node %d goes to node %d: one memory section "
-		       "(128 MiB) holds memory of one node\n", (unsigned long long)r->base,
-		       (unsigned long long)end, r->nid, prev->nid);
-		memblock_set_node(mb, r->base, end - r->base, prev->nid);
+		       "(128 MiB) holds memory of one node\n", (unsigned long long)base,
+		       (unsigned long long)end, from, to);
+		if (memblock_set_node(mb, base, end - base, to)) {
+			printk("mm: [0x%llx-0x%llx) cannot change node (memblock table full): "
+			       "ignored\n", (unsigned long long)base, (unsigned long long)end);
+			memblock_remove(mb, base, end - base);
+		}
 		i = 0;	/* the table changed: look again from the start */
 	}
 }
@@ -791,19 +799,27 @@ static void reserve_boot_ranges(struct memblock *mb, const struct boot_info *bi)
 }
 
 /* Each RAM region gets the node kernel/numa.c found for it; RAM in no node (numa_init()
- * said how much) is not used. */
+ * said how much) is not used. A node's range counts in whole pages, as memblock counts RAM:
+ * a page an SRAT boundary cuts through is in no node (numa_init() counted it so). */
 static void assign_nodes(struct memblock *mb)
 {
 	const struct numa_topology *t = &numa_topology;
 
 	memblock_set_node(mb, 0, ~0ull, MAX_NUMA_NODES);
-	for (unsigned int i = 0; i < t->nr_memblks; i++)
-		memblock_set_node(mb, t->memblks[i].base, t->memblks[i].size, t->memblks[i].nid);
+	for (unsigned int i = 0; i < t->nr_memblks; i++) {
+		const struct numa_memblk *b = &t->memblks[i];
+		u64 s = ALIGN_UP(b->base, PAGE_SIZE), e = ALIGN_DOWN(b->base + b->size, PAGE_SIZE);
+
+		if (b->base <= ~0ull - (PAGE_SIZE - 1) && s < e)
+			memblock_set_node(mb, s, e - s, b->nid);
+	}
 	for (unsigned int i = 0; i < mb->memory.cnt; i++) {
 		const struct memblock_region *r = &mb->memory.regions[i];
 
-		if (r->nid == MAX_NUMA_NODES && !memblock_remove(mb, r->base, r->size))
+		if (r->nid == MAX_NUMA_NODES) {
+			memblock_remove(mb, r->base, r->size);
 			i--;
+		}
 	}
 }
 
@@ -847,6 +863,12 @@ int mm_init(const struct boot_info *bi)
 
 	memblock_init(&boot_memblock, arch_direct_map_boot_limit());
 	memblock_add_mmap(&boot_memblock, bi->mmap, bi->nr_mmap);
+	if (bi->nr_mmap_dropped)
+		pr_warn("memblock: the loader's memory map has %u entries more than the %u kept: "
+			"%llu KiB of usable RAM in them ignored%s\n", bi->nr_mmap_dropped,
+			BOOT_MMAP_MAX, (unsigned long long)(bi->mmap_dropped_usable >> 10),
+			bi->nr_mmap_dropped_reserved ? "; so are reservations among them: that "
+			"memory may be handed out as free" : "");
 	reserve_boot_ranges(&boot_memblock, bi);
 	assign_nodes(&boot_memblock);
 	/*
@@ -861,6 +883,10 @@ int mm_init(const struct boot_info *bi)
 	if (mm_dump)
 		memblock_dump(&boot_memblock);
 	ret = mm_percpu_init(&boot_memblock, nr_cpu_ids);
+	if (ret)
+		printk("mm: no memory below 0x%llx for the per-CPU arrays of %u CPUs (RAM in %u "
+		       "ranges)\n", (unsigned long long)boot_memblock.alloc_limit, nr_cpu_ids,
+		       boot_memblock.memory.cnt);
 	for (unsigned int nid = 0; nid < nr_node_ids(); nid++)
 		nodes[nid] = &kernel_nodes[nid].pgdat;
 	if (!ret)

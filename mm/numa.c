@@ -208,7 +208,7 @@ void show_zonelist(const struct pglist_data *pgdat)
 
 	for (const struct zoneref *z = pgdat->node_zonelists[ZONELIST_FALLBACK]._zonerefs;
 	     z->zone && len < (int)sizeof(line) - 32; z++)
-		len += snprintf(line + len, sizeof(line) - (size_t)len, "%s%s %s",
-				len ? ", " : "", z->zone->node->name, z->zone->name);
+		len += scnprintf(line + len, sizeof(line) - (size_t)len, "%s%s %s",
+				 len ? ", " : "", z->zone->node->name, z->zone->name);
 	printk("zonelist %s: %s\n", pgdat->name, len ? line : "(no memory anywhere)");
 }

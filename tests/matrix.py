@@ -32,8 +32,8 @@ import runner  # noqa: E402
 #   numa=SPEC: NUMA nodes as tests/runner.py --numa takes them (CPUs and memory must add up
 #   to the row's);
 #   iso="release": the release kernel (DEBUG_VM=0, $(BUILD)/release/smpmm.iso: `make release`).
-#   qemu10=True: boot it under QEMU 10 (`make qemu10`, fetched first if missing), with
-#   cpu=MODEL (QEMU -cpu) and qemu_args=[...] appended to QEMU's command line.
+#   qemu10=True: boot it under QEMU 10 (`make qemu10`, fetched first if missing);
+#   cpu=MODEL (QEMU -cpu) and qemu_args=[...] appended to QEMU's command line (any row).
 # x2APIC under QEMU 10 (Debian's 7.2 has no TCG x2APIC): an AP whose x2APIC ID has another
 # CPU's low byte, on a CPU model whose CPUID has no leaf 0xb, so that CPUID.1's 8-bit ID is all
 # CPUID can tell it (docs/smp.md). The second -smp overrides the runner's with a topology: 3
@@ -121,6 +121,15 @@ MATRIX = [
      {"numa": "4/1G,0/1G"}),
     ("numa2-6G-smp4", "bios", "q35", 4, "6G,slots=2,maxmem=8G", 300,
      "test=boot.*,mm_numa.*,mm_buddy.mm_boot*,mm_buddy.mm_gfp*,gup*", {"numa": "2/3G,2/3G"}),
+    # Firmware tables that are well formed but wrong, added with -acpitable (tests/fw/
+    # make_tables.py; QEMU makes no SRAT without -numa, and no HPET table with hpet=off):
+    # an SRAT listing node 0's range twice, so that 1 GiB of the 2 lies in no node (ignored:
+    # one node, all the RAM, boot.boot_memory_map_ram_all_in_nodes), an HPET table pointing
+    # into RAM (refused: the PM timer calibrates); smp.maxcpus above MAX_CPUS changes nothing.
+    ("fw-bad-tables-smp2", "bios", "q35", 2, "2G", 300, "test=boot.* smp.maxcpus=4096",
+     {"qemu_args": ["-machine", "hpet=off",
+                    "-acpitable", "sig=SRAT,rev=3,data=tests/fw/srat-range-listed-twice.bin",
+                    "-acpitable", "sig=HPET,rev=1,data=tests/fw/hpet-in-ram.bin"]}),
     # x2APIC IDs whose low byte collides (above), under QEMU 10. phenom is AMD (CPUID up to
     # leaf 5); core2duo is Intel (up to leaf 0xa), so the IA32_MISC_ENABLE check runs too.
     x2apic_row("x2apic-phenom-id257", "phenom", X2APIC_257),

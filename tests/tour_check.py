@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import runner  # noqa: E402
-from shell_test import PROMPT, Console  # noqa: E402
+from shell_test import PROMPT  # noqa: E402
 
 # Quotes without N or ... that are output too (backticks also mark code, so not every span is).
 EXTRA_QUOTES = ["==== smpmm summary ===="]
@@ -159,26 +159,25 @@ def run_command(cmd):
 
 
 def type_into_shell(cmd, argv):
-    """`make shell ...`: wait for the prompt, type each monitor line, then `exit`. Returns
-    [(typed, reply)]; a reply is None when no prompt came back."""
-    con = Console(argv)
-    replies = []
-    at = con.expect(re.escape(PROMPT), 0, COMMAND_TIMEOUT)
-    for line in cmd.typed if at is not None else []:
-        start = len(con.buf)
-        con.type(line)
-        end = con.expect(re.escape(PROMPT), start + len(line), 60) if line != "exit" else None
-        replies.append((line, con.buf[start:end] if end else None))
-        if end is None:
-            break
-    if at is not None and "exit" not in cmd.typed:
-        con.type("exit")
+    """`make shell ...` scripted as docs/running.md tells a student to: the monitor lines on
+    its stdin (the runner types each at a prompt, then `exit`). Returns [(typed, reply)],
+    a reply being what came between the prompt the line was typed at and the next one, or
+    None when no prompt came back."""
+    script = "".join(line + "\n" for line in cmd.typed)
     try:
-        cmd.status = con.proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        con.proc.kill()
-    cmd.output = con.buf
-    cmd.prompt_seen = at is not None
+        res = subprocess.run(argv, cwd=ROOT, input=script, capture_output=True, text=True,
+                             errors="replace", timeout=COMMAND_TIMEOUT)
+        cmd.output, cmd.status = res.stdout + res.stderr, res.returncode
+    except subprocess.TimeoutExpired as e:
+        cmd.output, cmd.status = (e.stdout or b"").decode(errors="replace"), None
+    parts = cmd.output.replace("\r", "").split(PROMPT)
+    cmd.prompt_seen = len(parts) > 1
+    replies = []
+    for i, line in enumerate(cmd.typed if cmd.prompt_seen else []):
+        done = i + 2 < len(parts) and line != "exit"
+        replies.append((line, parts[i + 1] + PROMPT if done else None))
+        if not done:
+            break
     return replies
 
 

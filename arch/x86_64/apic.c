@@ -5,6 +5,7 @@
  * pins. Also puts the legacy 8259 PICs out of the way. The timer on top of it is in timer.c.
  */
 #include "kernel/arch.h"
+#include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
@@ -24,6 +25,7 @@
 #define LVT_NMI (4u << 8)		/* LVT delivery mode NMI (edge, not masked) */
 #define ICR_SPIN_LIMIT 1000000u		/* polls of a busy ICR (>= 100 ms even on fast hosts) */
 #define X2APIC_MSR(reg) (0x800u + ((reg) >> 4))
+#define SZ_4G (4ull << 30)
 
 static bool x2apic_mode;
 static volatile u32 *lapic_mmio;	/* xAPIC registers in the direct map */
@@ -82,6 +84,26 @@ void pic_disable(void)
 		outb(init[i][0], init[i][1]);
 }
 
+/*
+ * The xAPIC registers' physical address: the MADT's (madt_pa, 0 if there is no MADT) if it
+ * can be, else IA32_APIC_BASE's, which is where the CPU decodes them. The MADT's cannot be
+ * in usable RAM (Linux's ioremap() refuses RAM: every register write would land in someone's
+ * memory), unaligned, or beyond the 4 GiB the boot direct map covers (xAPIC registers are
+ * reached through it); the boot says which and goes on.
+ */
+static u64 lapic_base(u64 madt_pa)
+{
+	u64 msr_pa = rdmsr(MSR_APIC_BASE) & ~0xfffull;
+	const char *why = madt_pa ? boot_mmio_problem(&boot_info, madt_pa, PAGE_SIZE, SZ_4G) : "";
+
+	if (!why)
+		return madt_pa;
+	if (madt_pa)
+		pr_warn("apic: the MADT's local APIC address 0x%llx is %s: using IA32_APIC_BASE's "
+			"0x%llx\n", (unsigned long long)madt_pa, why, (unsigned long long)msr_pa);
+	return msr_pa;
+}
+
 void apic_init_bsp(u64 lapic_phys)
 {
 	u32 a, b, c, d;
@@ -95,8 +117,7 @@ void apic_init_bsp(u64 lapic_phys)
 			pr_warn("apic: firmware left x2APIC mode on; ignoring apic.xapic\n");
 		x2apic_mode = true;
 	}
-	if (!lapic_phys)
-		lapic_phys = rdmsr(MSR_APIC_BASE) & ~0xfffull;
+	lapic_phys = lapic_base(lapic_phys);
 	lapic_mmio = arch_phys_to_virt(lapic_phys);
 	apic_init_cpu();
 	printk("apic: %s mode, LAPIC at 0x%llx, BSP APIC id %u\n",

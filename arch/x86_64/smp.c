@@ -71,8 +71,6 @@ static bool have_madt;
 static struct acpi_cpu madt_cpus[MAX_CPUS];
 static struct acpi_madt_info madt = { .cpus = madt_cpus, .max_cpus = MAX_CPUS };
 
-static unsigned int max_cpus = MAX_CPUS;
-CMDLINE_UINT("smp.maxcpus", max_cpus, "start at most this many CPUs (1: boot CPU only)");
 static unsigned int no_sipi_cpu;
 CMDLINE_UINT("smp.test_no_sipi", no_sipi_cpu,
 	     "fault injection: never send SIPI to this CPU index (tests the AP timeout)");
@@ -206,36 +204,13 @@ static bool find_cpus(void)
 	return true;
 }
 
-/*
- * Number the MADT's CPUs: the BSP is 0, the others follow in MADT order. Records each index's
- * APIC ID and NMI pins, and sets nr_cpu_ids. Nothing is allocated yet (mm is not up).
- */
+/* Number the MADT's CPUs (kernel/smp.c): the BSP is 0; sets nr_cpu_ids. Nothing is allocated
+ * yet (mm is not up). */
 static void number_cpus(void)
 {
-	u32 bsp = cpu_ptr(0)->arch.apic_id;
-	unsigned int n = 1, skipped = 0;
-	bool bsp_listed = false;
-
-	for (unsigned int i = 0; i < madt.nr_cpus; i++) {
-		u32 id = madt.cpus[i].apic_id, lints = acpi_nmi_lints(&madt, madt.cpus[i].uid);
-
-		if (id == bsp) {
-			bsp_listed = true;
-			nmi_lints[0] = (u8)lints;
-		} else if (n >= max_cpus || (!apic_is_x2apic() && id > 0xfe)) {
-			skipped++;
-		} else {
-			smp_boot_apic_ids[n] = id;
-			nmi_lints[n++] = (u8)lints;
-		}
-	}
-	if (!bsp_listed)
-		pr_warn("smp: the boot CPU (APIC id %u) is not in the MADT\n", bsp);
-	if (skipped)
-		pr_warn("smp: %u CPUs not started (smp.maxcpus=%u, or APIC id > 254 without x2APIC)\n",
-			skipped, max_cpus);
-	smp_boot_apic_ids[0] = bsp;
-	nr_cpu_ids = n;
+	nr_cpu_ids = smp_number_cpus(&madt, cpu_ptr(0)->arch.apic_id,
+				     apic_is_x2apic() ? 0xfffffffeu : 0xfeu, smp_boot_apic_ids,
+				     nmi_lints);
 }
 
 /* Areas, descriptor tables and stacks for CPUs 1 .. nr_cpu_ids - 1. Returns how many CPUs
@@ -263,34 +238,11 @@ static unsigned int give_cpus_memory(void)
 
 /* ---- the trampoline ------------------------------------------------------------------------ */
 
-static bool range_overlaps(u64 a, u64 alen, u64 b, u64 blen)
-{
-	return a < b + blen && b < a + alen;
-}
-
-/* True if [pa, pa + 4 KiB) is usable RAM in the memory map and nothing of ours lives there. */
-static bool page_is_free(u64 pa)
-{
-	bool usable = false;
-
-	for (unsigned int i = 0; i < boot_info.nr_mmap; i++) {
-		const struct mem_region *r = &boot_info.mmap[i];
-
-		if (!range_overlaps(pa, PAGE_SIZE, r->base, r->length))
-			continue;
-		if (r->type != MEM_USABLE)
-			return false;	/* overlapping entries: any non-usable one wins */
-		if (r->base <= pa && pa + PAGE_SIZE <= r->base + r->length)
-			usable = true;
-	}
-	return usable && !range_overlaps(pa, PAGE_SIZE, boot_info.mbi_phys, boot_info.mbi_size);
-}
-
 /* The highest free page below 1 MiB, skipping page 0 (real-mode IVT and BIOS data). */
 static u64 pick_trampoline_page(void)
 {
 	for (u64 pa = LOW_MEM_END - PAGE_SIZE; pa >= PAGE_SIZE; pa -= PAGE_SIZE)
-		if (page_is_free(pa))
+		if (boot_ram_is_free(&boot_info, pa, PAGE_SIZE))
 			return pa;
 	return 0;
 }

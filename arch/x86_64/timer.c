@@ -8,6 +8,7 @@
 #include "kernel/smp.h"
 #include "kernel/timer.h"
 #include "kernel/acpi.h"
+#include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
@@ -18,7 +19,10 @@
 #define PIT_HZ 1193182u
 #define PM_TIMER_HZ 3579545u
 #define HPET_CAP 0x000		/* bits 63:32: counter period in femtoseconds */
+#define HPET_CAP_REV_ID 0xffu	/* bits 7:0: the implementation's revision, never 0 */
 #define HPET_CONFIG 0x010	/* bit 0: ENABLE_CNF, the main counter runs */
+#define HPET_CONFIG_ENABLE 1u
+#define HPET_MMIO_LEN 1024	/* the register block, aligned to its size */
 #define HPET_COUNTER 0x0f0	/* main counter, low 32 bits */
 #define HPET_MAX_PERIOD_FS 100000000u	/* 100 ns: the spec's slowest HPET */
 #define HPET_MIN_PERIOD_FS 1000000u	/* 1 ns: keeps the rate below 2^32 Hz (mul_div) */
@@ -121,21 +125,43 @@ static bool counter_moves(struct refclock *rc)
 	return false;
 }
 
-/* The HPET's period from its capabilities; its main counter is enabled if firmware left it off. */
+/*
+ * The HPET the table points at, if there is one there: nothing is written at the address
+ * before it is known to be an HPET, as in Linux's hpet_enable(). The address must be a
+ * device's (boot_mmio_problem(): not usable RAM, below the 4 GiB the direct map covers),
+ * the configuration register must not read as all ones (nothing decodes there), the
+ * capabilities must give a revision (the spec's REV_ID is never 0) and a period within the
+ * spec's. Only then is the main counter enabled, if firmware left it off; if it does not
+ * count, the configuration goes back as it was.
+ */
 static void hpet_probe(u64 phys)
 {
-	u32 period;
+	const char *why = phys ? boot_mmio_problem(&boot_info, phys, HPET_MMIO_LEN, 4ull << 30) : "";
+	u32 cap, period, config;
 
-	if (!phys || phys >= (4ull << 30))	/* the direct map covers MMIO below 4 GiB */
+	if (why) {
+		if (phys)
+			pr_warn("timer: the HPET table's address 0x%llx is %s: no HPET\n",
+				(unsigned long long)phys, why);
 		return;
+	}
 	hpet_regs = arch_phys_to_virt(phys);
+	config = hpet_regs[HPET_CONFIG / 4];
+	cap = hpet_regs[HPET_CAP / 4];
 	period = hpet_regs[HPET_CAP / 4 + 1];
-	if (period < HPET_MIN_PERIOD_FS || period > HPET_MAX_PERIOD_FS)
+	if (config == ~0u || !(cap & HPET_CAP_REV_ID) || period < HPET_MIN_PERIOD_FS ||
+	    period > HPET_MAX_PERIOD_FS) {
+		pr_warn("timer: no HPET at 0x%llx (the HPET table's address): configuration 0x%x, "
+			"revision %u, period %u fs\n", (unsigned long long)phys, config,
+			cap & HPET_CAP_REV_ID, period);
 		return;
+	}
 	refs[REF_HPET].hz = 1000000000000000ull / period;
 	refs[REF_HPET].max_counts = (u32)MIN(refs[REF_HPET].hz * 2, 0xffffffffull);
-	hpet_regs[HPET_CONFIG / 4] |= 1;
+	hpet_regs[HPET_CONFIG / 4] = config | HPET_CONFIG_ENABLE;
 	refs[REF_HPET].present = counter_moves(&refs[REF_HPET]);
+	if (!refs[REF_HPET].present)
+		hpet_regs[HPET_CONFIG / 4] = config;
 }
 
 static void find_refs(const struct acpi_clocks *clocks)

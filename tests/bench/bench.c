@@ -100,14 +100,14 @@ void bench_emit(const char *bench, const char *metric, const char *unit, bool hi
 		const u64 *milli_samples, unsigned int n, const char *extra_json)
 {
 	static char line[8192];	/* benchmarks run on one CPU at a time */
-	int pos = snprintf(line, sizeof(line),
-			   "BENCH {\"bench\":\"%s\",\"metric\":\"%s\",\"unit\":\"%s\",\"higher\":%s,"
-			   "\"samples\":[", bench, metric, unit, higher ? "true" : "false");
+	int pos = scnprintf(line, sizeof(line),
+			    "BENCH {\"bench\":\"%s\",\"metric\":\"%s\",\"unit\":\"%s\",\"higher\":%s,"
+			    "\"samples\":[", bench, metric, unit, higher ? "true" : "false");
 
 	for (unsigned int i = 0; i < n && pos < (int)sizeof(line) - 64; i++)
-		pos += snprintf(line + pos, sizeof(line) - (size_t)pos, "%s%llu.%03llu", i ? "," : "",
-				(unsigned long long)(milli_samples[i] / 1000),
-				(unsigned long long)(milli_samples[i] % 1000));
+		pos += scnprintf(line + pos, sizeof(line) - (size_t)pos, "%s%llu.%03llu", i ? "," : "",
+				 (unsigned long long)(milli_samples[i] / 1000),
+				 (unsigned long long)(milli_samples[i] % 1000));
 	snprintf(line + pos, sizeof(line) - (size_t)pos, "]%s%s}\n", extra_json ? "," : "",
 		 extra_json ? extra_json : "");
 	printk_raw(line);

@@ -251,10 +251,17 @@ void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_siz
 
 /* The watchdog: a test still running after this many seconds is a hang (a deadlock, a
  * livelock): report it as failed, with its console, and stop; the later tests do not run. */
-static unsigned int test_timeout = 300;
+static unsigned int case_timeout = 300;	/* -t; a case may set its own (host_watchdog()) */
+static unsigned int test_timeout;
 static const char *volatile running_test;	/* the running case's name */
 static char last_skip_reason[96];	/* of the last case run_one() ran (a copy: its
 					 * struct ktest is gone when it is printed) */
+
+void host_watchdog(unsigned int seconds)
+{
+	test_timeout = seconds;
+	alarm(seconds);
+}
 
 static void watchdog_fired(int sig)
 {
@@ -309,7 +316,7 @@ static enum ktest_status run_one(const struct ktest_suite *s, const struct ktest
 	unsigned long reports;
 
 	running_test = c->name;
-	alarm(test_timeout);
+	host_watchdog(case_timeout);
 	host_console_reset();
 	host_phys_reset();
 	host_cpu_id = 0;
@@ -492,7 +499,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-v")) {
 			host_verbose = true;
 		} else if (i + 1 < argc && !strcmp(argv[i], "-t")) {
-			test_timeout = (unsigned int)atoi(argv[++i]);
+			case_timeout = (unsigned int)atoi(argv[++i]);
 		} else if (i + 1 < argc && !strcmp(argv[i], "--pct")) {
 			pct = true;
 			pa.seed = strtoull(argv[++i], NULL, 0);

@@ -42,6 +42,9 @@ void free_all(struct page **pages, unsigned long n, unsigned int order);
 
 /* Run fn(arg_i) on n threads that act as CPUs 0..n-1, and wait for all. */
 void run_on_cpus(unsigned int n, void *(*fn)(void *), void *args, size_t arg_size);
+/* The running case is a hang (reported failed, and the run stops) unless it ends within
+ * seconds from now: for a case whose bug is an endless loop, sooner than mmtest -t's 300. */
+void host_watchdog(unsigned int seconds);
 /* Run fn(arg) on this thread with panic() caught: true if it panicked (host_panic_msg says
  * why). What fn held when it panicked stays held. */
 bool host_panics(void (*fn)(void *), void *arg);

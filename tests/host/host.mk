@@ -13,7 +13,7 @@ HOST_MM_SRC := $(wildcard mm/*.c)
 # Suites of tests/kernel/ that run on the host too (one source, both platforms) use
 # tests/lab/lab_platform.h, which harness.c implements for the host.
 HOST_SRC   := $(HOST_MM_SRC) kernel/printk.c kernel/smp.c kernel/spinlock.c kernel/rwlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c kernel/acpi_numa.c \
-	kernel/acpi.c tests/ktest/ktest_check.c tests/host/harness.c \
+	kernel/acpi.c kernel/multiboot.c kernel/cmdline_boot.c tests/ktest/ktest_check.c tests/host/harness.c \
 	tests/kernel/mm_private.c tests/kernel/mm_pcp_private.c tests/kernel/gup_private.c \
 	tests/kernel/lockdep.c tests/kernel/cmdline_parse.c \
 	tests/host/bench_host.c tests/lab/gup_test.c tests/lab/pcp_bulk.c \

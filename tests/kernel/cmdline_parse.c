@@ -3,7 +3,9 @@
  * values of each type, errors, and the last-word-wins rule. The boot registry is not touched.
  */
 #include "tests/ktest/ktest.h"
+#include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
+#include "kernel/printk.h"
 #include "kernel/string.h"
 
 static bool opt_flag;
@@ -177,6 +179,38 @@ static void cmdline_cut_to_words_drops_cut_word(struct ktest *t)
 	KT_EXPECT_STREQ(t, dropped, "xxxxxxx");
 }
 
+/*
+ * The boot's path for a boot loader's command line longer than boot_info keeps (4095
+ * bytes): multiboot2_parse() copies what fits, cmdline_fit_boot() cuts it back to the last
+ * whole word. Words of 9 characters and a space: the one at bytes 4090-4098 crosses the
+ * limit. Expected: the parse knows the whole length; the kept line ends with the word
+ * before (never half of one, as in "test=boot.*,mm_"). In the kernel, the runner's own
+ * fw_cfg line comes after the loader's, all of it past the limit: the same result.
+ */
+static void cmdline_fit_boot_long_loader_line(struct ktest *t)
+{
+	static u8 mbi[8 + 8 + 4400 + 8 + 8];
+	static struct boot_info bi;
+	char *line = (char *)mbi + 16;
+	const char *err;
+	u32 total = sizeof(mbi) - 8, size = 8 + 4400, type = 1;
+
+	memset(mbi, 0, sizeof(mbi));
+	for (unsigned int w = 0; w < 440; w++)
+		snprintf(line + 10 * w, 11, "w%08u ", w);
+	line[4399] = '\0';	/* 4399 bytes and the NUL: the tag's 4400 */
+	memcpy(mbi, &total, 4);
+	memcpy(mbi + 8, &type, 4);
+	memcpy(mbi + 12, &size, 4);
+	memset(&bi, 0, sizeof(bi));
+	KT_ASSERT_EQ(t, multiboot2_parse(mbi, sizeof(mbi), &bi, &err), 0);
+	KT_EXPECT_EQ(t, bi.cmdline_len, (size_t)4399);
+	KT_EXPECT_EQ(t, strlen(bi.cmdline), (size_t)BOOT_CMDLINE_MAX - 1);
+	cmdline_fit_boot(&bi);
+	KT_EXPECT_EQ(t, strlen(bi.cmdline), (size_t)4089);
+	KT_EXPECT_STREQ(t, bi.cmdline + 4080, "w00000408");
+}
+
 static const struct ktest_case cmdline_cases[] = {
 	KTEST_CASE(cmdline_apply_all_types),
 	KTEST_CASE(cmdline_apply_last_wins),
@@ -185,5 +219,6 @@ static const struct ktest_case cmdline_cases[] = {
 	KTEST_CASE(cmdline_next_quotes),
 	KTEST_CASE(cmdline_parse_u64_suffixes),
 	KTEST_CASE(cmdline_cut_to_words_drops_cut_word),
+	KTEST_CASE(cmdline_fit_boot_long_loader_line),
 };
 KTEST_SUITE(cmdline, cmdline_cases);

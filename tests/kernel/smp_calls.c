@@ -349,8 +349,8 @@ static void timer_tsc_and_lapic_agree(struct ktest *t)
 				(unsigned long long)ticks, (unsigned long long)window_ms);
 			return;
 		}
-		len += (size_t)snprintf(seen + len, sizeof(seen) - len, " %llu",
-					(unsigned long long)ticks);
+		len += (size_t)scnprintf(seen + len, sizeof(seen) - len, " %llu",
+					 (unsigned long long)ticks);
 	}
 	/*
 	 * Only too few ticks in every window. A slow timer does that, but so does a loaded host:

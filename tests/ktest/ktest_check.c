@@ -214,13 +214,13 @@ static void print_sides(const struct ktest *t, enum ktest_cmp op, const char *lh
 	char buf[400];
 	size_t n;
 
-	n = (size_t)snprintf(buf, sizeof(buf), "Expected %s %s %s, but", lhs, cmp_text[op], rhs);
+	n = (size_t)scnprintf(buf, sizeof(buf), "Expected %s %s %s, but", lhs, cmp_text[op], rhs);
 	for (int i = 0, shown = 0; i < 2 && n < sizeof(buf); i++) {
 		if (!both_literal && is_literal(texts[i], vals[i]))
 			continue;
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, is_signed ?
-				      "%s %s == %lld (0x%llx)" : "%s %s == %llu (0x%llx)",
-				      shown++ ? "," : "", texts[i], vals[i], vals[i]);
+		n += (size_t)scnprintf(buf + n, sizeof(buf) - n, is_signed ?
+				       "%s %s == %lld (0x%llx)" : "%s %s == %llu (0x%llx)",
+				       shown++ ? "," : "", texts[i], vals[i], vals[i]);
 	}
 	printk("%s# %s\n", indent(t), buf);
 }

@@ -86,8 +86,8 @@ static void online_cpus_text(char *buf, size_t len)
 			continue;
 		while (last + 1 < nr_cpus && cpu_online(last + 1))
 			last++;
-		n += (size_t)snprintf(buf + n, len - n, last > c ? "%s%u-%u" : "%s%u",
-				      n ? "," : "", c, last);
+		n += (size_t)scnprintf(buf + n, len - n, last > c ? "%s%u-%u" : "%s%u",
+				       n ? "," : "", c, last);
 		c = last;
 	}
 }
@@ -137,9 +137,9 @@ static const char *node_cpus_str(unsigned int nid)
 			continue;
 		while (last + 1 < nr_cpus && (unsigned int)cpu_to_node(last + 1) == nid)
 			last++;
-		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "%s%u", len ? "," : "", c);
+		len += scnprintf(buf + len, sizeof(buf) - (size_t)len, "%s%u", len ? "," : "", c);
 		if (last > c)
-			len += snprintf(buf + len, sizeof(buf) - (size_t)len, "-%u", last);
+			len += scnprintf(buf + len, sizeof(buf) - (size_t)len, "-%u", last);
 		c = last;
 	}
 	return len ? buf : "none";
@@ -210,8 +210,8 @@ static int cmd_numa(int argc, char **argv)
 		int len = 0;
 
 		for (unsigned int to = 0; to < m->nr_nodes; to++)
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " %3u",
-					m->distance[nid][to]);
+			len += scnprintf(line + len, sizeof(line) - (size_t)len, " %3u",
+					 m->distance[nid][to]);
 		printk("%s: CPUs %s, %lu of %lu pages free; distances%s\n", m->node[nid]->name,
 		       node_cpus_str(nid), node_free_pages(m->node[nid]),
 		       node_managed_pages(m->node[nid]), line);
@@ -302,7 +302,7 @@ static void held_text(char *buf, size_t len)
 	buf[0] = '\0';
 	for (unsigned int i = 0; i < MON_HELD && n + 1 < len; i++)
 		if (held[i].page)
-			n += (size_t)snprintf(buf + n, len - n, "%s#%u", n ? " " : "", i);
+			n += (size_t)scnprintf(buf + n, len - n, "%s#%u", n ? " " : "", i);
 	if (!n)
 		snprintf(buf, len, "none (alloc makes some)");
 }

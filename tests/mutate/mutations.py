@@ -2484,6 +2484,248 @@ BUILD_BUG_ON(DEFERRED_CHUNK_PAGES % MAX_ORDER_NR_PAGES || PAGES_PER_SECTION % DE
         tests=["host:mm_init_from_boot_info", "host:deferred_init_matches_eager_build",
                "kernel:4:mm_deferred.*"],
     ),
+    # ---- the boot's firmware input through its consumers (issue 29; tests/host/test_boot_input.c,
+    # tests/fuzz/boot_fuzz.c) ----
+    dict(
+        name="scnprintf-returns-would-be-length",
+        file="kernel/printk.c",
+        says="scnprintf() returns what snprintf would have written: the next append's size "
+             "argument wraps once the line is full",
+        edits=[("""\
+	return (size_t)n < size ? n : (int)(size - 1);
+""", """\
+	return n;
+""")],
+        tests=["asan:scnprintf_append_stays_in_buffer"],
+    ),
+    dict(
+        name="numa-print-ranges-unbounded",
+        file="kernel/numa.c",
+        says="print_nodes() appends every memory range of a node, with no room kept for the "
+             "rest: the line is cut where it fills and never says ranges were left out",
+        edits=[("""\
+			if (len + 2 * RANGE_TEXT_MAX > sizeof(ranges)) {
+""", """\
+			if (len + 2 * RANGE_TEXT_MAX > 8 * sizeof(ranges)) {
+""")],
+        tests=["host:numa_print_nodes_long_line_bounded"],
+    ),
+    dict(
+        name="numa-print-mib-of-printed-ranges",
+        file="kernel/numa.c",
+        says="a node's MiB count only the ranges its line had room for",
+        edits=[("""\
+			total += b->hotpluggable ? 0 : b->size;
+			if (len + 2 * RANGE_TEXT_MAX > sizeof(ranges)) {
+				more++;	/* room kept for " and N more" */
+				continue;
+			}
+""", """\
+			if (len + 2 * RANGE_TEXT_MAX > sizeof(ranges)) {
+				more++;	/* room kept for " and N more" */
+				continue;
+			}
+			total += b->hotpluggable ? 0 : b->size;
+""")],
+        tests=["host:numa_print_nodes_long_line_bounded"],
+    ),
+    dict(
+        name="numa-ram-in-no-node-summed-per-range",
+        file="kernel/numa.c",
+        says="RAM in no node is the region minus each SRAT range's overlap in turn: a range "
+             "listed twice (not merged: one hot-pluggable) covers its RAM twice, and RAM in "
+             "no range passes the check and is dropped unsaid (issue 29 #9)",
+        edits=[("""\
+		while (s < e) {
+			u64 next = e, reach = accounted_to(s, bi, info, &next);
+
+			if (reach > s) {
+				s = MIN(reach, e);
+			} else {
+				missing += next - s;
+				s = next;
+			}
+		}
+""", """\
+		for (unsigned int m = 0; m < info->nr_mem; m++) {
+			u64 b = MAX(s, info->mem[m].base);
+			u64 end = MIN(e, info->mem[m].base + info->mem[m].size);
+
+			e -= end > b ? MIN(end - b, e - s) : 0;
+		}
+		missing += e - s;
+		(void)accounted_to;
+""")],
+        tests=["host:numa_srat_range_listed_twice_counted_once"],
+    ),
+    dict(
+        name="numa-node-ranges-not-merged",
+        file="kernel/numa.c",
+        says="overlapping or touching SRAT ranges of one node stay apart (Linux joins them): "
+             "the node's line lists them twice and its MiB counts them twice",
+        edits=[("""\
+	unsigned int merged = 0;
+
+	for (unsigned int i = 0; i < info->nr_mem; i++) {
+""", """\
+	unsigned int merged = 0;
+
+	for (unsigned int i = 0; i < 0 * info->nr_mem; i++) {
+""")],
+        tests=["host:numa_srat_ranges_of_a_node_merged"],
+    ),
+    dict(
+        name="numa-ram-in-no-node-partial-pages",
+        file="kernel/numa.c",
+        says="numa_init() counts node ranges to the byte while memblock counts RAM in whole "
+             "pages: the page an SRAT boundary cuts through is dropped unsaid",
+        edits=[("""\
+	*s = ALIGN_UP(base, PAGE_SIZE);
+	*e = ALIGN_DOWN(end, PAGE_SIZE);
+""", """\
+	*s = base;
+	*e = end;
+""")],
+        tests=["host:numa_srat_boundary_inside_a_page_said"],
+    ),
+    dict(
+        name="assign-nodes-partial-pages",
+        file="mm/mm_init.c",
+        says="assign_nodes() gives nodes their SRAT ranges to the byte: a page is cut between "
+             "two nodes, memblock regions stop being page aligned",
+        edits=[("""\
+		u64 s = ALIGN_UP(b->base, PAGE_SIZE), e = ALIGN_DOWN(b->base + b->size, PAGE_SIZE);
+""", """\
+		u64 s = b->base, e = b->base + b->size;
+""")],
+        tests=["host:numa_srat_boundary_inside_a_page_said"],
+    ),
+    dict(
+        name="sections-of-one-node-table-full-loops",
+        file="mm/mm_init.c",
+        says="sections_of_one_node() ignores memblock_set_node()'s table full and looks again "
+             "from the start: the same region, forever (issue 29 #8)",
+        edits=[("""\
+		if (memblock_set_node(mb, base, end - base, to)) {
+			printk("mm: [0x%llx-0x%llx) cannot change node (memblock table full): "
+			       "ignored\\n", (unsigned long long)base, (unsigned long long)end);
+			memblock_remove(mb, base, end - base);
+		}
+""", """\
+		memblock_set_node(mb, base, end - base, to);
+""")],
+        tests=["host:sections_of_one_node_table_full_ends"],
+    ),
+    dict(
+        name="memblock-cut-table-full-keeps-ram",
+        file="mm/memblock.c",
+        says="a cut that cannot split a region (table full) leaves the region whole: memory "
+             "the map reserves, or a section without a memory map, stays RAM",
+        edits=[("""\
+		if (re > end && rb < base && t->cnt == MEMBLOCK_MAX_REGIONS)
+			printk("memblock: %s table full, cannot split [0x%llx-0x%llx) around "
+			       "[0x%llx-0x%llx): [0x%llx-0x%llx) ignored too\\n", t->name,
+			       (unsigned long long)rb, (unsigned long long)re,
+			       (unsigned long long)base, (unsigned long long)end,
+			       (unsigned long long)end, (unsigned long long)re);
+		else if (re > end)
+""", """\
+		if (re > end && rb < base && t->cnt == MEMBLOCK_MAX_REGIONS)
+			tmp[n - 1].size = re - rb;	/* the cut refused: the region stays whole */
+		else if (re > end)
+""")],
+        tests=["host:memblock_remove_table_full_removes_more"],
+    ),
+    dict(
+        name="multiboot-cmdline-length-of-copy",
+        file="kernel/multiboot.c",
+        says="the command line's length is taken from the copy boot_info keeps, not the "
+             "loader's: a line over 4095 bytes seems to fit and half a word is applied "
+             "(issue 29 #10)",
+        edits=[("""\
+		bi->cmdline_len = strnlen((const char *)body, len);	/* all of it: cmdline_fit() */
+""", """\
+		bi->cmdline_len = strlen(bi->cmdline);
+""")],
+        tests=["host:cmdline_fit_boot_long_loader_line"],
+    ),
+    dict(
+        name="multiboot-full-map-drops-reservations",
+        file="kernel/multiboot.c",
+        says="a memory map past 256 entries keeps its first 256 whatever they are: "
+             "reservations after them are lost and their memory handed out",
+        edits=[("""\
+	for (unsigned int i = BOOT_MMAP_MAX; i-- > 0 && e.type != MEM_USABLE && !victim;)
+""", """\
+	for (unsigned int i = BOOT_MMAP_MAX; i-- > 0 && e.type != MEM_USABLE && !victim && 0;)
+""")],
+        tests=["host:multiboot_map_past_max_keeps_reservations"],
+    ),
+    dict(
+        name="mm-init-map-drop-unsaid",
+        file="mm/mm_init.c",
+        says="mm_init() does not say that map entries past 256 were ignored",
+        edits=[("""\
+	if (bi->nr_mmap_dropped)
+		pr_warn(""", """\
+	if (bi->nr_mmap_dropped && 0)
+		pr_warn(""")],
+        tests=["host:multiboot_map_past_max_keeps_reservations"],
+    ),
+    dict(
+        name="smp-maxcpus-not-clamped",
+        file="kernel/smp.c",
+        says="smp.maxcpus above MAX_CPUS is taken as is: with an MADT of MAX_CPUS others "
+             "the boot CPU's index makes one more than smp_boot_apic_ids[] holds",
+        edits=[("""\
+	unsigned int limit = MIN(max_cpus, (unsigned int)MAX_CPUS), n = 1, over = 0, bad_id = 0;
+""", """\
+	unsigned int limit = max_cpus, n = 1, over = 0, bad_id = 0;
+""")],
+        tests=["host:smp_number_cpus_maxcpus_above_max_cpus",
+               "asan:smp_number_cpus_maxcpus_above_max_cpus"],
+    ),
+    dict(
+        name="mmio-address-in-ram-accepted",
+        file="kernel/multiboot.c",
+        says="a device's registers (the MADT's LAPIC, the HPET) are taken where the table "
+             "says, even in usable RAM: every register write lands in someone's memory",
+        edits=[("""\
+		if (r->type == MEM_USABLE && r->length &&
+		    overlaps(pa, pa + len, r->base, mem_region_end(r)))
+			return "in usable RAM";
+""", """\
+		if (r->type == MEM_USABLE && r->length && 0)
+			return "in usable RAM";
+""")],
+        tests=["host:boot_mmio_problem_refuses_ram"],
+    ),
+    dict(
+        name="free-page-wrapping-entry-ignored",
+        file="kernel/multiboot.c",
+        says="a map entry that wraps past 2^64 ends below its start: a reservation reaching "
+             "the top covers nothing, and the AP trampoline may be put in it",
+        edits=[("""\
+		if (!r->length || !overlaps(pa, end, r->base, mem_region_end(r)))
+""", """\
+		if (!r->length || !overlaps(pa, end, r->base, r->base + r->length))
+""")],
+        tests=["host:boot_ram_is_free_wrapping_reservation"],
+    ),
+    dict(
+        name="mm-init-no-memory-unsaid",
+        file="mm/mm_init.c",
+        says="mm_init() fails without a word when the per-CPU arrays find no memory (kmain "
+             "then stops the boot with nothing above to say why)",
+        edits=[("""\
+	if (ret)
+		printk("mm: no memory below 0x%llx for the per-CPU arrays of %u CPUs (RAM in %u "
+""", """\
+	if (ret && 0)
+		printk("mm: no memory below 0x%llx for the per-CPU arrays of %u CPUs (RAM in %u "
+""")],
+        tests=["host:mm_init_no_memory_says_why"],
+    ),
     # ---- the c2c plugin's coherence model (tests/c2c/model.c, docs/c2c.md) ----
     dict(
         name="c2c-store-keeps-other-copies",

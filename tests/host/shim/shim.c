@@ -28,8 +28,8 @@ bool host_verbose;
 
 /* ---- console: every message goes to a capture buffer tests can search; stdout if verbose ---- */
 
-static char capture[1 << 16];
-static size_t capture_len;
+static char capture[1 << 18];
+static size_t capture_len, capture_dropped;
 static pthread_mutex_t console_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* kernel/printk.c's console hook: it formats and serializes, this keeps the bytes. */
@@ -40,6 +40,8 @@ void arch_console_write(const char *s, size_t len)
 		memcpy(capture + capture_len, s, len);
 		capture_len += len;
 		capture[capture_len] = 0;
+	} else {
+		capture_dropped += len;
 	}
 	if (host_verbose)
 		fwrite(s, 1, len, stdout);
@@ -50,6 +52,7 @@ void host_console_reset(void)
 {
 	pthread_mutex_lock(&console_lock);
 	capture_len = 0;
+	capture_dropped = 0;
 	capture[0] = 0;
 	pthread_mutex_unlock(&console_lock);
 }
@@ -64,11 +67,23 @@ bool host_console_contains(const char *needle)
 	return found;
 }
 
+const char *host_console_text(size_t *dropped)
+{
+	*dropped = capture_dropped;
+	return capture;
+}
+
 void host_console_dump(void)
 {
 	pthread_mutex_lock(&console_lock);
 	fputs(capture, stdout);
 	pthread_mutex_unlock(&console_lock);
+}
+
+/* kernel/arch.h: the host has no second command line (no fw_cfg device). */
+size_t arch_fwcfg_cmdline(char *buf, size_t len, size_t cap)
+{
+	return len;
 }
 
 /* ---- panic / warn ---- */

@@ -17,6 +17,9 @@ void host_phys_reset(void);
 void host_console_reset(void);
 bool host_console_contains(const char *needle);
 void host_console_dump(void);
+/* Everything printed since the last reset, NUL-terminated (a single-threaded reader's view);
+ * *dropped: bytes that did not fit in the capture and are not in it. */
+const char *host_console_text(size_t *dropped);
 /* Mark this thread's CPU online (kernel/smp.c sends it calls) or offline, running what was
  * queued for it first (tests/host/shim/cpu.c). CPU 0 stays online. */
 void host_cpu_online(bool online);

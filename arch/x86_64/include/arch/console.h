@@ -9,8 +9,5 @@ void arch_console_init(void);
 int arch_console_getc(void);
 /* Leave QEMU through isa-debug-exit (status (code << 1) | 1); halts if the device is absent. */
 __noreturn void arch_exit_qemu(u8 code);
-/* Append the QEMU fw_cfg file "opt/smpmm/cmdline" (if any) to buf, as much as fits in cap
- * bytes with the NUL; returns the length the whole line has (cap or more: it was cut). */
-size_t arch_fwcfg_cmdline(char *buf, size_t len, size_t cap);
 
 #endif
