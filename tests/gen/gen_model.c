@@ -1152,7 +1152,9 @@ static void shared_check_ops(const struct gen_plan *pl, int m, struct work *w)
 	}
 }
 
-/* Mark the pages op i reached (pass 3): mapped, and their regions may have grown. */
+/* Mark the pages op i reached (pass 3): mapped, and their regions may have grown. A page
+ * in the phase's munmap was reached before it: unmapped now, but a 2 MiB fault there may have
+ * mapped its region whole, and the munmap split it (the rest of the region stays mapped). */
 static void shared_reached(const struct work *w0, struct work *w, const struct m_mm *snap,
 			   u32 a, long n, u32 us, u32 ue)
 {
@@ -1161,9 +1163,7 @@ static void shared_reached(const struct work *w0, struct work *w, const struct m
 		bool grow = region_grow_ok(w0->vma, w0->nr_vma, snap, p) ||
 			    region_grow_ok(w->vma, w->nr_vma, snap, p);
 
-		if (p >= us && p < ue)
-			continue;
-		if (w->st[p] != W_MAP) {
+		if ((p < us || p >= ue) && w->st[p] != W_MAP) {
 			w->st[p] = W_MAP;
 			w->tag[p] = 0;
 		}
