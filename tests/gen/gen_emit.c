@@ -231,7 +231,7 @@ static void emit_op(FILE *f, const struct gen_prog *p, unsigned int i, const cha
 			(op->flags & GEN_MAP_POP) ? "true" : "false");
 		break;
 	case GEN_MUNMAP:
-		fprintf(f, "%smm_munmap(s.mm[%u], 0x%llx, 0x%llx);\n", in, op->mm,
+		fprintf(f, "%ss.ret[%u] = mm_munmap(s.mm[%u], 0x%llx, 0x%llx);\n", in, i, op->mm,
 			(unsigned long long)start, (unsigned long long)len);
 		break;
 	case GEN_FAULT: case GEN_WRITE: case GEN_READ: case GEN_PIN:

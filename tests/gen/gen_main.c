@@ -422,9 +422,11 @@ static void replay_cmd(char *buf, size_t len, const struct gen_opts *g, const st
 			 (unsigned long long)pct, g->depth);
 }
 
-/* A failing program: say so, replay command, shrink, print the program and the test case. */
+/* A failing program: say so, replay command, shrink, print the program and the test case.
+ * nr_run: programs run so far, this one included; t_found: ms since the start, t_search: the
+ * same less the time earlier reports took (how long this kind took to find). */
 static void report(const struct gen_opts *g, const struct gen_prog *p, const struct gen_verdict *v,
-		   u64 pct, u64 t_found)
+		   u64 pct, unsigned int nr_run, u64 t_found, u64 t_search)
 {
 	static struct gen_prog s;
 	struct gen_opts gs = *g;
@@ -433,9 +435,10 @@ static void report(const struct gen_opts *g, const struct gen_prog *p, const str
 	u64 t0 = now_ms(), pf = 0;
 
 	replay_cmd(cmd, sizeof(cmd), g, p, pct);
-	printf("gen: FOUND %s: seed %llu%s after %.1f s: %s\n", v->fail_class,
-	       (unsigned long long)p->seed, pct ? " (PCT)" : v->free_sched ? " (free-running: "
-	       "replays only now and then)" : "", (double)t_found / 1000, v->message);
+	printf("gen: FOUND %s: seed %llu%s, program %u, after %.1f s (%.1f s searching): %s\n",
+	       v->fail_class, (unsigned long long)p->seed, pct ? " (PCT)" : v->free_sched ?
+	       " (free-running: replays only now and then)" : "", nr_run, (double)t_found / 1000,
+	       (double)t_search / 1000, v->message);
 	printf("gen: replay: %s\n", cmd);
 	s = *p;
 	if (v->free_sched) {	/* shrink on free-running runs only, a few of them each time */
@@ -543,7 +546,7 @@ int gen_main(int argc, char **argv)
 			      .free_runs = 1, .depth = 3, .shrink = true, .timeout = 120, .shrink_tries = 600,
 			      .shrink_seconds = 240, .progress = 30 };
 	unsigned int nr_found = 0, failed = 0, passed = 0;
-	u64 start = now_ms(), last = start;
+	u64 start = now_ms(), last = start, t_reports = 0;
 
 	if (parse_args(&g, argc, argv)) {
 		usage();
@@ -594,7 +597,11 @@ int gen_main(int argc, char **argv)
 			} else {
 				if (nr_found < ARRAY_SIZE(found))
 					strcpy(found[nr_found++], v.fail_class);
-				report(&g, &prog, &v, pct, now_ms() - start);
+				u64 t = now_ms();
+
+				report(&g, &prog, &v, pct, passed + failed, t - start,
+				       t - start - t_reports);
+				t_reports += now_ms() - t;
 			}
 			if (!g.keep_going)
 				break;
