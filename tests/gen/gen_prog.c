@@ -86,6 +86,8 @@ struct shadow {
 	/* A phase's focus: most address ops of its CPUs go to these pages of this mm. */
 	int focus_mm;
 	u32 focus_lo, focus_hi;
+	/* A burst's address space: the ops of a burst of address ops all go there. */
+	int burst_mm;
 };
 
 static void shadow_munmap(struct shadow *s, unsigned int m, u32 start, u32 end)
@@ -236,6 +238,15 @@ static void gen_munmap_args(struct rng *r, struct shadow *s, struct gen_op *op)
 		op->len = GEN_WIN_PAGES;
 		return;
 	}
+	if (s->nr_vma[m] == MM_MAX_VMAS && k < 50) {	/* a full table: a hole in one mapping */
+		const struct shadow_vma *v = &s->vma[m][below(r, s->nr_vma[m])];
+
+		if (v->end - v->start >= 3) {
+			op->addr = v->start + 1 + below(r, v->end - v->start - 2);
+			op->len = 1 + below(r, v->end - op->addr - 1);
+			return;
+		}
+	}
 	if (s->nr_vma[m] && k < 80) {	/* around or inside one mapping */
 		const struct shadow_vma *v = &s->vma[m][below(r, s->nr_vma[m])];
 		u32 vlen = v->end - v->start;
@@ -314,6 +325,8 @@ static bool gen_args(struct rng *r, struct shadow *s, const struct gen_config *c
 			return false;
 		if (s->focus_mm >= 0 && chance(r, 80))
 			i = s->focus_mm;
+		if (s->burst_mm >= 0 && s->mm[s->burst_mm])
+			i = s->burst_mm;
 		op->mm = (u8)i;
 		break;
 	case GEN_UNPIN:
@@ -542,6 +555,7 @@ void gen_program(struct gen_prog *p, u64 seed, const struct gen_params *params)
 			   chance(&r, 40) ? 1 : 2 + below(&r, GEN_CPUS - 1));
 	swarm(&r, &s, c);
 	s.focus_mm = -1;
+	s.burst_mm = -1;
 	s.verify_alone = params->verify_alone;
 	if (c->deferred && c->max_cpus > 1 && chance(&r, 50) && !s.verify_alone) /* as at boot */
 		p->nr_ops += gen_init_phase(&r, c, p->ops, max_ops);
@@ -553,17 +567,32 @@ void gen_program(struct gen_prog *p, u64 seed, const struct gen_params *params)
 			p->nr_ops += gen_phase(&r, &s, c, &p->ops[p->nr_ops], max_ops - p->nr_ops);
 			continue;
 		}
-		/* A burst: the same kind of op several times over (sixteen mappings, a run of
-		 * frees), which an even mix seldom makes. */
+		/* A burst: the same kind of op several times over (sixteen mappings of one
+		 * address space, a run of frees), which an even mix seldom makes. Now and then
+		 * a burst of mmaps fills one address space's VMA table, and then (half the time)
+		 * a munmap there at once: the split that needs one VMA too many. */
 		for (unsigned int b = 0; b < burst && p->nr_ops < max_ops; b++) {
 			struct gen_op *op = &p->ops[p->nr_ops];
 
+			if (b && kind == GEN_MMAP && s.nr_vma[s.burst_mm] == MM_MAX_VMAS) {
+				if (!chance(&r, 50))
+					break;
+				kind = GEN_MUNMAP;
+				burst = b + 1;
+			}
 			if (b && (*op = (struct gen_op){ .kind = kind, .cpu = (u8)below(&r, GEN_CPUS) },
-				  gen_args(&r, &s, c, op)))
+				  gen_args(&r, &s, c, op))) {
 				p->nr_ops++;
-			else if (!b && gen_one(&r, &s, c, op, (u8)below(&r, GEN_CPUS), false))
-				kind = op->kind, p->nr_ops++;
+			} else if (!b && gen_one(&r, &s, c, op, (u8)below(&r, GEN_CPUS), false)) {
+				kind = op->kind;
+				p->nr_ops++;
+				if (kind >= GEN_MMAP && kind <= GEN_PIN)
+					s.burst_mm = op->mm;
+				if (kind == GEN_MMAP && chance(&r, burst > 1 ? 50 : 5))
+					burst = 3 * MM_MAX_VMAS;	/* until the table is full */
+			}
 		}
+		s.burst_mm = -1;
 		if (chance(&r, 3))	/* a new mix now and then: phases of a program differ */
 			swarm(&r, &s, c);
 	}
@@ -591,6 +620,7 @@ void gen_decode(struct gen_prog *p, const u8 *data, size_t size)
 	s.total = GEN_NR_KINDS;
 	s.gfps = (1u << gen_nr_gfps) - 1;
 	s.focus_mm = -1;
+	s.burst_mm = -1;
 	for (size_t i = 2; i + 4 <= size && p->nr_ops < GEN_MAX_OPS; i += 4) {
 		struct rng r = { ((u64)data[i + 1] << 16) | ((u64)data[i + 2] << 8) | data[i + 3] };
 		struct gen_op *op = &p->ops[p->nr_ops];
