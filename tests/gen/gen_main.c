@@ -548,7 +548,7 @@ int gen_main(int argc, char **argv)
 	unsigned int nr_found = 0, failed = 0, passed = 0;
 	u64 start = now_ms(), last = start, t_reports = 0;
 
-	if (parse_args(&g, argc, argv)) {
+	if (!argc || parse_args(&g, argc, argv)) {	/* no option: the usage */
 		usage();
 		return 2;
 	}
