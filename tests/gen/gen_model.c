@@ -768,15 +768,27 @@ static long huge_need(const struct work *w, unsigned int i)
 	return n * ((op->kind == GEN_PIN && (op->flags & GEN_PIN_LONG)) ? 2 : 1);
 }
 
+/*
+ * May op i fail for want of memory? Its 2 MiB pages need free order-9 blocks, and each
+ * smaller allocation meanwhile may split one: one that falls back to another migratetype's
+ * free list takes the largest block there (__rmqueue_fallback(), as Linux's), and the 2 MiB
+ * fault's own page tables are such allocations. So each region counts one block more, and
+ * each other allocating op of the phase one more.
+ */
 static bool op_mayfail(const struct gen_plan *pl, const struct work *w, unsigned int i)
 {
-	long huge = huge_need(w, i);
+	long huge = huge_need(w, i), splits = huge;
 
 	if (!pl->alone)
-		for (unsigned int k = pl->first; k < pl->first + pl->n; k++)
-			if (k != i && !pl->skip[k] && op_mm(OP(k)) >= 0)
+		for (unsigned int k = pl->first; k < pl->first + pl->n; k++) {
+			if (k == i || pl->skip[k])
+				continue;
+			if (op_mm(OP(k)) >= 0)
 				huge += huge_need(&W[op_mm(OP(k))], k);
-	return injected(pl, i) || mem_short(op_max_alloc(i) + taken_by_others(pl, i), huge);
+			splits += op_max_alloc(k) > 0;
+		}
+	return injected(pl, i) || mem_short(op_max_alloc(i) + taken_by_others(pl, i),
+					    huge ? huge + splits : 0);
 }
 
 /* Could a FOLL_LONGTERM pin find a page of [a, a+n) of mm m held by someone else: a held
