@@ -143,6 +143,7 @@ $(LNX): $(KERNEL) boot/grub.cfg Makefile
 # ---- host-side builds: fuzzers (tests/fuzz), host harness (tests/host) ------------------
 include tests/fuzz/fuzz.mk
 include tests/host/host.mk
+include tests/gen/gen.mk
 include tests/c2c/c2c.mk
 
 # ---- tools: install what is missing (Debian), or say how --------------------------------
@@ -422,6 +423,7 @@ help:
 	@echo "make soak       every stressor at once for DURATION seconds (default 600)"
 	@echo "make soak-fail  the same with 10% of page allocations failed on purpose (fail_page_alloc)"
 
+	@echo "make stress-api the mm API generator: new seeds for SECONDS (600), or SEEDS; GEN_BUILD=plain|asan|tsan"
 	@echo "make mutate     plant each known SMP bug in a copy of the tree; every one must be caught"
 	@echo "make exercise-rates  plant each exercise's bug, run its command RUNS times, write the rates into docs/exercises.md"
 	@echo "make shell      boot to the live monitor prompt (type help), on the machine SMP, NUMA, ... describe"

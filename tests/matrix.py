@@ -3,7 +3,7 @@
 
 Make steps come first (STEPS: the kernel/lab boundary check, the docs' and comments'
 references into the tree, the bare kernel's boot, host tests, the mutation smoke run, fuzz
-smoke, the monitor script, gdb's unwinding, the tour and docs check, the benchmark smoke run,
+smoke, the mm API generator's fixed seeds, the monitor script, gdb's unwinding, the tour and docs check, the benchmark smoke run,
 the fast-path budget, the c2c plugin's cases; a missing target fails, with a note). Then every row of MATRIX boots once through tests/runner.py, two QEMUs at a time (this
 is sized for a 2-core machine); the x2APIC rows need QEMU 10, which `make qemu10` fetches
 first if it is not there. Everything is
@@ -182,7 +182,7 @@ def make_step(make, target):
 
 # Steps run by `make test` before the QEMU matrix, in order.
 STEPS = ["check-boundary", "ref-check", "bare-test", "host-test", "mutate-smoke", "fuzz-smoke",
-         "shell-test", "gdb-check", "tour-check", "bench-smoke", "fastpath-check", "c2c-test"]
+         "gen-smoke", "shell-test", "gdb-check", "tour-check", "bench-smoke", "fastpath-check", "c2c-test"]
 
 
 def runner_self_test():

@@ -32,17 +32,18 @@ FUZZ_SRCS_multiboot := kernel/multiboot.c
 FUZZ_SRCS_acpi := kernel/acpi.c
 FUZZ_SRCS_acpi_numa := kernel/acpi_numa.c kernel/acpi.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c
-# The allocator runs on the host shim, as in tests/host (one thread: CPU 0).
-FUZZ_SRCS_mm_ops := $(wildcard mm/*.c) kernel/printk.c kernel/smp.c kernel/spinlock.c kernel/rwlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c \
-	kernel/acpi_numa.c kernel/acpi.c \
-	tests/lab/pcp_bulk.c $(wildcard tests/host/shim/*.c)
+# The allocator runs on the host shim, as in tests/host (one thread: CPU 0); the program
+# decoder and the reference model are the mm API generator's (tests/gen).
+FUZZ_SRCS_mm_shim := $(wildcard mm/*.c) kernel/printk.c kernel/smp.c kernel/spinlock.c kernel/rwlock.c kernel/lockdep.c kernel/cmdline.c kernel/numa.c \
+	kernel/acpi_numa.c kernel/acpi.c $(wildcard tests/host/shim/*.c)
+FUZZ_SRCS_mm_ops := $(FUZZ_SRCS_mm_shim) tests/gen/gen_prog.c tests/gen/gen_run.c tests/gen/gen_model.c
 FUZZ_EXTRA_mm_ops := -pthread -DCONFIG_DEBUG_VM=1 -fsanitize-coverage-ignorelist=tests/fuzz/mm_ops.ignorelist
 # The boot's firmware input through its consumers: kmain's steps from the multiboot2
 # information to mm_init(), on the same host shim.
-FUZZ_SRCS_boot := $(FUZZ_SRCS_mm_ops) kernel/multiboot.c kernel/cmdline_boot.c
+FUZZ_SRCS_boot := $(FUZZ_SRCS_mm_shim) kernel/multiboot.c kernel/cmdline_boot.c
 FUZZ_EXTRA_boot := -pthread -DCONFIG_DEBUG_VM=1 -fsanitize-coverage-ignorelist=tests/fuzz/boot.ignorelist
 
-$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.mk $(wildcard tests/fuzz/*.ignorelist) $(wildcard kernel/*.[ch] mm/*.[ch] tests/host/shim/*.[ch])
+$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.mk $(wildcard tests/fuzz/*.ignorelist) $(wildcard kernel/*.[ch] mm/*.[ch] tests/host/shim/*.[ch] tests/gen/*.[ch])
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_EXTRA_$*) $< $(FUZZ_SRCS_$*) -o $@

@@ -482,6 +482,10 @@ int main(int argc, char **argv)
 			host_phys_init(4 * GiB + 512 * MiB);
 			return host_bench(argc - i - 1, argv + i + 1);
 		}
+		if (!strcmp(argv[i], "--gen")) {	/* tests/gen: the mm API generator */
+			host_phys_init(4 * GiB + 512 * MiB);
+			return gen_main(argc - i - 1, argv + i + 1);
+		}
 		if (!strcmp(argv[i], "--gup-bench")) {
 			host_phys_init(4 * GiB + 512 * MiB);
 			return gup_host_bench(argc - i - 1, argv + i + 1);

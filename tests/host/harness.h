@@ -58,6 +58,8 @@ unsigned long host_preempt_stop(void);
 
 /* tests/host/bench_host.c: order-0 pair microbenchmark (mmtest --bench buddy|pcp [pairs]). */
 int host_bench(int argc, char **argv);
+/* tests/gen/gen_main.c: the mm API generator (mmtest --gen). */
+int gen_main(int argc, char **argv);
 /* tests/host/test_gup.c: the gup_test benchmark on host threads (mmtest --gup-bench). */
 int gup_host_bench(int argc, char **argv);
 /* tests/host/fn_trace.c: the functions a scenario runs (mmtest --fn-trace, fntrace builds). */

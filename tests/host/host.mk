@@ -19,7 +19,7 @@ HOST_SRC   := $(HOST_MM_SRC) kernel/printk.c kernel/smp.c kernel/spinlock.c kern
 	tests/host/bench_host.c tests/lab/gup_test.c tests/lab/pcp_bulk.c \
 	tests/host/preempt.c tests/host/fn_trace.c \
 	$(wildcard tests/host/test_*.c) \
-	$(wildcard tests/host/shim/*.c)
+	$(wildcard tests/host/shim/*.c) $(wildcard tests/gen/*.c)
 HOST_CFLAGS := \
 	-std=gnu11 \
 	-g \
