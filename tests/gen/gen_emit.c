@@ -1,6 +1,6 @@
 /*
- * Printing a failing (shrunk) program as a test case for tests/host/: a new file
- * tests/host/test_<name>.c with one case named <api>_<scenario>, the program's ops as plain
+ * Printing a failing (shrunk) program as a test case for tests/host/: a new file there,
+ * test_<name>.c, with one case named <api>_<scenario>, the program's ops as plain
  * mm API calls on the same CPUs, each result checked as the model expects it, the check that
  * failed, and the release of everything at the end. Only the ops that ran are printed.
  */
