@@ -141,17 +141,23 @@ def transcripts(paths):
     return out
 
 
+def run_captured(cmd, argv, script):
+    """argv from the top of the tree with script (or nothing) on its stdin; fills cmd.output
+    and cmd.status (None when it ran past COMMAND_TIMEOUT)."""
+    try:
+        res = subprocess.run(argv, cwd=ROOT, input=script, capture_output=True, text=True,
+                             errors="replace", timeout=COMMAND_TIMEOUT)
+        cmd.output, cmd.status = res.stdout + res.stderr, res.returncode
+    except subprocess.TimeoutExpired as e:     # POSIX: the output so far, as bytes
+        cmd.output, cmd.status = (e.stdout or b"").decode(errors="replace"), None
+
+
 def run_command(cmd):
     """Run cmd as written from the top of the tree; fills cmd.output and cmd.status."""
     argv = shlex.split(cmd.line)
     start = time.monotonic()
     if cmd.target == "run":
-        try:
-            res = subprocess.run(argv, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True,
-                                 text=True, errors="replace", timeout=COMMAND_TIMEOUT)
-            cmd.output, cmd.status = res.stdout + res.stderr, res.returncode
-        except subprocess.TimeoutExpired as e:
-            cmd.output, cmd.status = (e.stdout or b"").decode(errors="replace"), None
+        run_captured(cmd, argv, "")
     else:
         cmd.replies = type_into_shell(cmd, argv)
     cmd.output = runner.ANSI_RE.sub("", cmd.output).replace("\r", "")
@@ -163,13 +169,7 @@ def type_into_shell(cmd, argv):
     its stdin (the runner types each at a prompt, then `exit`). Returns [(typed, reply)],
     a reply being what came between the prompt the line was typed at and the next one, or
     None when no prompt came back."""
-    script = "".join(line + "\n" for line in cmd.typed)
-    try:
-        res = subprocess.run(argv, cwd=ROOT, input=script, capture_output=True, text=True,
-                             errors="replace", timeout=COMMAND_TIMEOUT)
-        cmd.output, cmd.status = res.stdout + res.stderr, res.returncode
-    except subprocess.TimeoutExpired as e:
-        cmd.output, cmd.status = (e.stdout or b"").decode(errors="replace"), None
+    run_captured(cmd, argv, "".join(line + "\n" for line in cmd.typed))
     parts = cmd.output.replace("\r", "").split(PROMPT)
     cmd.prompt_seen = len(parts) > 1
     replies = []
