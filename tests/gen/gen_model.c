@@ -654,6 +654,16 @@ static bool region_may_grow(const struct work *w, u32 p)
 	return true;
 }
 
+/* A 2 MiB fault may map the whole region at r0: each of its unmapped pages may come with it. */
+static void region_grows(struct work *w, u32 r0)
+{
+	for (u32 q = r0; q < r0 + GEN_REGION_PAGES; q++)
+		if (w->st[q] == W_UNMAP) {
+			w->st[q] = W_GROW;
+			w->tag[q] = 0;
+		}
+}
+
 /* p is mapped now (a fault, or gup faulting it in); its 2 MiB region may have come with it. */
 static void access_page(struct work *w, u32 p)
 {
@@ -664,11 +674,8 @@ static void access_page(struct work *w, u32 p)
 		w->st[p] = W_MAP;
 		w->tag[p] = 0;
 	}
-	for (u32 q = r0; grow && q < r0 + GEN_REGION_PAGES; q++)
-		if (w->st[q] == W_UNMAP) {
-			w->st[q] = W_GROW;
-			w->tag[q] = 0;
-		}
+	if (grow)
+		region_grows(w, r0);
 	touch(w, p, 1);
 }
 
@@ -946,11 +953,8 @@ static void write_denied(struct work *w, unsigned int i)
 	grow = region_may_grow(w, p);
 	w->st[p] = W_MAYBE;
 	w->tag[p] = 0;
-	for (u32 q = r0; grow && q < r0 + GEN_REGION_PAGES; q++)
-		if (w->st[q] == W_UNMAP) {
-			w->st[q] = W_GROW;
-			w->tag[q] = 0;
-		}
+	if (grow)
+		region_grows(w, r0);
 }
 
 /* A successful gup of [a, a + ret): the pages are mapped now (a write stores its tags). */
