@@ -3,7 +3,9 @@
 (tests/c2c/mesi_check.py): boots bench=c2c_selftest at 4 CPUs under the plugin with its streams
 recorded, replays them on the machine the plugin modelled (every count must equal the live
 run's), then on every machine file (tests/c2c/machines/: 8 to 256 CPUs, with and without SMT),
-each time checking every access's outcome against the MESI table written apart from model.c.
+each time checking every access's outcome against the MESI table written apart from model.c;
+then tests/c2c/sweep.py's resume on those streams (a sweep cut short and continued equals one
+made whole; a sweep of other streams is refused).
 
 usage: replay_check.py --plugin c2c.so --replay BIN --iso ISO --out DIR
 """
@@ -25,6 +27,39 @@ VOLATILE = ("max_queued", "overflowed")  # how far the merge lagged QEMU: host t
 def windows(path):
     with open(path) as f:
         return {d["window"]: d for d in map(json.loads, f) if "window" in d}
+
+
+SWEEP_MACHINE, SWEEP_PARAMS = "e5-2630v4-40cores", ["cpi", "upgrade_local"]
+
+
+def sweep_checks(replay, trace, log):
+    """[(test, problems)]: sweep.py's resume on the selftest's streams (experiment `windows`)."""
+    import copy
+    import sweep
+    boots = {"selftest": (trace, log)}
+    run = lambda params, **kw: sweep.sweep(replay, "windows", SWEEP_MACHINE, boots, params, jitter=1, **kw)
+    whole = run(SWEEP_PARAMS)
+    parts = []
+    run(SWEEP_PARAMS[:1], save=lambda res: parts.append(copy.deepcopy(res)))
+    resumed = run(SWEEP_PARAMS, resume=parts[-1])
+    problems = []
+    if any(key and key[0][0] == SWEEP_PARAMS[0] for key in sweep.replays):
+        problems.append("the resumed sweep replayed %s again: %s" % (SWEEP_PARAMS[0], sweep.replays))
+    for k in ("nominal", "rows", "ranges", "corners", "jitter"):
+        if resumed[k] != whole[k]:
+            problems.append("%s differs from the whole sweep's" % k)
+    if not any(r["at_high"] != whole["nominal"] for r in whole["rows"]):
+        problems.append("no parameter moved any figure: the comparison shows nothing")
+    checks = [("c2c_sweep_resumed_equals_whole_sweep", problems)]
+    other = copy.deepcopy(parts[-1])
+    key = sorted(k for k in other["nominal"] if k.endswith(" us"))[0]
+    other["nominal"][key] += 1e-3        # as if recorded from other streams
+    try:
+        run(SWEEP_PARAMS, resume=other)
+        checks.append(("c2c_sweep_resume_of_other_streams_refused", ["resumed a sweep whose %s differs" % key]))
+    except sweep.Mismatch:
+        checks.append(("c2c_sweep_resume_of_other_streams_refused", []))
+    return checks
 
 
 def main():
@@ -75,6 +110,12 @@ def main():
         else:
             print("ok %d %s: %d windows%s" % (n, test, len(got), ", every count equal" if path is None else
                                               ", every access's outcome as the table says"))
+    for test, problems in sweep_checks(args.replay, trace, log):
+        n += 1
+        failed += bool(problems)
+        print("%s %d %s" % ("not ok" if problems else "ok", n, test))
+        for p in problems[:5]:
+            print("    # " + p)
     print("%d passed, %d failed" % (n - failed, failed))
     sys.exit(1 if failed else 0)
 

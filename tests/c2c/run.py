@@ -72,12 +72,29 @@ def tick_entry(elf):
     sys.exit("c2c: no isr_stub_48 (the timer vector's entry) in %s" % elf)
 
 
+RESUME = False  # --resume: a boot already made (counts, log, streams) is not made again
+
+
+def made_before(counts, log, trace):
+    """With --resume: this boot ran to its end before (its log has the exit line, its counts
+    and, if asked for, its recorded streams are there)."""
+    if not RESUME or not os.path.exists(counts) or not os.path.exists(log):
+        return False
+    if trace and not os.path.exists(os.path.join(trace, "params.json")):
+        return False
+    with open(log, errors="replace") as f:
+        return "EXIT: STATUS=" in f.read()
+
+
 def boot(iso, out, name, cmdline, plugin, mach, timeout, cpus=SMP, trace=None, mem="2G"):
     """One boot under the plugin on machine `mach` (tests/c2c/machine.py), `cpus` of its CPUs
     present; trace: a directory for the streams (tests/c2c/replay.c). Returns (counts, log).
     At most 2 GiB: the plugin's physical addresses are QEMU's offsets in its RAM, which are
     the guest's only below q35's 2 GiB hole (above it the report would name no object)."""
     counts, log = os.path.join(out, name + ".json"), os.path.join(out, name + ".log")
+    if made_before(counts, log, trace):
+        print("c2c: %s made before (--resume): %s" % (name, counts), flush=True)
+        return counts, log
     tick = tick_entry(os.path.join(os.path.dirname(iso), "smpmm.elf"))
     args = ["out=" + counts, "tick=" + tick] + mach.plugin_args()
     if trace:
@@ -291,8 +308,10 @@ def phase_lines(boots, elf, out):
     return rows
 
 
-def plot_scale(pts, out):
-    """every-pin / if-clear against CPUs (gnuplot; skipped without it)."""
+def plot_scale(pts, out, ranges=None):
+    """every-pin / if-clear against CPUs, with each point's modelled range (ranges: {(cpus,
+    private): (low, high)} from the sweeps) as an error bar where there is one (gnuplot;
+    skipped without it)."""
     if not shutil.which("gnuplot") or not pts:
         return None
     png, data = os.path.join(out, "scale.png"), os.path.join(out, "scale.dat")
@@ -300,17 +319,20 @@ def plot_scale(pts, out):
     pin_fast = PIN_FAST_256["if-clear"] / PIN_FAST_256["every-pin"]
     with open(data, "w") as f:
         for private in (False, True):
-            f.write("# %s\n" % ("each thread on its own range" if private else "every thread on one range"))
+            f.write("# %s: CPUs, ratio, the range's low and high (the ratio itself where no sweep ran)\n"
+                    % ("each thread on its own range" if private else "every thread on one range"))
             for cpus, p, ratio in sorted(pts):
                 if p == private:
-                    f.write("%d %g\n" % (cpus, ratio))
+                    lo, hi = (ranges or {}).get((cpus, p), (ratio, ratio))
+                    f.write("%d %g %g %g\n" % (cpus, ratio, lo, hi))
             f.write("\n\n")
     script = ["set terminal png size 900,520 noenhanced", "set output '%s'" % png, "set xlabel 'CPUs pinning'",
               "set ylabel 'get time, every-pin / if-clear (modelled)'", "set grid", "set key top left",
               "set xrange [0:270]", "set yrange [0:*]",
-              "set title 'c2c: has_pinned written on every pin against only when clear (gup_test -a)'",
-              "plot '%s' index 0 using 1:2 with linespoints lw 2 title 'model: every thread on one range', "
-              "'%s' index 1 using 1:2 with linespoints lw 2 title 'model: each thread on its own range', "
+              "set title 'c2c: has_pinned written on every pin against only when clear (gup_test -a)%s'"
+              % (";  bars: the modelled range over the assumed parameters" if ranges else ""),
+              "plot '%s' index 0 using ($1-2):2:3:4 with yerrorlines lw 2 title 'model: every thread on one range', "
+              "'%s' index 1 using ($1+2):2:3:4 with yerrorlines lw 2 title 'model: each thread on its own range', "
               "'-' using 1:2 with points pt 7 ps 2 title 'seed (measured): 40 CPUs, one range, %.2fx', "
               "'-' using 1:2 with points pt 5 ps 2 title 'v1 posting (measured): 256 CPUs, pin_fast, %.1fx'"
               % (data, data, seed, pin_fast), "40 %.2f" % seed, "e", "256 %.2f" % pin_fast, "e"]
@@ -320,16 +342,45 @@ def plot_scale(pts, out):
 
 def run_sweeps(args, sweeps):
     """Each (experiment, machine, boots): its figures' ranges and sensitivity (tests/c2c/sweep.py),
-    into OUT/sweep-EXPERIMENT-MACHINE.json and the summary."""
+    into OUT/sweep-EXPERIMENT-MACHINE.json (the scale series: OUT/sweep-BOOT.json, a boot each),
+    saved after each parameter; with --resume, a sweep there already is continued (its
+    parameters kept once its nominal replays the same). Returns (summary rows, {boot names:
+    result})."""
     import sweep
-    rows = []
+    rows, results = [], {}
     for experiment, mach, boots in sweeps:
-        res = sweep.sweep(args.replay, experiment, mach, boots, jitter=args.jitter,
-                          corners_of="%" if experiment == "pft" else None)
-        with open(os.path.join(args.out, "sweep-%s-%s.json" % (experiment, mach)), "w") as f:
-            json.dump(res, f, indent=1)
+        path = os.path.join(args.out, "sweep-%s.json" % (
+            "-".join(boots) if experiment == "scale" else "%s-%s" % (experiment, mach)))
+        earlier = None
+        if args.resume and os.path.exists(path):
+            with open(path) as f:
+                earlier = json.load(f)
+
+        def save(res):
+            with open(path + ".part", "w") as f:
+                json.dump(res, f, indent=1)
+            os.replace(path + ".part", path)
+        try:
+            res = sweep.sweep(args.replay, experiment, mach, boots, jitter=args.jitter,
+                              corners_of="%" if experiment == "pft" else None, save=save, resume=earlier)
+        except sweep.Mismatch as e:
+            sys.exit("c2c: cannot resume %s: %s" % (path, e))
+        save(res)
         rows += sweep.table(res)
-    return rows
+        results[tuple(boots)] = res
+    return rows, results
+
+
+def scale_ranges(results):
+    """The ratio's modelled range of each scale boot swept: {(cpus, private): (low, high)}."""
+    out = {}
+    for names, res in results.items():
+        if res["experiment"] != "scale" or len(names) != 1:
+            continue
+        name = names[0]
+        cpus, private = int(name.split("-")[1]), name.endswith("-private")
+        out[cpus, private] = tuple(res["ranges"]["%s ratio" % name])
+    return out
 
 
 def plot(pts, out):
@@ -417,7 +468,12 @@ def main():
     ap.add_argument("--replay", help="tests/c2c/replay, for --sweep")
     ap.add_argument("--jitter", type=int, default=4, help="--sweep's replays with a latency shaken by 1..N ps")
     ap.add_argument("--smoke", action="store_true", help="make bench-smoke's short, checked run")
+    ap.add_argument("--resume", action="store_true", help="continue a run cut short in OUT: a boot whose "
+                    "counts, log (exit line) and streams are there is not booted again, a sweep whose JSON is "
+                    "there keeps its parameters (once its nominal replays the same)")
     args = ap.parse_args()
+    global RESUME
+    RESUME = args.resume
     only = set(args.only.split(","))
     os.makedirs(args.out, exist_ok=True)
     elf = os.path.join(os.path.dirname(args.iso), "smpmm.elf")
@@ -462,8 +518,6 @@ def main():
         scale = scale_boots(args, args.trace)
         rows, scale_pts = scale_lines(args, scale, elf)
         summary += rows
-        scale_png = plot_scale(scale_pts, args.out)
-        summary += ["plot: %s" % scale_png] if scale_png else []
     if args.sweep:
         sweeps = []
         if "gup" in only or "gup-smt" in only:
@@ -475,7 +529,14 @@ def main():
         for (cpus, private), (_, log) in sorted(scale.items()) if "scale" in only else []:
             name = "scale-%d%s" % (cpus, "-private" if private else "")
             sweeps.append(("scale", SCALE[cpus], {name: (os.path.join(args.trace, name), log)}))
-        summary += run_sweeps(args, sweeps)
+        rows, results = run_sweeps(args, sweeps)
+        summary += rows
+    if "scale" in only:
+        ranges = scale_ranges(results) if args.sweep else None
+        summary += ["  the ratio's modelled range, %d CPUs, %s: %.2f .. %.2fx" % (
+            cpus, "own ranges" if private else "one range", lo, hi) for (cpus, private), (lo, hi) in sorted((ranges or {}).items())]
+        scale_png = plot_scale(scale_pts, args.out, ranges)
+        summary += ["plot: %s" % scale_png] if scale_png else []
     html = pictures.page(BOOTS, os.path.join(args.out, "c2c.html"), "make c2c: cache lines that move")
     text = "\n".join(summary) + "\n" + ("plot: %s\n" % png if png else "")
     text += "pictures: %s\nfull reports: %s/report*.txt\n" % (html, args.out)

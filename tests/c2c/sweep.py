@@ -7,8 +7,10 @@ the lowest and highest of every replay made: the nominal, each parameter alone a
 the two corners where every parameter sits at the end that lowered (raised) the figure alone,
 and the jitter rows (the model is not monotone: a corner alone can land inside). A last row shakes one latency by a few picoseconds: the replay order's own jitter.
 
-usage: sweep.py --replay BIN --experiment gup|pft|scale --machine NAME --boot NAME=TRACE,LOG ...
+usage: sweep.py --replay BIN --experiment gup|pft|scale|windows --machine NAME --boot NAME=TRACE,LOG ...
                 [--out FILE.json] [--params a,b] (default: every assumed parameter)
+                [--resume FILE.json] (an earlier sweep of the same streams, whole or cut short:
+                its parameters' rows are kept, not replayed, once its nominal replays the same)
 """
 import argparse
 import json
@@ -113,17 +115,32 @@ def pairs_figures(runs):
     return out
 
 
-EXPERIMENTS = {"gup": gup_figures, "scale": gup_figures, "pft": pft_figures, "pairs": pairs_figures}
+def windows_figures(runs):
+    """Any recorded run: each window's transfers and its slowest CPU's modelled time in us."""
+    out = {}
+    for boot, (windows, _) in runs.items():
+        for w in windows:
+            t = w["total"]
+            out["%s w%d transfers" % (boot, w["window"])] = sum(t["hitm"]) + sum(t["clean"])
+            out["%s w%d us" % (boot, w["window"])] = max(active_ps(w) or [0]) / 1e6
+    return out
+
+
+EXPERIMENTS = {"gup": gup_figures, "scale": gup_figures, "pft": pft_figures, "pairs": pairs_figures,
+               "windows": windows_figures}
 
 
 _cache = {}
+replays = []            # every setting replayed (for the tests: what a resumed sweep spared)
 
 
 def figures(args, mach, over):
-    """The experiment's figures on mach with `over` ({param: value}), replayed once per setting."""
-    key = tuple(sorted(over.items()))
+    """The experiment's figures on mach with `over` ({param: value}), replayed once per setting
+    (a parameter overridden with its own value is the nominal: one replay serves both)."""
+    key = tuple(sorted((k, v) for k, v in over.items() if v != mach.value(k)))
     if key not in _cache:
-        _cache[key] = _figures(args, mach, over)
+        replays.append(key)
+        _cache[key] = _figures(args, mach, dict(key))
     return _cache[key]
 
 
@@ -135,18 +152,55 @@ def _figures(args, mach, over):
     return EXPERIMENTS[args.experiment](runs)
 
 
-def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4, corners_of=None, save=None):
+class Mismatch(Exception):
+    """A sweep to resume is not of these streams on this machine."""
+
+
+def resumed_rows(earlier, mach, machine_name, experiment, nominal):
+    """The rows of an earlier sweep (its JSON, whole or saved part-way) that this one keeps:
+    only if it is of the same experiment on the same machine file, and its nominal figures
+    are exactly those replayed now (the same streams, replayer and machine file)."""
+    if (earlier.get("machine"), earlier.get("experiment")) != (machine_name, experiment):
+        raise Mismatch("it is %s on %s, not %s on %s" % (earlier.get("experiment"), earlier.get("machine"),
+                                                           experiment, machine_name))
+    if earlier.get("nominal") != nominal:
+        raise Mismatch("its nominal figures are not this replay's: %s against %s" % (earlier.get("nominal"), nominal))
+    rows = []
+    for r in earlier.get("rows", []):
+        a = {a[0]: a for a in mach.assumed()}.get(r["param"])
+        if a is None or tuple(a[1:]) != (r["value"], r["low"], r["high"]):
+            raise Mismatch("its row %s (%s, %s..%s) is not the machine file's %s" % (
+                r["param"], r["value"], r["low"], r["high"], a))
+        rows.append(r)
+    return rows
+
+
+def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4, corners_of=None, save=None,
+          resume=None):
     """The sweep of one experiment: boots {name: (trace dir, serial log)}; returns the result
     (nominal figures, a row per assumed parameter, ranges, corners, jitter). corners_of: only
     the figures whose name contains it get their corners replayed (the others' ranges add up
-    the single parameters' moves); save(result so far) after each parameter."""
+    the single parameters' moves); save(result so far) after each parameter; resume: an
+    earlier result (or a part saved on the way) whose parameters are kept, not replayed
+    (Mismatch if it is of other streams)."""
     args = argparse.Namespace(replay=replay_bin, experiment=experiment, boots=boots)
     mach = machine.load(machine_name)
     _cache.clear()
     class_counts.clear()
+    del replays[:]
     nominal = figures(args, mach, {})
-    rows, skipped = [], []
-    chosen = [a for a in mach.assumed() if a[2] != a[3] and (not params or a[0] in params)]
+    rows = resumed_rows(resume, mach, machine_name, experiment, nominal) if resume else []
+    skipped = list(resume.get("no_instructions_of_class", [])) if resume else []
+    for r in rows:                      # their replays, as if made here
+        _cache[((r["param"], r["low"]),)] = r["at_low"]
+        _cache[((r["param"], r["high"]),)] = r["at_high"]
+    kept = {r["param"] for r in rows} | set(skipped)
+    chosen = [a for a in mach.assumed() if a[2] != a[3] and (not params or a[0] in params) and a[0] not in kept]
+    if resume and "ranges" in resume and not chosen:
+        return resume                   # finished before: its corners and jitter stand
+    if rows:
+        print("sweep: %s: %d parameters kept from the sweep resumed (%s)" % (
+            experiment, len(rows), ", ".join(r["param"] for r in rows)), file=sys.stderr, flush=True)
     for name, value, lo, hi in chosen:
         if name in CLASS_OF and not any(c.get(CLASS_OF[name]) for c in class_counts.values()) or \
                 name == "smt_slowdown" and mach.value("threads") == 1:
@@ -156,7 +210,8 @@ def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4, co
         rows.append({"param": name, "value": value, "low": lo, "high": hi, "at_low": f_lo, "at_high": f_hi})
         print("sweep: %s %s %g..%g done" % (experiment, name, lo, hi), file=sys.stderr, flush=True)
         if save:
-            save({"machine": machine_name, "experiment": experiment, "nominal": nominal, "rows": rows})
+            save({"machine": machine_name, "experiment": experiment, "nominal": nominal, "rows": rows,
+                  "no_instructions_of_class": skipped})
     corners, ranges = {}, {}
     for fig in nominal:
         if corners_of and corners_of not in fig:     # the single moves added up
@@ -197,6 +252,8 @@ def main():
     ap.add_argument("--jitter", type=int, default=4, help="replays with hitm_local moved by 1..N ps")
     ap.add_argument("--out", help="the results as JSON (also after each parameter)")
     ap.add_argument("--corners-of", help="replay corners only for figures whose name contains this")
+    ap.add_argument("--resume", help="an earlier sweep's JSON of these streams (whole or cut short): "
+                    "its parameters are kept, the others replayed, the ranges taken over all")
     args = ap.parse_args()
     boots = {}
     for b in args.boot:
@@ -206,8 +263,15 @@ def main():
         if args.out:
             with open(args.out, "w") as f:
                 json.dump(res, f, indent=1)
-    result = sweep(args.replay, args.experiment, args.machine, boots,
-                   [p for p in args.params.split(",") if p], args.jitter, args.corners_of, save)
+    earlier = None
+    if args.resume:
+        with open(args.resume) as f:
+            earlier = json.load(f)
+    try:
+        result = sweep(args.replay, args.experiment, args.machine, boots,
+                       [p for p in args.params.split(",") if p], args.jitter, args.corners_of, save, earlier)
+    except Mismatch as e:
+        sys.exit("sweep.py: cannot resume %s: %s" % (args.resume, e))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
