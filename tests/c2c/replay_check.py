@@ -5,7 +5,8 @@ recorded, replays them on the machine the plugin modelled (every count must equa
 run's), then on every machine file (tests/c2c/machines/: 8 to 256 CPUs, with and without SMT),
 each time checking every access's outcome against the MESI table written apart from model.c;
 then tests/c2c/sweep.py's resume on those streams (a sweep cut short and continued equals one
-made whole; a sweep of other streams is refused).
+made whole; the earlier sweeps' ranges are kept in the range; a sweep of other streams is
+refused).
 
 usage: replay_check.py --plugin c2c.so --replay BIN --iso ISO --out DIR
 """
@@ -51,6 +52,12 @@ def sweep_checks(replay, trace, log):
     if not any(r["at_high"] != whole["nominal"] for r in whole["rows"]):
         problems.append("no parameter moved any figure: the comparison shows nothing")
     checks = [("c2c_sweep_resumed_equals_whole_sweep", problems)]
+    wider = copy.deepcopy(whole)         # an earlier sweep whose corners went further
+    wider["ranges"] = {f: [lo - 1, hi + 1] for f, (lo, hi) in whole["ranges"].items()}
+    folded = run(SWEEP_PARAMS, resume=[whole, wider])
+    checks.append(("c2c_sweep_resumed_ranges_take_in_the_earlier_sweeps", [
+        "%s: %s, the earlier sweep's %s" % (f, folded["ranges"][f], wider["ranges"][f])
+        for f in whole["ranges"] if folded["ranges"][f] != wider["ranges"][f]][:3]))
     other = copy.deepcopy(parts[-1])
     key = sorted(k for k in other["nominal"] if k.endswith(" us"))[0]
     other["nominal"][key] += 1e-3        # as if recorded from other streams

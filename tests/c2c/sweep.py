@@ -9,8 +9,9 @@ and the jitter rows (the model is not monotone: a corner alone can land inside).
 
 usage: sweep.py --replay BIN --experiment gup|pft|scale|windows --machine NAME --boot NAME=TRACE,LOG ...
                 [--out FILE.json] [--params a,b] (default: every assumed parameter)
-                [--resume FILE.json] (an earlier sweep of the same streams, whole or cut short:
-                its parameters' rows are kept, not replayed, once its nominal replays the same)
+                [--resume FILE.json ...] (earlier sweeps of the same streams, whole or cut short:
+                their parameters' rows are kept, not replayed, once their nominal replays the
+                same, and their ranges count among the replays the range is taken over)
 """
 import argparse
 import json
@@ -160,6 +161,13 @@ def resumed_rows(earlier, mach, machine_name, experiment, nominal):
     """The rows of an earlier sweep (its JSON, whole or saved part-way) that this one keeps:
     only if it is of the same experiment on the same machine file, and its nominal figures
     are exactly those replayed now (the same streams, replayer and machine file)."""
+    if isinstance(earlier, list):       # several: their rows together, a parameter's once
+        rows = {}
+        for e in earlier:
+            for r in resumed_rows(e, mach, machine_name, experiment, nominal):
+                if rows.setdefault(r["param"], r) != r:
+                    raise Mismatch("two rows of %s differ" % r["param"])
+        return list(rows.values())
     if (earlier.get("machine"), earlier.get("experiment")) != (machine_name, experiment):
         raise Mismatch("it is %s on %s, not %s on %s" % (earlier.get("experiment"), earlier.get("machine"),
                                                            experiment, machine_name))
@@ -181,23 +189,30 @@ def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4, co
     (nominal figures, a row per assumed parameter, ranges, corners, jitter). corners_of: only
     the figures whose name contains it get their corners replayed (the others' ranges add up
     the single parameters' moves); save(result so far) after each parameter; resume: an
-    earlier result (or a part saved on the way) whose parameters are kept, not replayed
-    (Mismatch if it is of other streams)."""
+    earlier result (or a part saved on the way), or a list of them, whose parameters are
+    kept, not replayed, and whose ranges (replays made then: corners of fewer parameters,
+    jitter) are among those this range is taken over (Mismatch if of other streams)."""
     args = argparse.Namespace(replay=replay_bin, experiment=experiment, boots=boots)
     mach = machine.load(machine_name)
     _cache.clear()
     class_counts.clear()
     del replays[:]
     nominal = figures(args, mach, {})
-    rows = resumed_rows(resume, mach, machine_name, experiment, nominal) if resume else []
-    skipped = list(resume.get("no_instructions_of_class", [])) if resume else []
+    earlier = (resume if isinstance(resume, list) else [resume]) if resume else []
+    rows = resumed_rows(earlier, mach, machine_name, experiment, nominal)
+    skipped = sorted({p for e in earlier for p in e.get("no_instructions_of_class", [])})
     for r in rows:                      # their replays, as if made here
         _cache[((r["param"], r["low"]),)] = r["at_low"]
         _cache[((r["param"], r["high"]),)] = r["at_high"]
     kept = {r["param"] for r in rows} | set(skipped)
+    before = {}                         # each figure's range in the sweeps resumed
+    for e in earlier:
+        for fig, xs in list(e.get("ranges", {}).items()) + list(e.get("earlier_ranges", {}).items()):
+            xs = [x for x in xs + before.get(fig, []) if x is not None]
+            before[fig] = [min(xs), max(xs)] if xs else []
     chosen = [a for a in mach.assumed() if a[2] != a[3] and (not params or a[0] in params) and a[0] not in kept]
-    if resume and "ranges" in resume and not chosen:
-        return resume                   # finished before: its corners and jitter stand
+    if len(earlier) == 1 and "ranges" in earlier[0] and not chosen:
+        return earlier[0]               # finished before: its corners and jitter stand
     if rows:
         print("sweep: %s: %d parameters kept from the sweep resumed (%s)" % (
             experiment, len(rows), ", ".join(r["param"] for r in rows)), file=sys.stderr, flush=True)
@@ -211,7 +226,7 @@ def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4, co
         print("sweep: %s %s %g..%g done" % (experiment, name, lo, hi), file=sys.stderr, flush=True)
         if save:
             save({"machine": machine_name, "experiment": experiment, "nominal": nominal, "rows": rows,
-                  "no_instructions_of_class": skipped})
+                  "no_instructions_of_class": skipped, "earlier_ranges": before})
     corners, ranges = {}, {}
     for fig in nominal:
         if corners_of and corners_of not in fig:     # the single moves added up
@@ -235,10 +250,11 @@ def sweep(replay_bin, experiment, machine_name, boots, params=None, jitter=4, co
     for fig in ranges:                  # the model is not monotone: a corner may land inside
         seen = [nominal[fig]] + [x for x in ranges[fig] if x is not None] + \
             [r[k].get(fig) for r in rows for k in ("at_low", "at_high") if r[k].get(fig) is not None] + \
-            [j.get(fig) for j in shaken if j.get(fig) is not None]
+            [j.get(fig) for j in shaken if j.get(fig) is not None] + \
+            before.get(fig, [])
         ranges[fig] = [min(seen), max(seen)]
     return {"machine": machine_name, "experiment": experiment, "nominal": nominal, "rows": rows,
-            "no_instructions_of_class": skipped,
+            "no_instructions_of_class": skipped, "earlier_ranges": before,
             "ranges": ranges, "corners": corners, "jitter": {fig: [j.get(fig) for j in shaken] for fig in nominal}}
 
 
@@ -252,8 +268,9 @@ def main():
     ap.add_argument("--jitter", type=int, default=4, help="replays with hitm_local moved by 1..N ps")
     ap.add_argument("--out", help="the results as JSON (also after each parameter)")
     ap.add_argument("--corners-of", help="replay corners only for figures whose name contains this")
-    ap.add_argument("--resume", help="an earlier sweep's JSON of these streams (whole or cut short): "
-                    "its parameters are kept, the others replayed, the ranges taken over all")
+    ap.add_argument("--resume", action="append", default=[], help="an earlier sweep's JSON of these "
+                    "streams (whole or cut short; may be repeated): its parameters are kept, the others "
+                    "replayed, the ranges taken over all")
     args = ap.parse_args()
     boots = {}
     for b in args.boot:
@@ -263,10 +280,10 @@ def main():
         if args.out:
             with open(args.out, "w") as f:
                 json.dump(res, f, indent=1)
-    earlier = None
-    if args.resume:
-        with open(args.resume) as f:
-            earlier = json.load(f)
+    earlier = []
+    for path in args.resume:
+        with open(path) as f:
+            earlier.append(json.load(f))
     try:
         result = sweep(args.replay, args.experiment, args.machine, boots,
                        [p for p in args.params.split(",") if p], args.jitter, args.corners_of, save, earlier)
