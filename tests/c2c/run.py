@@ -329,8 +329,9 @@ def plot_scale(pts, out, ranges=None):
     script = ["set terminal png size 900,520 noenhanced", "set output '%s'" % png, "set xlabel 'CPUs pinning'",
               "set ylabel 'get time, every-pin / if-clear (modelled)'", "set grid", "set key top left",
               "set xrange [0:270]", "set yrange [0:*]",
-              "set title 'c2c: has_pinned written on every pin against only when clear (gup_test -a)%s'"
-              % (";  bars: the modelled range over the assumed parameters" if ranges else ""),
+              "set title \"c2c: has_pinned written on every pin against only when clear (gup_test -a)%s\""
+              % ("\\nbars: the modelled range over every assumed parameter (the series drawn 2 CPUs apart)"
+                 if ranges else ""),
               "plot '%s' index 0 using ($1-2):2:3:4 with yerrorlines lw 2 title 'model: every thread on one range', "
               "'%s' index 1 using ($1+2):2:3:4 with yerrorlines lw 2 title 'model: each thread on its own range', "
               "'-' using 1:2 with points pt 7 ps 2 title 'seed (measured): 40 CPUs, one range, %.2fx', "
