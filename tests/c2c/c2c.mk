@@ -93,7 +93,10 @@ $(C2C_BUILD)/replay: tests/c2c/replay.c tests/c2c/model.c tests/c2c/output.c tes
 # over the machines' assumed parameters, from recorded streams (tests/c2c/sweep.py), for the
 # seed's gup_test and the PFT table; has_pinned at 40, 128 and 255 CPUs (255: hours) with
 # its ranges; the lists-off pairs at several start phases (their spread). docs/c2c.md.
-C2C_RUN = $(PYTHON) tests/c2c/run.py --plugin $(C2C_PLUGIN) --iso $(RELEASE_LNX) --make "$(MAKE)"
+# C2C_RESUME=1 continues a run cut short: boots already made and sweeps' parameters are kept
+# (run.py --resume; a sweep is kept only if its nominal figures replay the same).
+C2C_RUN = $(PYTHON) tests/c2c/run.py --plugin $(C2C_PLUGIN) --iso $(RELEASE_LNX) --make "$(MAKE)" \
+	$(if $(C2C_RESUME),--resume)
 .PHONY: c2c-ranges c2c-scale c2c-phases
 c2c-ranges: check-tools $(C2C_PLUGIN) $(C2C_BUILD)/replay release
 	$(C2C_RUN) --only gup-smt,pft --pft-phases 3 --trace $(C2C_BUILD)/trace --sweep --replay $(C2C_BUILD)/replay \
