@@ -103,9 +103,11 @@ static bool __mm_range_free(const struct mm_struct *mm, u64 start, u64 end)
 	return true;
 }
 
+static int mm_populate(struct mm_struct *mm, u64 start, u64 end);
+
 int mm_mmap_anon(struct mm_struct *mm, u64 start, u64 len, bool writable, bool huge, bool populate)
 {
-	u64 step = huge ? PT_LEVEL_SIZE(2) : PAGE_SIZE, end = start + len;
+	u64 step = huge ? HUGE_SIZE : PAGE_SIZE, end = start + len;
 	int err = 0;
 
 	if (!len || !IS_ALIGNED(start, step) || !IS_ALIGNED(len, step) || end > USER_VA_END ||
@@ -118,8 +120,8 @@ int mm_mmap_anon(struct mm_struct *mm, u64 start, u64 len, bool writable, bool h
 	}
 	mm->vmas[mm->nr_vmas++] = (struct vm_area){ start, end, writable, huge };
 	write_unlock(&mm->mmap_lock);
-	for (u64 addr = start; populate && addr < end && !err; addr += step)
-		err = handle_mm_fault(mm, addr);
+	if (populate)
+		err = mm_populate(mm, start, end);
 	return err;
 }
 
@@ -255,10 +257,14 @@ static inline void fault_race_point(struct mm_struct *mm, u64 addr)
 		hook(mm, addr);
 }
 
+/* __fault_install() of a 2 MiB leaf found no free 2 MiB block: map a 4 KiB page instead. */
+#define FAULT_FALLBACK 1
+
 /*
  * Install a fresh page in the empty leaf *slot (a 2 MiB one, with its deposited table, at
  * level 2); 0 also if the slot is taken: another CPU got there first, or a 2 MiB leaf above
- * maps addr already.
+ * maps addr already. FAULT_FALLBACK if no 2 MiB page could be had (Linux's
+ * VM_FAULT_FALLBACK); -ENOMEM if a 4 KiB page, or the 2 MiB page's table, could not.
  */
 static int __fault_install(struct mm_struct *mm, u64 addr, pte_t *slot,
 			   const struct vm_area *vma, gfp_t gfp, int leaf)
@@ -271,8 +277,12 @@ static int __fault_install(struct mm_struct *mm, u64 addr, pte_t *slot,
 		migration_entry_wait(mm, slot, old);
 	if (old)
 		return 0;	/* present (or it is once migration is done) */
-	if (!(page = fault_alloc(mm, gfp, order)))
-		return -ENOMEM;
+	if (!(page = fault_alloc(mm, gfp, order))) {
+		if (leaf != 2)
+			return -ENOMEM;
+		mm_this_cpu_stats(mm)->thp_fallbacks++;
+		return FAULT_FALLBACK;
+	}
 	if (leaf == 2 && !(deposit = pt_alloc(mm))) {
 		__free_pages(page, order);
 		return -ENOMEM;
@@ -311,9 +321,10 @@ static bool vma_huge_fits(const struct vm_area *vma, u64 addr)
 /*
  * mmap_lock held for read from the VMA lookup to the install: the VMA, and every table on
  * the way down, stay until the page is in (munmap waits to write). The walk never goes
- * through a leaf: an empty level-2 entry where a 2 MiB leaf fits gets one; a 2 MiB leaf
- * found on the way (a migration entry included) already maps addr; anything else is a
- * table to go down.
+ * through a leaf: an empty level-2 entry where a 2 MiB leaf fits gets one, or, when no free
+ * 2 MiB block is left, a table and a 4 KiB page (Linux's __handle_mm_fault(): a huge
+ * fault's VM_FAULT_FALLBACK goes on to handle_pte_fault()); a 2 MiB leaf found on the way (a
+ * migration entry included) already maps addr; anything else is a table to go down.
  */
 static int __do_fault(struct mm_struct *mm, u64 addr, gfp_t gfp)
 {
@@ -325,8 +336,12 @@ static int __do_fault(struct mm_struct *mm, u64 addr, gfp_t gfp)
 	for (int level = PT_LEVELS; level > 1; level--) {
 		pte_t *slot = &table[pt_index_of(addr, level)], e;
 
-		if (level == 2 && vma_huge_fits(vma, addr) && !ptep_get(slot))
-			return __fault_install(mm, addr, slot, vma, gfp, 2);
+		if (level == 2 && vma_huge_fits(vma, addr) && !ptep_get(slot)) {
+			int ret = __fault_install(mm, addr, slot, vma, gfp, 2);
+
+			if (ret != FAULT_FALLBACK)
+				return ret;
+		}
 		if (!(e = pt_get_or_alloc(mm, slot)))
 			return -ENOMEM;
 		if (!pte_is_table(e))
@@ -343,6 +358,42 @@ int handle_mm_fault(struct mm_struct *mm, u64 addr)
 	VM_BUG_ON(arch_irqs_disabled());
 	read_lock(&mm->mmap_lock);
 	err = __do_fault(mm, addr, GFP_USER);
+	read_unlock(&mm->mmap_lock);
+	return err;
+}
+
+/*
+ * What maps addr, which a fault has just mapped (mmap_lock held for read: no table is
+ * freed, no 2 MiB leaf split): 2 MiB for a 2 MiB leaf (or its migration entry), else 4 KiB.
+ */
+static u64 __mapped_size(struct mm_struct *mm, u64 addr)
+{
+	pte_t *table = mm->pgd, e;
+
+	for (int level = PT_LEVELS; level > 2; level--) {
+		if (!pte_is_table(e = ptep_get(&table[pt_index_of(addr, level)])))
+			return PAGE_SIZE;
+		table = pt_table(e);
+	}
+	e = ptep_get(&table[pt_index_of(addr, 2)]);
+	return e && !pte_is_table(e) ? HUGE_SIZE : PAGE_SIZE;
+}
+
+/*
+ * Fault in every page of [start, end), as Linux's populate (__mm_populate() ->
+ * __get_user_pages(), mmap_lock held for read throughout): a step of 2 MiB over a 2 MiB
+ * leaf, of 4 KiB elsewhere (a 4 KiB region, or a 2 MiB fault that fell back).
+ */
+static int mm_populate(struct mm_struct *mm, u64 start, u64 end)
+{
+	u64 size = PAGE_SIZE;
+	int err = 0;
+
+	VM_BUG_ON(arch_irqs_disabled());
+	read_lock(&mm->mmap_lock);
+	for (u64 addr = start; addr < end && !err; addr = ALIGN_DOWN(addr, size) + size)
+		if (!(err = __do_fault(mm, addr, GFP_USER)))
+			size = __mapped_size(mm, addr);
 	read_unlock(&mm->mmap_lock);
 	return err;
 }

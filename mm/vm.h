@@ -24,7 +24,8 @@ struct vm_area {
 	bool writable;
 	bool huge;		/* populated with 2 MiB pages (order 9), mapped by level-2 leaves,
 				 * where a whole aligned 2 MiB fits (after munmap cut it, the
-				 * rest gets 4 KiB pages, as Linux's THP fallback) */
+				 * rest gets 4 KiB pages, as Linux's THP fallback; so does a
+				 * fault that finds no free 2 MiB block) */
 };
 
 /* Per-CPU counters of one address space, each CPU on its own cache line. */
@@ -35,6 +36,8 @@ struct mm_cpu_stats {
 	u64 slow_pages;		/* pages taken under mm->lock */
 	u64 poison_reads;	/* page-table entries read that held the free-page poison */
 	u64 migration_waits;	/* faults that found their page being migrated, and waited */
+	u64 thp_fallbacks;	/* 2 MiB faults that found no free 2 MiB block and mapped a
+				 * 4 KiB page (Linux's thp_fault_fallback) */
 } __cacheline_aligned;
 
 /*

@@ -275,8 +275,8 @@ static long op_max_alloc(unsigned int i)
 /*
  * Memory short for an op that allocates inside mm/ (mm_create, faults, gup, migration
  * copies; GFP_USER/GFP_KERNEL on the machine's zonelists): fewer than need + 64 pages above
- * the zones' high watermarks, or, for 2 MiB pages, fewer free blocks of order 9 than it
- * may need. The model then allows -ENOMEM (or NULL, or a short count).
+ * the zones' high watermarks, or, for 2 MiB copies (huge_need()), fewer free blocks of
+ * order 9 than it may need. The model then allows -ENOMEM (or NULL, or a short count).
  */
 static bool mem_short(long need, long huge_blocks)
 {
@@ -758,21 +758,26 @@ static long mmap_expect(const struct work *w, const struct gen_op *op, u32 *s, u
 	return 0;
 }
 
-/* Regions of 2 MiB pages op i may have to allocate (for mem_short()). */
+/*
+ * 2 MiB blocks op i cannot do without (for mem_short()): only a long-term pin's migration
+ * copies of 2 MiB pages (its faults may have taken a block each, and each copy needs one
+ * more). A fault, populate or pin that finds no free block maps 4 KiB pages instead
+ * (mm/vm.c's fallback, Linux's VM_FAULT_FALLBACK): no -ENOMEM for want of a block.
+ */
 static long huge_need(const struct work *w, unsigned int i)
 {
 	const struct gen_op *op = OP(i);
 	long n = 0;
 
-	if (op->kind == GEN_MMAP)
-		return (op->flags & GEN_MAP_HUGE) && (op->flags & GEN_MAP_POP) ? op->len / GEN_REGION_PAGES : 0;
+	if (op->kind != GEN_PIN || !(op->flags & GEN_PIN_LONG))
+		return 0;
 	for (u32 r = op->addr / GEN_REGION_PAGES; r < GEN_REGIONS &&
 	     r * GEN_REGION_PAGES < op->addr + MAX(op->len, 1u); r++) {
 		int k = vma_find(w->vma, w->nr_vma, MAX(r * GEN_REGION_PAGES, op->addr));
 
 		n += k >= 0 && w->vma[k].huge;
 	}
-	return n * ((op->kind == GEN_PIN && (op->flags & GEN_PIN_LONG)) ? 2 : 1);
+	return 2 * n;
 }
 
 /*

@@ -500,6 +500,35 @@ static unsigned int gen_init_phase(struct rng *r, const struct gen_config *c,
 }
 
 /*
+ * A drain meets an allocation that needs it: memory all taken (a fill that may wait and
+ * ignores watermarks), a few pages freed onto CPU x's list, then a phase where CPU a drains
+ * every list while CPU b (not x) allocates with __GFP_MEMALLOC: b's slow path must get a
+ * page from x's list whoever drains it (issue 29's #4: it gave up while a drain was in
+ * flight). The random mix seldom lines these four up.
+ */
+static unsigned int gen_drain_scene(struct rng *r, struct shadow *s, const struct gen_config *c,
+				    struct gen_op *ops, unsigned int room)
+{
+	u8 n = c->max_cpus, x = (u8)below(r, n), b = (u8)((x + 1 + below(r, n - 1)) % n);
+	u8 a = (u8)((b + 1 + below(r, n - 1)) % n), g = (u8)pick_free(r, s->grp, GEN_GROUPS);
+	u8 blk = (u8)pick_free(r, s->blk, GEN_BLOCKS), memalloc = 0;
+
+	VM_BUG_ON(n < 2);
+	if (room < 4)
+		return 0;
+	while (gen_gfps[memalloc].gfp != (GFP_KERNEL | __GFP_MEMALLOC))
+		memalloc++;
+	ops[0] = (struct gen_op){ .kind = GEN_FILL, .cpu = x, .slot = g, .gfp = memalloc };
+	ops[1] = (struct gen_op){ .kind = GEN_FREE_SOME, .cpu = x, .slot = g,
+				  .len = 1 + below(r, 16) };
+	ops[2] = (struct gen_op){ .kind = GEN_DRAIN, .cpu = a, .flags = GEN_DRAIN_MACHINE };
+	ops[3] = (struct gen_op){ .kind = GEN_ALLOC, .cpu = b, .join = 1, .slot = blk,
+				  .gfp = memalloc, .flags = 1 };
+	s->grp[g] = s->blk[blk] = true;
+	return 4;
+}
+
+/*
  * Contention on purpose: most phases pick one address space and a few pages of one of its
  * mappings (or one 2 MiB region), and their CPUs' address ops go there, so that faults,
  * gups, pins, migration and munmap of the same pages meet.
@@ -564,7 +593,9 @@ void gen_program(struct gen_prog *p, u64 seed, const struct gen_params *params)
 		u8 kind = 0;
 
 		if (c->max_cpus > 1 && chance(&r, 30)) {
-			p->nr_ops += gen_phase(&r, &s, c, &p->ops[p->nr_ops], max_ops - p->nr_ops);
+			p->nr_ops += chance(&r, 5) ?
+				gen_drain_scene(&r, &s, c, &p->ops[p->nr_ops], max_ops - p->nr_ops) :
+				gen_phase(&r, &s, c, &p->ops[p->nr_ops], max_ops - p->nr_ops);
 			continue;
 		}
 		/* A burst: the same kind of op several times over (sixteen mappings of one

@@ -4,6 +4,7 @@
  * full, faults and pins in a huge region that munmap has cut, a long-term pin whose own
  * fault loses its install. Pthreads as CPUs where two must meet.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "tests/host/harness.h"
 #include "mm/gup.h"
@@ -443,6 +444,97 @@ static void pin_user_pages_longterm_loses_install_to_plain_fault(struct ktest *t
 	test_node_destroy(pgdat);
 }
 
+/* ---- a 2 MiB fault with no free 2 MiB block: 4 KiB pages (VM_FAULT_FALLBACK) ---- */
+
+/*
+ * Take every free page of the node, then give back those with an even pfn: their buddies
+ * are held, so nothing merges above order 0 and no 2 MiB block is free, while half of the
+ * memory is. Returns the held pages (free them with release_odd_pages()).
+ */
+static struct page **hold_odd_pages(struct pglist_data *pgdat, unsigned long *nr)
+{
+	struct page **held = malloc(node_free_pages(pgdat) * sizeof(*held)), *p;
+	unsigned long n = 0;
+	unsigned long all = 0;
+
+	while ((p = alloc_pages_node(pgdat, GFP_KERNEL | __GFP_NOWARN, 0)))
+		held[all++] = p;
+	for (unsigned long i = 0; i < all; i++)
+		if (page_to_pfn(held[i]) & 1)
+			held[n++] = held[i];
+		else
+			__free_pages(held[i], 0);
+	*nr = n;
+	return held;
+}
+
+static void release_odd_pages(struct page **held, unsigned long nr)
+{
+	for (unsigned long i = 0; i < nr; i++)
+		__free_pages(held[i], 0);
+	free(held);
+}
+
+/*
+ * A fault in a huge region when no 2 MiB block is free maps one zeroed 4 KiB page below a
+ * fresh page table (Linux: do_huge_pmd_anonymous_page() -> VM_FAULT_FALLBACK ->
+ * handle_pte_fault()), counted in thp_fallbacks; once blocks are free again, the next fault
+ * in that 2 MiB still gets a 4 KiB page (the table stays: no collapse, as Linux without
+ * khugepaged). Before: -ENOMEM with half of the memory free.
+ */
+static void handle_mm_fault_huge_without_free_block_falls_back(struct ktest *t)
+{
+	struct pglist_data *pgdat = vm_node(1);
+	unsigned long free0 = node_free_pages(pgdat), nr_held;
+	struct mm_struct *mm = mm_create(pgdat);
+	struct page **held, *p, *block;
+
+	KT_ASSERT_EQ(t, mm_mmap_anon(mm, BASE, HUGE, true, true, false), 0);
+	held = hold_odd_pages(pgdat, &nr_held);
+	block = alloc_pages_node(pgdat, GFP_USER | __GFP_NOWARN, pageblock_order);
+	KT_ASSERT_TRUE(t, !block);	/* the setup: no free 2 MiB block */
+	KT_EXPECT_TRUE(t, node_free_pages(pgdat) > free0 / 3);
+	KT_EXPECT_EQ(t, handle_mm_fault(mm, BASE + 5 * PAGE_SIZE), 0);
+	KT_EXPECT_EQ(t, mm->rss, 1l);
+	KT_EXPECT_EQ(t, MM_STAT(mm, thp_fallbacks), 1ull);
+	KT_EXPECT_TRUE(t, !page_at(mm, BASE));
+	p = page_at(mm, BASE + 5 * PAGE_SIZE);
+	KT_ASSERT_TRUE(t, p);
+	KT_EXPECT_EQ(t, compound_head(p)->order, 0);
+	KT_EXPECT_EQ(t, ((u8 *)page_address(p))[PAGE_SIZE - 1], 0);
+	memset(page_address(p), 0x5a, PAGE_SIZE);
+	release_odd_pages(held, nr_held);
+	KT_EXPECT_EQ(t, handle_mm_fault(mm, BASE + 6 * PAGE_SIZE), 0);
+	KT_EXPECT_EQ(t, mm->rss, 2l);
+	KT_EXPECT_EQ(t, MM_STAT(mm, thp_fallbacks), 1ull);
+	KT_EXPECT_EQ(t, compound_head(page_at(mm, BASE + 6 * PAGE_SIZE))->order, 0);
+	KT_EXPECT_EQ(t, ((u8 *)page_address(p))[0], 0x5a);
+	destroy_and_check(t, mm, free0);
+}
+
+/*
+ * A populated huge region when no 2 MiB block is free: populate steps 4 KiB at a time where
+ * its fault fell back (Linux's __get_user_pages() steps by what it found mapped), so every
+ * page is mapped, with 4 KiB pages; one fallback per 2 MiB (the next faults find the table).
+ * Before: populate stepped 2 MiB after each fault and returned 0 with one page of 512 mapped.
+ */
+static void mm_mmap_anon_populate_huge_falls_back_maps_every_page(struct ktest *t)
+{
+	struct pglist_data *pgdat = vm_node(1);
+	unsigned long free0 = node_free_pages(pgdat), nr_held;
+	struct mm_struct *mm = mm_create(pgdat);
+	struct page **held = hold_odd_pages(pgdat, &nr_held), *p;
+
+	KT_EXPECT_EQ(t, mm_mmap_anon(mm, BASE, 2 * HUGE, true, true, true), 0);
+	KT_EXPECT_EQ(t, mm->rss, 2l * HUGE_PAGES);
+	KT_EXPECT_EQ(t, mapped_pages(mm, BASE, 2 * HUGE_PAGES), 2 * HUGE_PAGES);
+	KT_EXPECT_EQ(t, MM_STAT(mm, thp_fallbacks), 2ull);
+	p = page_at(mm, BASE + HUGE + PAGE_SIZE);
+	KT_EXPECT_TRUE(t, p && compound_head(p)->order == 0);
+	release_odd_pages(held, nr_held);
+	destroy_and_check(t, mm, free0);
+}
+
 static void pin_with_irqs_off(void *arg)
 {
 	struct mm_struct *mm = arg;
@@ -484,6 +576,8 @@ static const struct ktest_case vm_cases[] = {
 	KTEST_CASE(mm_munmap_split_2m_page_keeps_pins),
 	KTEST_CASE(handle_mm_fault_cut_huge_vma_gets_4k_pages),
 	KTEST_CASE(pin_user_pages_cut_huge_vma_over_page_table),
+	KTEST_CASE(handle_mm_fault_huge_without_free_block_falls_back),
+	KTEST_CASE(mm_mmap_anon_populate_huge_falls_back_maps_every_page),
 	KTEST_CASE(pin_user_pages_longterm_split_2m_page),
 	KTEST_CASE(mm_munmap_part_of_migrated_2m_page),
 	KTEST_CASE(mm_munmap_split_with_vma_table_full_fails),

@@ -449,6 +449,10 @@ def judge(m, base, workdir, baseline, args):
         return "ERROR", f"test {stale[0]} matches no test in the tree"
     built = set()
     notes = []
+    # A mutation whose bug hangs its host test gives the watchdog it needs ("host_timeout",
+    # well above the test's own time): the kill is the harness's TIMEOUT, without the
+    # default 120 s wait.
+    margs = argparse.Namespace(**dict(vars(args), host_timeout=m.get("host_timeout", args.host_timeout)))
     for spec in m["tests"]:
         if spec in baseline.known and not baseline.known[spec]:
             notes.append(f"{spec} skipped (fails on the unmutated tree)")
@@ -459,12 +463,12 @@ def judge(m, base, workdir, baseline, args):
             if err:
                 return "ERROR", err
             built.add(kind)
-        failed, reason, ran = run_spec(tree, spec, args, log)
+        failed, reason, ran = run_spec(tree, spec, margs, log)
         if failed and not baseline.passes(spec):
             notes.append(f"{spec} skipped (fails on the unmutated tree)")
             continue
         if failed:
-            kills = 1 + sum(run_spec(tree, spec, args, log)[0] for _ in range(args.runs - 1))
+            kills = 1 + sum(run_spec(tree, spec, margs, log)[0] for _ in range(args.runs - 1))
             if not args.keep:
                 shutil.rmtree(tree, ignore_errors=True)
             rate = f" {kills}/{args.runs}" if args.runs > 1 else ""

@@ -19,6 +19,9 @@ is not, the mutation is an ERROR: the code moved and this entry must be rewritte
                      kernel under the c2c plugin), only the cases whose names hold one of the
                      comma-separated CASES
 
+Optional: `host_timeout`, seconds, for a bug that hangs its host test: the harness's
+watchdog then ends it (a kill, TIMEOUT) that soon instead of after --host-timeout's 120 s.
+
 Not a list of everything that could go wrong: each entry is a bug someone could plausibly
 write (many did, in Linux), and each must be caught by some test in the tree.
 """
@@ -1308,6 +1311,7 @@ void put_page(struct page *page)
 	if (c->depth > MAX_DEPTH) {
 """)],
         tests=["host:lockdep_held_depth_overflow_reported"],
+        host_timeout=15,	# the corrupted table hangs the next printk: 15 s, not 120
     ),
     dict(
         name="lockdep-expect-end-keeps-pattern",
@@ -1732,6 +1736,34 @@ void put_page(struct page *page)
 	return vma->huge && haddr + HUGE_SIZE <= vma->end;
 """)],
         tests=["host:handle_mm_fault_cut_huge_vma_gets_4k_pages"],
+    ),
+    dict(
+        name="huge-fault-no-fallback",
+        file="mm/vm.c",
+        says="a fault in a huge region that finds no free 2 MiB block fails with -ENOMEM "
+             "instead of mapping a 4 KiB page (Linux: VM_FAULT_FALLBACK), with half of the "
+             "memory free",
+        edits=[("""\
+			if (ret != FAULT_FALLBACK)
+				return ret;
+""", """\
+			if (ret != FAULT_FALLBACK)
+				return ret;
+			return -ENOMEM;
+""")],
+        tests=["host:handle_mm_fault_huge_without_free_block_falls_back"],
+    ),
+    dict(
+        name="populate-steps-2m-over-fallback",
+        file="mm/vm.c",
+        says="populate takes a level-2 table for a 2 MiB leaf and steps 2 MiB where the fault "
+             "fell back to a 4 KiB page: mmap returns 0 with 1 page of each 512 mapped",
+        edits=[("""\
+	return e && !pte_is_table(e) ? HUGE_SIZE : PAGE_SIZE;
+""", """\
+	return e ? HUGE_SIZE : PAGE_SIZE;
+""")],
+        tests=["host:mm_mmap_anon_populate_huge_falls_back_maps_every_page"],
     ),
     dict(
         name="fault-walks-through-huge-leaf",

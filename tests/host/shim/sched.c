@@ -130,7 +130,14 @@ void host_pct_begin(u64 seed, unsigned int depth, u64 k)
 	pct.rng = seed;
 	pct.depth = depth < 1 ? 1 : depth > PCT_MAX_DEPTH ? PCT_MAX_DEPTH : depth;
 	pct.steps = pct.switches = 0;
-	pct.budget = k ? (50 * k > 2000000 ? 50 * k : 2000000) : 500000000ull;
+	/*
+	 * Steps before a run counts as stuck: strict priorities may starve the holder of a
+	 * lock that the others spin on while a higher thread walks on. A verify beside three
+	 * deferred inits (gen seed 500161, PCT 500161) ran 2,617,565 steps where the same
+	 * phase without change points ran k = 30,508 (86x), and finished: 50x, 2M at least,
+	 * called it a hang. 200x, 10M at least (about 40 s here) for a real one.
+	 */
+	pct.budget = k ? (200 * k > 10000000 ? 200 * k : 10000000) : 500000000ull;
 	for (unsigned int i = 0; i + 1 < pct.depth; i++) {
 		bool dup;
 
