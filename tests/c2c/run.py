@@ -75,11 +75,13 @@ def tick_entry(elf):
 RESUME = False  # --resume: a boot already made (counts, log, streams) is not made again
 
 
-def made_before(counts, log, trace):
-    """With --resume: this boot ran to its end before (its log has the exit line, its counts
-    and, if asked for, its recorded streams are there)."""
+def made_before(image, counts, log, trace):
+    """With --resume: this boot ran to its end before, of this image (its log has the exit
+    line, its counts, newer than the image, and, if asked for, its recorded streams are there)."""
     if not RESUME or not os.path.exists(counts) or not os.path.exists(log):
         return False
+    if os.path.getmtime(image) > os.path.getmtime(counts):
+        return False                    # the kernel was built again since
     if trace and not os.path.exists(os.path.join(trace, "params.json")):
         return False
     with open(log, errors="replace") as f:
@@ -92,7 +94,7 @@ def boot(iso, out, name, cmdline, plugin, mach, timeout, cpus=SMP, trace=None, m
     At most 2 GiB: the plugin's physical addresses are QEMU's offsets in its RAM, which are
     the guest's only below q35's 2 GiB hole (above it the report would name no object)."""
     counts, log = os.path.join(out, name + ".json"), os.path.join(out, name + ".log")
-    if made_before(counts, log, trace):
+    if made_before(iso, counts, log, trace):
         print("c2c: %s made before (--resume): %s" % (name, counts), flush=True)
         return counts, log
     tick = tick_entry(os.path.join(os.path.dirname(iso), "smpmm.elf"))
