@@ -363,37 +363,25 @@ int handle_mm_fault(struct mm_struct *mm, u64 addr)
 }
 
 /*
- * What maps addr, which a fault has just mapped (mmap_lock held for read: no table is
- * freed, no 2 MiB leaf split): 2 MiB for a 2 MiB leaf (or its migration entry), else 4 KiB.
- */
-static u64 __mapped_size(struct mm_struct *mm, u64 addr)
-{
-	pte_t *table = mm->pgd, e;
-
-	for (int level = PT_LEVELS; level > 2; level--) {
-		if (!pte_is_table(e = ptep_get(&table[pt_index_of(addr, level)])))
-			return PAGE_SIZE;
-		table = pt_table(e);
-	}
-	e = ptep_get(&table[pt_index_of(addr, 2)]);
-	return e && !pte_is_table(e) ? HUGE_SIZE : PAGE_SIZE;
-}
-
-/*
  * Fault in every page of [start, end), as Linux's populate (__mm_populate() ->
- * __get_user_pages(), mmap_lock held for read throughout): a step of 2 MiB over a 2 MiB
- * leaf, of 4 KiB elsewhere (a 4 KiB region, or a 2 MiB fault that fell back).
+ * __get_user_pages(), mmap_lock held for read throughout): after each fault, a look at the
+ * leaf under mm->lock (follow_page_mask()'s page-table lock) gives the step, 2 MiB over a
+ * 2 MiB leaf, 4 KiB elsewhere (a 4 KiB region, or a 2 MiB fault that fell back).
  */
 static int mm_populate(struct mm_struct *mm, u64 start, u64 end)
 {
 	u64 size = PAGE_SIZE;
-	int err = 0;
+	int err = 0, level;
 
 	VM_BUG_ON(arch_irqs_disabled());
 	read_lock(&mm->mmap_lock);
-	for (u64 addr = start; addr < end && !err; addr = ALIGN_DOWN(addr, size) + size)
-		if (!(err = __do_fault(mm, addr, GFP_USER)))
-			size = __mapped_size(mm, addr);
+	for (u64 addr = start; addr < end; addr = ALIGN_DOWN(addr, size) + size) {
+		if ((err = __do_fault(mm, addr, GFP_USER)))
+			break;
+		spin_lock(&mm->lock);
+		size = __mm_find_leaf(mm, addr, &level) ? PT_LEVEL_SIZE(level) : PAGE_SIZE;
+		spin_unlock(&mm->lock);
+	}
 	read_unlock(&mm->mmap_lock);
 	return err;
 }

@@ -1756,12 +1756,13 @@ void put_page(struct page *page)
     dict(
         name="populate-steps-2m-over-fallback",
         file="mm/vm.c",
-        says="populate takes a level-2 table for a 2 MiB leaf and steps 2 MiB where the fault "
-             "fell back to a 4 KiB page: mmap returns 0 with 1 page of each 512 mapped",
+        says="populate steps 2 MiB wherever a 2 MiB leaf would fit, also where the fault fell "
+             "back to a 4 KiB page: mmap returns 0 with 1 page of each 512 mapped",
         edits=[("""\
-	return e && !pte_is_table(e) ? HUGE_SIZE : PAGE_SIZE;
+		size = __mm_find_leaf(mm, addr, &level) ? PT_LEVEL_SIZE(level) : PAGE_SIZE;
 """, """\
-	return e ? HUGE_SIZE : PAGE_SIZE;
+		size = __mm_find_leaf(mm, addr, &level) ? PT_LEVEL_SIZE(level) : PAGE_SIZE;
+		size = vma_huge_fits(__mm_find_vma(mm, addr), addr) ? HUGE_SIZE : size;
 """)],
         tests=["host:mm_mmap_anon_populate_huge_falls_back_maps_every_page"],
     ),
